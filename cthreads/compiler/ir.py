@@ -1,0 +1,307 @@
+"""The typed, structured IR between the frontend (Python `ast`) and SPIR-V codegen.
+
+Plain frozen dataclasses. Expressions are pure (no side effects) and carry their type; statements
+keep the structured control flow SPIR-V needs (if / loop / break / continue / return). The
+frontend resolves every Python rule here (int `/` -> float, `//` and `%` floor semantics, `**`,
+chained comparisons, range loops), so codegen only maps typed ops to instructions.
+
+Contract (frontend produces, passes keep, codegen consumes):
+- every `Expr.type` is a `Scalar`; list values never appear as expressions, only as `ListParam`
+  indices in `Load` / `Store` / `ListLen`;
+- `Binary` operands have equal types (the frontend inserts `Cast`); comparison operands too;
+- index expressions of `Load`/`Store` are `I32`; out-of-range indexes are legal IR: codegen makes
+  reads return zero and drops writes (SPEC §5.6), so the frontend adds no bounds checks;
+- `Builtin` values are *logical* (SPEC §4): codegen maps them to the physical dispatch (grid-stride
+  loops, base offsets) so the kernel cannot tell how it was launched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+# ----------------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A scalar type: `kind` is 'int', 'uint', 'float' or 'bool'; `bits` its width on the device
+    (bool values are 32-bit in registers and push constants; see `ListType.storage_bits`)."""
+
+    kind: str
+    bits: int = 32
+
+    def __str__(self) -> str:
+        return "bool" if self.kind == "bool" else f"{self.kind[0] if self.kind != 'uint' else 'u'}{self.bits}"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in ("int", "uint")
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+
+I32 = Scalar("int", 32)
+U32 = Scalar("uint", 32)
+F32 = Scalar("float", 32)
+BOOL = Scalar("bool", 32)
+
+
+@dataclass(frozen=True)
+class ListType:
+    """A list parameter's element type. `list[bool]` is stored one byte per element (numpy bool /
+    uint8); int and float elements use their own width."""
+
+    elem: Scalar
+
+    @property
+    def storage_bits(self) -> int:
+        return 8 if self.elem.is_bool else self.elem.bits
+
+    def __str__(self) -> str:
+        return f"list[{self.elem}]"
+
+
+# ------------------------------------------------------------------------------ expressions
+
+
+@dataclass(frozen=True)
+class Expr:
+    type: Scalar
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    """A literal: Python int (already wrapped to the type's range), float or bool."""
+
+    value: int | float | bool
+
+
+@dataclass(frozen=True)
+class LocalRef(Expr):
+    """Read of a local variable (scalar parameters that the kernel assigns become locals)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ParamRef(Expr):
+    """Read of a scalar parameter that the kernel never assigns (`index` into `Kernel.params`)."""
+
+    index: int
+
+
+class BuiltinKind(Enum):
+    GLOBAL_ID = "GlobalIdx"  # BlockIdx * BlockDim + ThreadIdx
+    LOCAL_ID = "ThreadIdx"
+    WORKGROUP_ID = "BlockIdx"
+    WORKGROUP_SIZE = "BlockDim"
+    NUM_WORKGROUPS = "GridDim"
+
+
+@dataclass(frozen=True)
+class Builtin(Expr):
+    """A logical index builtin (type I32), `axis` 0..2 for .x/.y/.z."""
+
+    kind: BuiltinKind
+    axis: int
+
+
+@dataclass(frozen=True)
+class ListLen(Expr):
+    """`len(list_param)` as I32 (number of elements)."""
+
+    list_index: int
+
+
+@dataclass(frozen=True)
+class Load(Expr):
+    """`params[list_index][index]`; out of range reads give zero (false, 0, 0.0)."""
+
+    list_index: int
+    index: Expr
+
+
+class UnOp(Enum):
+    NEG = "neg"  # int (wrapping) or float
+    NOT = "not"  # bool -> bool
+    INVERT = "invert"  # int bitwise ~
+
+
+@dataclass(frozen=True)
+class Unary(Expr):
+    op: UnOp
+    operand: Expr
+
+
+class BinOp(Enum):
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    DIV = "div"  # float only (the frontend casts int operands of `/` to float)
+    FLOORDIV = "floordiv"  # Python `//`: int rounds toward -inf; float = floor(a / b)
+    MOD = "mod"  # Python `%`: result has the sign of the divisor (int and float)
+    POW = "pow"  # float: GLSL pow with Python sign rules handled by codegen; int: exact loop
+    MIN = "min"
+    MAX = "max"
+    BIT_AND = "bit_and"  # int, or bool (non-short-circuit `&`)
+    BIT_OR = "bit_or"
+    BIT_XOR = "bit_xor"
+    SHL = "shl"  # int; shift count taken modulo 32 (documented)
+    SHR = "shr"  # int: arithmetic shift right
+    AND = "and"  # bool, operands pure so evaluation order is free
+    OR = "or"
+
+
+@dataclass(frozen=True)
+class Binary(Expr):
+    op: BinOp
+    lhs: Expr
+    rhs: Expr
+
+
+class CmpOp(Enum):
+    EQ = "eq"
+    NE = "ne"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+
+
+@dataclass(frozen=True)
+class Compare(Expr):
+    """`lhs op rhs` -> BOOL; float comparisons are ordered (NaN compares false except `!=`)."""
+
+    op: CmpOp
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True)
+class Select(Expr):
+    """`a if cond else b`; both arms already have `type`."""
+
+    cond: Expr
+    if_true: Expr
+    if_false: Expr
+
+
+@dataclass(frozen=True)
+class Cast(Expr):
+    """Conversion to `type`: float->int truncates toward zero (Python `int()`), int->float rounds
+    to nearest, x->bool is `x != 0`, bool->int/float gives 0/1."""
+
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """A math intrinsic by name, e.g. 'sqrt', 'sin', 'exp', 'floor', 'ceil', 'fabs', 'abs',
+    'copysign', 'isnan', 'isinf', 'atan2', 'trunc', 'fma'. `intrinsics.py` in the compiler lists
+    the names, their types and their GLSL.std.450 counterparts; frontend and codegen both use it."""
+
+    name: str
+    args: tuple[Expr, ...]
+
+
+# ------------------------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class Stmt:
+    pass
+
+
+@dataclass(frozen=True)
+class Assign(Stmt):
+    """`local = value` (declares on first assignment; `Kernel.locals` lists every local's type)."""
+
+    name: str
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Store(Stmt):
+    """`params[list_index][index] = value`; an out-of-range index writes nothing."""
+
+    list_index: int
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True)
+class If(Stmt):
+    cond: Expr
+    then: tuple[Stmt, ...]
+    orelse: tuple[Stmt, ...] = ()
+
+
+@dataclass(frozen=True)
+class Loop(Stmt):
+    """`while cond: body` with `step` run after each iteration and on `continue` (for-range
+    loops put their increment there). `cond` is evaluated before every iteration."""
+
+    cond: Expr
+    body: tuple[Stmt, ...]
+    step: tuple[Stmt, ...] = ()
+
+
+@dataclass(frozen=True)
+class Break(Stmt):
+    pass
+
+
+@dataclass(frozen=True)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(frozen=True)
+class Return(Stmt):
+    """Ends this invocation (not the whole dispatch)."""
+
+
+@dataclass(frozen=True)
+class Barrier(Stmt):
+    """Workgroup execution + workgroup memory barrier (SPEC §8)."""
+
+
+# ---------------------------------------------------------------------------------- kernel
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel parameter. For lists, `reads`/`writes` say whether the body loads/stores it."""
+
+    name: str
+    type: Scalar | ListType
+    reads: bool = False
+    writes: bool = False
+
+    @property
+    def is_list(self) -> bool:
+        return isinstance(self.type, ListType)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One compiled function. `workgroup_size` is the logical shape (default (64, 1, 1));
+    `observes_workgroup` is True when the body uses ThreadIdx/BlockIdx/BlockDim/GridDim or a
+    barrier, which pins the physical shape to the logical one (SPEC §4)."""
+
+    name: str
+    params: tuple[Param, ...]
+    locals: dict[str, Scalar] = field(hash=False, compare=False, default_factory=dict)
+    body: tuple[Stmt, ...] = ()
+    workgroup_size: tuple[int, int, int] = (64, 1, 1)
+    observes_workgroup: bool = False
+    filename: str = "<unknown>"
+    firstlineno: int = 1

@@ -1,0 +1,27 @@
+"""`Target`: what the compiler may assume about the device, as plain data.
+
+The compiler never imports the runtime; launch builds a `Target` from the device's limits and
+features and passes it in. `Target.key()` goes into the SPIR-V cache key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Target:
+    max_push_constants_size: int = 128  # bytes; Vulkan guarantees at least 128
+    max_workgroup_size: tuple[int, int, int] = (1024, 1024, 64)
+    max_workgroup_invocations: int = 1024
+    storage_8bit: bool = True  # storageBuffer8BitAccess (list[bool] is one byte per element)
+    float64: bool = False
+    int64: bool = False
+    subgroup_size: int = 32
+
+    def key(self) -> str:
+        """A stable text form for cache keys."""
+        return ",".join(f"{k}={v}" for k, v in sorted(asdict(self).items()))
+
+
+DEFAULT_TARGET = Target()

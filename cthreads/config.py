@@ -1,0 +1,42 @@
+"""The only reader of `CTHREADS_*` environment variables.
+
+Each setting is read when asked for (not at import), so tests and subprocesses can change the
+environment before first use.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def device_selector() -> str | None:
+    """`CTHREADS_DEVICE`: a device index or a case-insensitive name substring; None = automatic."""
+    value = os.environ.get("CTHREADS_DEVICE", "").strip()
+    return value or None
+
+
+def validation_enabled() -> bool:
+    """`CTHREADS_VALIDATION=1` turns on the Khronos validation layer and message capture."""
+    return os.environ.get("CTHREADS_VALIDATION", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def vulkan_library() -> str:
+    """`CTHREADS_VULKAN_LIBRARY`: the loader to dlopen (default `libvulkan.so.1`)."""
+    return os.environ.get("CTHREADS_VULKAN_LIBRARY", "").strip() or "libvulkan.so.1"
+
+
+def cache_dir() -> Path:
+    """Per-user cache root: `CTHREADS_CACHE_DIR`, else `$XDG_CACHE_HOME/cthreads`, else
+    `~/.cache/cthreads`. Never next to user sources."""
+    explicit = os.environ.get("CTHREADS_CACHE_DIR", "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "cthreads"
+
+
+def disk_cache_enabled() -> bool:
+    """`CTHREADS_NO_DISK_CACHE=1` disables the on-disk SPIR-V and pipeline caches."""
+    return os.environ.get("CTHREADS_NO_DISK_CACHE", "").strip().lower() not in ("1", "true", "yes", "on")
