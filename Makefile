@@ -1,0 +1,38 @@
+# cthreads — set up and run on a fresh Debian 12 machine (as root) or any machine with the tools.
+#   make demo   install what is missing, build, run the demo on the default device
+#   make test   install what is missing, build, run the test suite (Khronos validation on)
+PY      ?= python3
+VENV    ?= .venv
+VPY     := $(VENV)/bin/python
+APT_PKGS := mesa-vulkan-drivers libvulkan-dev spirv-tools spirv-headers glslang-tools \
+            vulkan-validationlayers vulkan-tools python3-venv python3-dev gcc
+PYTEST_ARGS ?= -q
+
+.PHONY: deps venv install demo test fuzz bench clean
+
+# Debian packages: installed only when missing (apt needs root; elsewhere install them yourself).
+deps:
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "run as root or: sudo apt-get install$$missing" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+# A virtual environment that can see already-installed packages (numpy, pytest) to save downloads.
+$(VPY):
+	$(PY) -m venv --system-site-packages $(VENV)
+
+venv: deps $(VPY)
+
+install: venv
+	$(VPY) -m pip install -q -e '.[test]'
+
+demo: install
+	$(VPY) -m cthreads.demo
+
+test: install
+	XDG_RUNTIME_DIR=$${XDG_RUNTIME_DIR:-/tmp} $(VPY) -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf build $(VENV) cthreads/_shaders cthreads/*.so *.egg-info

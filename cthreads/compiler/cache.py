@@ -1,0 +1,157 @@
+"""On-disk cache of compiled kernels (SPIR-V + launch contract), keyed by everything that
+changes the output: kernel source and signature, options, compiler version, target caps.
+
+Entries are written atomically (temporary file + rename) under the per-user cache directory and
+carry a checksum, so a process killed mid-write never leaves an entry that loads wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .artifact import CompiledKernel, PushField, PushLayout
+from .ir import ListType, Param, Scalar
+
+COMPILER_VERSION = "0.1.0"
+_MAGIC = b"CTK1"
+
+# Counts compilations that missed the cache in this process (tests assert on it, not timers).
+stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
+
+
+def cache_key(source_key: str, target_key: str) -> str:
+    """The hex key of one kernel build."""
+    text = f"{COMPILER_VERSION}\0{source_key}\0{target_key}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _type_to_json(t: Scalar | ListType) -> list:
+    if isinstance(t, ListType):
+        return ["list", t.elem.kind, t.elem.bits]
+    return ["scalar", t.kind, t.bits]
+
+
+def _type_from_json(data: list) -> Scalar | ListType:
+    scalar = Scalar(data[1], data[2])
+    return ListType(scalar) if data[0] == "list" else scalar
+
+
+def encode(kernel: CompiledKernel) -> bytes:
+    """Serialize a compiled kernel into cache-file bytes."""
+    meta = {
+        "name": kernel.name,
+        "params": [[p.name, _type_to_json(p.type), p.reads, p.writes] for p in kernel.params],
+        "push": {
+            "fields": [[f.role, f.param, f.offset, f.fmt] for f in kernel.push.fields],
+            "size": kernel.push.size,
+            "in_buffer": kernel.push.in_buffer,
+        },
+        "workgroup_size": list(kernel.workgroup_size),
+        "observes_workgroup": kernel.observes_workgroup,
+        "cache_key": kernel.cache_key,
+        "ir_text": kernel.ir_text,
+        "entry_point": kernel.entry_point,
+    }
+    blob = json.dumps(meta, separators=(",", ":")).encode()
+    body = len(blob).to_bytes(4, "little") + blob + kernel.spirv
+    return _MAGIC + hashlib.sha256(body).digest() + body
+
+
+def decode(data: bytes) -> CompiledKernel:
+    """Inverse of `encode`; raises ValueError on any corruption."""
+    if len(data) < 40 or data[:4] != _MAGIC:
+        raise ValueError("not a cthreads kernel cache entry")
+    digest, body = data[4:36], data[36:]
+    if hashlib.sha256(body).digest() != digest:
+        raise ValueError("cache entry checksum mismatch")
+    n = int.from_bytes(body[:4], "little")
+    meta = json.loads(body[4 : 4 + n])
+    spirv = body[4 + n :]
+    push = meta["push"]
+    return CompiledKernel(
+        name=meta["name"],
+        spirv=bytes(spirv),
+        params=tuple(Param(nm, _type_from_json(t), r, w) for nm, t, r, w in meta["params"]),
+        push=PushLayout(
+            fields=tuple(PushField(*f) for f in push["fields"]),
+            size=push["size"],
+            in_buffer=push["in_buffer"],
+        ),
+        workgroup_size=tuple(meta["workgroup_size"]),
+        observes_workgroup=meta["observes_workgroup"],
+        cache_key=meta["cache_key"],
+        ir_text=meta["ir_text"],
+        entry_point=meta["entry_point"],
+    )
+
+
+class KernelCache:
+    """A directory of `<key>.ctk` files (plus an in-process dict in front of it)."""
+
+    def __init__(self, directory: Path | None, enabled: bool = True) -> None:
+        self.directory = directory
+        self.enabled = enabled and directory is not None
+        self._memory: dict[str, CompiledKernel] = {}
+
+    def _path(self, key: str) -> Path:
+        assert self.directory is not None
+        return self.directory / f"{key}.ctk"
+
+    def get(self, key: str) -> CompiledKernel | None:
+        hit = self._memory.get(key)
+        if hit is not None:
+            stats["memory_hits"] += 1
+            return hit
+        if not self.enabled:
+            return None
+        path = self._path(key)
+        try:
+            kernel = decode(path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError):
+            # A damaged entry is a miss; remove it so it is rebuilt cleanly.
+            try:
+                path.unlink()
+            except OSError:
+                pass
+            return None
+        self._memory[key] = kernel
+        stats["disk_hits"] += 1
+        return kernel
+
+    def put(self, key: str, kernel: CompiledKernel) -> None:
+        self._memory[key] = kernel
+        if not self.enabled:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.directory)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(encode(kernel))
+                os.replace(tmp, self._path(key))
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except OSError:
+            # A read-only or full cache directory must never stop a launch.
+            pass
+
+    def clear(self) -> int:
+        """Remove every entry; returns how many files were removed."""
+        self._memory.clear()
+        if self.directory is None or not self.directory.exists():
+            return 0
+        removed = 0
+        for path in self.directory.glob("*.ctk"):
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                pass
+        return removed

@@ -1,0 +1,65 @@
+"""The public `cthreads.gpu` API (SPEC §1): kernels, launch, jobs, residency, probes, errors.
+
+A face only: everything lives in `cthreads.gpu.kernel`, `cthreads.launch`,
+`cthreads.residency` and `cthreads.runtime`. Importing it never touches Vulkan.
+"""
+
+from __future__ import annotations
+
+from .. import runtime as _runtime
+from ..errors import (
+    CThreadsGPUError,
+    GpuArgumentTypeError,
+    GpuCompileError,
+    GpuDeviceLost,
+    GpuInternalCompilerError,
+    GpuInvalidArgument,
+    GPUNotAvailable,
+    GpuTimeout,
+    GpuUseAfterDestroy,
+    VulkanInitFailed,
+    VulkanLoaderNotFound,
+    VulkanNoDevice,
+    VulkanNotBuiltError,
+    VulkanOutOfMemory,
+)
+from ..launch import GpuJob, compile, gpu, prepare
+from ..launch import shutdown as _shutdown
+from .indices import BlockDim, BlockIdx, GlobalIdx, GridDim, ThreadIdx
+from .kernel import Gpu, GpuKernel
+
+try:  # GpuArena arrives with the residency layer
+    from ..residency import GpuArena
+except ImportError:  # pragma: no cover
+    pass
+
+
+def available() -> bool:
+    """Whether a Vulkan compute device can be used. Never raises."""
+    return _runtime.available()
+
+
+def device_name() -> str:
+    """Name of the device kernels run on; raises the §9 error if there is none."""
+    return _runtime.device_name()
+
+
+def init() -> None:
+    """Open the default device now (normally done by `prepare()`/`gpu()`); raises §9 errors."""
+    _runtime.init()
+
+
+def shutdown() -> None:
+    """Release the device; the next `prepare()`/`gpu()` starts again."""
+    _shutdown()
+
+
+__all__ = [
+    "Gpu", "GpuKernel", "gpu", "prepare", "compile", "GpuJob", "GpuArena",
+    "GlobalIdx", "ThreadIdx", "BlockIdx", "BlockDim", "GridDim",
+    "available", "device_name", "init", "shutdown",
+    "CThreadsGPUError", "GPUNotAvailable", "GpuInvalidArgument", "GpuArgumentTypeError",
+    "VulkanNotBuiltError", "VulkanLoaderNotFound", "VulkanNoDevice", "VulkanInitFailed",
+    "VulkanOutOfMemory", "GpuUseAfterDestroy", "GpuTimeout", "GpuCompileError",
+    "GpuInternalCompilerError", "GpuDeviceLost",
+]

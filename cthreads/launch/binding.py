@@ -1,0 +1,197 @@
+"""Argument contract (SPEC §5.2–5.3): check every argument against a compiled kernel's
+parameters before anything runs, and describe how each list reaches the device.
+
+Errors name the parameter and say what was expected and what was given. The per-element work
+for Python lists happens in C (`Buffer.pack_list`), straight into mapped memory.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..compiler.ir import ListType, Param, Scalar
+from ..errors import GpuArgumentTypeError, GpuInvalidArgument
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+FLOAT32_MAX = 3.4028234663852886e38
+
+# Element mapping of list parameters: (native pack code, bytes per element, accepted buffer
+# formats, the numpy dtype name users should pass).
+_LIST_FORMATS = {
+    "float": ("f", 4, ("f",), "float32"),
+    "int": ("i", 4, ("i", "l"), "int32"),
+    "bool": ("B", 1, ("?", "B"), "bool (or uint8)"),
+}
+
+
+def type_name(t: Scalar | ListType) -> str:
+    """The user-facing spelling of a parameter type, with its device meaning."""
+    if isinstance(t, ListType):
+        return f"list[{_py(t.elem)}] ({_LIST_FORMATS[t.elem.kind][3]})"
+    return {"int": "int (int32)", "float": "float (float32)", "bool": "bool"}[t.kind]
+
+
+def _py(t: Scalar) -> str:
+    return {"int": "int", "float": "float", "bool": "bool", "uint": "int"}[t.kind]
+
+
+def describe(value: Any) -> str:
+    """How an argument looks to the user, for error messages."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and hasattr(value, "shape"):
+        kind = "numpy array" if type(value).__module__.startswith("numpy") else type(value).__name__
+        return f"{kind} of {dtype}"
+    if isinstance(value, (list, tuple)) and value:
+        return f"{type(value).__name__} of {type(value[0]).__name__}"
+    return type(value).__name__
+
+
+@dataclass
+class ListArg:
+    """One list argument, checked: how to move it to the device and back."""
+
+    index: int
+    param: Param
+    value: Any
+    count: int  # elements
+    nbytes: int
+    pack: str  # native pack code
+    view: memoryview | None  # byte view for buffers; None for Python lists
+
+
+def check_scalar(param: Param, value: Any) -> int | float:
+    """Check a scalar argument; returns the value to put in the push constants."""
+    kind = param.type.kind
+    if kind == "bool":
+        if isinstance(value, bool) or type(value).__name__ == "bool_":
+            return int(bool(value))
+        raise _type_error(param, value)
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        raise GpuArgumentTypeError(
+            f"`{param.name}` expects {type_name(param.type)}; got bool",
+            param=param.name,
+            expected=type_name(param.type),
+            got="bool",
+            hint=f"pass {'int(flag)' if kind == 'int' else 'float(flag)'} if you mean a number",
+        )
+    if kind == "int":
+        if not hasattr(value, "__index__") or isinstance(value, float):
+            raise _type_error(param, value)
+        v = value.__index__()
+        if not INT32_MIN <= v <= INT32_MAX:
+            raise GpuInvalidArgument(
+                f"`{param.name}` expects int (int32); got {v}, outside [-2**31, 2**31 - 1]",
+                param=param.name,
+                expected="int32",
+                got=str(v),
+                hint="device ints are 32-bit; pass a smaller value or split the work",
+            )
+        return v
+    # float
+    if isinstance(value, float) or hasattr(value, "__float__") and not isinstance(value, (str, bytes)):
+        if isinstance(value, complex):
+            raise _type_error(param, value)
+        v = float(value)
+        if math.isfinite(v) and abs(v) > FLOAT32_MAX:
+            raise GpuInvalidArgument(
+                f"`{param.name}` expects float (float32); got {v!r}, which overflows float32 "
+                "(it would become inf on the device)",
+                param=param.name,
+                expected="float32",
+                got=repr(v),
+                hint="pass float('inf') explicitly if infinity is what you mean",
+            )
+        return v
+    raise _type_error(param, value)
+
+
+def _type_error(param: Param, value: Any) -> GpuArgumentTypeError:
+    got = describe(value)
+    return GpuArgumentTypeError(
+        f"`{param.name}` expects {type_name(param.type)}; got {got}",
+        param=param.name,
+        expected=type_name(param.type),
+        got=got,
+    )
+
+
+def check_list(index: int, param: Param, value: Any) -> ListArg:
+    """Check a list argument (Python list or C-contiguous buffer)."""
+    assert isinstance(param.type, ListType)
+    pack, itemsize, formats, dtype_name = _LIST_FORMATS[param.type.elem.kind]
+    if isinstance(value, list):
+        if not value:
+            raise GpuInvalidArgument(
+                f"`{param.name}` expects a non-empty {type_name(param.type)}; got an empty list",
+                param=param.name,
+                expected="non-empty list",
+                got="[]",
+                hint="kernels need at least one element per list parameter",
+            )
+        return ListArg(index, param, value, len(value), len(value) * itemsize, pack, None)
+    if isinstance(value, (str, bytes, tuple, dict, set)) or not _has_buffer(value):
+        raise _type_error(param, value)
+    view = memoryview(value)
+    fmt = view.format.lstrip("@=<")
+    if fmt not in formats or view.itemsize != itemsize:
+        got = describe(value)
+        raise GpuArgumentTypeError(
+            f"`{param.name}` expects {type_name(param.type)}; got {got}",
+            param=param.name,
+            expected=dtype_name,
+            got=got,
+            hint=f"convert it explicitly, e.g. arr.astype(numpy.{dtype_name.split()[0]}); "
+            "cthreads never converts arrays silently",
+        )
+    if not view.c_contiguous:
+        raise GpuInvalidArgument(
+            f"`{param.name}` expects a C-contiguous buffer; got a non-contiguous {describe(value)}",
+            param=param.name,
+            expected="C-contiguous",
+            got="non-contiguous",
+            hint="pass numpy.ascontiguousarray(arr)",
+        )
+    if view.nbytes == 0:
+        raise GpuInvalidArgument(
+            f"`{param.name}` expects a non-empty {type_name(param.type)}; got an empty {describe(value)}",
+            param=param.name,
+            expected="at least one element",
+            got="0 elements",
+        )
+    if param.writes and view.readonly:
+        raise GpuInvalidArgument(
+            f"`{param.name}` is written by the kernel but the {describe(value)} passed is read-only",
+            param=param.name,
+            expected="a writable buffer",
+            got="read-only buffer",
+            hint="pass a writable copy (e.g. arr.copy())",
+        )
+    flat = view.cast("B") if view.ndim != 1 or view.format != "B" else view
+    return ListArg(index, param, value, view.nbytes // itemsize, view.nbytes, pack, flat)
+
+
+def _has_buffer(value: Any) -> bool:
+    try:
+        memoryview(value)
+    except TypeError:
+        return False
+    return True
+
+
+def check_aliasing(lists: list[ListArg]) -> None:
+    """Refuse one object passed for two list parameters when the kernel writes either: each list
+    is its own device buffer, so Python's aliasing could not be honoured."""
+    seen: dict[int, ListArg] = {}
+    for arg in lists:
+        other = seen.get(id(arg.value))
+        if other is not None and (arg.param.writes or other.param.writes):
+            written = arg.param.name if arg.param.writes else other.param.name
+            raise GpuInvalidArgument(
+                f"the same object is passed as `{other.param.name}` and `{arg.param.name}`, and "
+                f"the kernel writes `{written}`",
+                param=arg.param.name,
+                hint="pass a copy for one of them",
+            )
+        seen[id(arg.value)] = arg

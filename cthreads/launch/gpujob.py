@@ -1,0 +1,122 @@
+"""`GpuJob` (SPEC §6): the handle `gpu()` returns.
+
+It keeps the buffers and Python objects of its launch alive until the device finished, waits
+(blocking with the GIL released, or through the completion thread for `await`), and writes
+results back into the caller's lists and arrays on `join()`/`await`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any, Generator
+
+from ..errors import GpuTimeout
+from ..job import Job
+from .binding import ListArg
+
+
+class GpuJob(Job):
+    """A started device launch. `join()`/`await` wait and copy written lists back."""
+
+    def __init__(
+        self,
+        device: Any,
+        value: int,
+        kernel_name: str,
+        writebacks: list[tuple[ListArg, Any]],
+        buffers: list[Any],
+        watcher: Any,
+    ) -> None:
+        super().__init__()
+        self._state = "running"
+        self._device = device
+        self._value = value
+        self._kernel_name = kernel_name
+        self._writebacks = writebacks
+        self._buffers = buffers
+        self._watcher = watcher
+        self._device_done = value <= 0
+        self._lock = threading.Lock()
+
+    # -- SPEC §6 ------------------------------------------------------------------------------
+    def start(self) -> GpuJob:
+        """Already called by `gpu()`; calling it again is harmless."""
+        return self
+
+    def done(self) -> bool:
+        """Whether the device finished this launch."""
+        if not self._device_done:
+            self._device_done = self._device.completed() >= self._value
+        return self._device_done
+
+    def join(self, download: bool = True, timeout: float | None = None) -> None:  # type: ignore[override]
+        """Wait for the device; with `download=True` copy every list the kernel writes back
+        into the same Python list / array objects. `download=False` waits only and discards
+        the results of lists that are not resident. `timeout` (seconds) raises `GpuTimeout`
+        and leaves the job pending."""
+        if not self._device_done:
+            if not self._device.wait(self._value, timeout):
+                raise GpuTimeout(
+                    f"kernel `{self._kernel_name}` did not finish within {timeout} s",
+                    hint="the job is still pending: join again, or await it",
+                )
+            self._device_done = True
+        self._finish(download)
+
+    def result(self) -> None:
+        """Always None: kernels return nothing; results arrive in the lists."""
+        return None
+
+    @property
+    def elapsed_ms(self) -> float | None:
+        """Device time of this launch in milliseconds (None until done, or when the device
+        has no timestamps)."""
+        if not self.done():
+            return None
+        getter = getattr(self._device, "elapsed_ms", None)
+        return getter(self._value) if getter else None
+
+    def __await__(self) -> Generator[Any, None, None]:
+        if not self.done():
+            loop = asyncio.get_running_loop()
+            future = loop.create_future()
+
+            def resolve(error: BaseException | None) -> None:
+                def settle() -> None:
+                    if future.done():
+                        return
+                    if error is None:
+                        future.set_result(None)
+                    else:
+                        future.set_exception(error)
+
+                try:
+                    loop.call_soon_threadsafe(settle)
+                except RuntimeError:
+                    pass  # the loop was closed meanwhile: nobody is awaiting any more
+
+            self._watcher.watch(self._value, resolve)
+            yield from future.__await__()
+            self._device_done = True
+        self._finish(True)
+
+    def __repr__(self) -> str:
+        return f"<GpuJob {self._kernel_name} {'done' if self.done() else 'running'}>"
+
+    # -- internals ----------------------------------------------------------------------------
+    def _finish(self, download: bool) -> None:
+        with self._lock:
+            if self._writebacks and download:
+                for arg, source in self._writebacks:
+                    if hasattr(source, "download"):  # resident in a GpuArena
+                        source.download()
+                    elif arg.view is None:
+                        source.unpack_into_list(arg.value, arg.pack)
+                    else:
+                        source.read_into(arg.view)
+            self._writebacks = []
+            self._state = "done"
+            for buf in self._buffers:
+                buf.release()
+            self._buffers = []

@@ -1,0 +1,269 @@
+"""`GpuArena` (SPEC §7): named lists and arrays kept on the device across launches.
+
+Launches find resident objects by identity plus length (`lookup`), so they skip allocation,
+upload and download. Ordering rides on the device timeline: `sync()` waits for the last launch
+that wrote a buffer; a re-`bind()` waits for launches still reading the old contents.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from .. import runtime
+from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
+
+# id(obj) -> _Resident for every object bound in any arena (one slot per object).
+_resident: dict[int, _Resident] = {}
+_lock = threading.RLock()
+
+_BUFFER_FORMATS = {"f": ("f", 4), "i": ("i", 4), "l": ("i", 4), "?": ("B", 1), "B": ("B", 1)}
+KIND_OF_PACK = {"f": "float", "i": "int", "B": "bool"}
+
+
+@dataclass
+class _Resident:
+    arena: GpuArena
+    name: str
+    obj: Any
+    count: int
+    nbytes: int
+    pack: str  # 'f' float32, 'i' int32, 'B' bool as uint8
+    view: memoryview | None  # byte view for buffer objects; None for Python lists
+    buffer: Any
+    device: Any
+    generation: int
+    last_write: int = 0  # timeline value of the newest launch that writes it
+    last_use: int = 0  # timeline value of the newest launch that touches it
+
+    @property
+    def kind(self) -> str:
+        return KIND_OF_PACK[self.pack]
+
+    def check_alive(self) -> None:
+        if self.device.generation != runtime.current_generation():
+            raise GpuUseAfterDestroy(
+                f"`{self.name}` was bound on a device that has since been shut down "
+                "(shutdown() or prepare(force=True))",
+                hint="create a new GpuArena and bind again",
+            )
+
+    def download(self) -> None:
+        """Copy the device contents into the bound Python object (after its writers finish)."""
+        self.check_alive()
+        self.device.wait(self.last_write)
+        source = self.buffer
+        staging = None
+        if not source.host_visible:
+            staging = self.device.buffer(self.nbytes, usage="download")
+            value = self.device.submit([("copy", source, staging, self.nbytes, 0, 0)], keep=(source, staging))
+            self.device.wait(value)
+            source = staging
+        try:
+            if self.view is None:
+                source.unpack_into_list(self.obj, self.pack)
+            else:
+                source.read_into(self.view)
+        finally:
+            if staging is not None:
+                staging.release()
+
+    def upload(self) -> None:
+        """Copy the bound object's current host contents to the device buffer."""
+        self.check_alive()
+        if self.buffer.host_visible:
+            self.device.wait(self.last_use)  # no torn reads by launches still in flight
+            _fill(self.buffer, self)
+            return
+        staging = self.device.buffer(self.nbytes, usage="upload")
+        try:
+            _fill(staging, self)
+            # Queue-ordered after every earlier launch, so no wait is needed.
+            self.last_use = self.last_write = self.device.submit(
+                [("copy", staging, self.buffer, self.nbytes, 0, 0)], keep=(staging, self.buffer)
+            )
+        finally:
+            staging.release()
+
+
+def _fill(buf: Any, res: _Resident) -> None:
+    if res.view is None:
+        try:
+            buf.pack_list(res.obj, res.pack)
+        except (GpuInvalidArgument, TypeError, ValueError) as exc:
+            raise type(exc)(f"`{res.name}`: {exc}") from None
+    else:
+        buf.write(res.view)
+
+
+def lookup(obj: Any) -> _Resident | None:
+    """The resident record of `obj` if some arena has it bound."""
+    return _resident.get(id(obj))
+
+
+def _describe_shape(obj: Any) -> tuple[str, int, int, memoryview | None]:
+    """(pack code, element count, bytes, byte view or None) of a bindable object."""
+    if isinstance(obj, list):
+        first = obj[0]
+        if isinstance(first, bool):
+            pack = "B"
+        elif isinstance(first, int):
+            # An int-led list may still hold floats: decided when packing (see bind()).
+            pack = "i"
+        else:
+            pack = "f"
+        size = 1 if pack == "B" else 4
+        return pack, len(obj), len(obj) * size, None
+    view = memoryview(obj)
+    fmt = view.format.lstrip("@=<")
+    if fmt not in _BUFFER_FORMATS or _BUFFER_FORMATS[fmt][1] != view.itemsize:
+        dtype = getattr(obj, "dtype", fmt)
+        raise GpuArgumentTypeError(
+            f"cannot bind an array of {dtype}: arenas hold float32, int32 and bool/uint8 data",
+            expected="float32, int32 or bool",
+            got=str(dtype),
+            hint="convert it explicitly, e.g. arr.astype(numpy.float32)",
+        )
+    if not view.c_contiguous:
+        raise GpuInvalidArgument(
+            "cannot bind a non-contiguous array", hint="pass numpy.ascontiguousarray(arr)"
+        )
+    flat = view.cast("B")
+    return _BUFFER_FORMATS[fmt][0], view.nbytes // view.itemsize, view.nbytes, flat
+
+
+class GpuArena:
+    """Keeps named lists/arrays resident on the device.
+
+    >>> arena = GpuArena().bind(x=xs, y=ys)      # upload once
+    >>> for _ in range(100): gpu(step, n, x_s, ys).join(download=False)
+    >>> arena.sync("y")                          # download when the host needs to look
+    """
+
+    def __init__(self) -> None:
+        self._slots: dict[str, _Resident] = {}
+        self._released = False
+
+    # -- SPEC §7 ------------------------------------------------------------------------------
+    def bind(self, **named: Any) -> GpuArena:
+        """Upload and register each `name=list_or_array`; rebinding a name re-uploads (a new
+        length or object recreates its buffer). Returns the arena."""
+        self._check_open("bind")
+        with _lock:
+            created: list[_Resident] = []
+            try:
+                for name, obj in named.items():
+                    self._bind_one(name, obj, created)
+            except BaseException:
+                for res in created:  # all-or-nothing: earlier bindings stay as they were
+                    self._drop(res)
+                raise
+        return self
+
+    def sync(self, *names: str) -> None:
+        """Download the named resident objects (all when no name) into the bound objects."""
+        self._check_open("sync")
+        for name in names or tuple(self._slots):
+            res = self._slots.get(name)
+            if res is None:
+                raise GpuInvalidArgument(
+                    f"arena has no binding named `{name}`; bound: {self.names() or 'none'}",
+                    param=name,
+                )
+            res.download()
+
+    def release(self) -> None:
+        """Free every device buffer; later `bind`/`sync` raise `GpuInvalidArgument`."""
+        with _lock:
+            for res in list(self._slots.values()):
+                self._drop(res)
+            self._released = True
+
+    def names(self) -> list[str]:
+        """Names currently bound."""
+        return list(self._slots)
+
+    @property
+    def nbytes(self) -> int:
+        """Device bytes held by this arena."""
+        return sum(r.nbytes for r in self._slots.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._slots
+
+    def __enter__(self) -> GpuArena:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        state = "released" if self._released else f"{len(self._slots)} bound, {self.nbytes} bytes"
+        return f"<GpuArena {state}>"
+
+    # -- internals ----------------------------------------------------------------------------
+    def _check_open(self, what: str) -> None:
+        if self._released:
+            raise GpuInvalidArgument(
+                f"cannot {what}: this GpuArena was released", hint="create a new GpuArena()"
+            )
+        for res in self._slots.values():
+            res.check_alive()
+
+    def _bind_one(self, name: str, obj: Any, created: list[_Resident]) -> None:
+        if not isinstance(obj, list):
+            try:
+                memoryview(obj)
+            except TypeError:
+                raise GpuArgumentTypeError(
+                    f"`{name}`: arenas bind lists and buffers (numpy arrays); got {type(obj).__name__}",
+                    param=name,
+                ) from None
+        if isinstance(obj, list) and not obj or not isinstance(obj, list) and memoryview(obj).nbytes == 0:
+            raise GpuInvalidArgument(f"`{name}`: cannot bind an empty list", param=name,
+                                     hint="bind at least one element")
+        other = _resident.get(id(obj))
+        if other is not None and (other.arena is not self or other.name != name):
+            where = "this arena" if other.arena is self else "another arena"
+            raise GpuInvalidArgument(
+                f"`{name}`: this object is already bound as `{other.name}` in {where}",
+                param=name,
+                hint="bind a copy, or release the other binding first",
+            )
+        pack, count, nbytes, view = _describe_shape(obj)
+        old = self._slots.get(name)
+        if old is not None and old.obj is obj and old.count == count and old.pack == pack:
+            old.view = view
+            old.upload()  # host edits become visible
+            return
+        device = runtime.get_device()
+        buffer = device.buffer(nbytes)
+        res = _Resident(self, name, obj, count, nbytes, pack, view, buffer, device, device.generation)
+        try:
+            self._upload_new(res)
+        except BaseException:
+            buffer.release()
+            raise
+        if old is not None:
+            self._drop(old)
+        self._slots[name] = res
+        _resident[id(obj)] = res
+        created.append(res)
+
+    @staticmethod
+    def _upload_new(res: _Resident) -> None:
+        try:
+            res.upload()
+        except GpuArgumentTypeError:
+            if res.pack != "i" or res.view is not None:
+                raise
+            res.pack = "f"  # an int-led list that holds floats is a float list
+            res.upload()
+
+    def _drop(self, res: _Resident) -> None:
+        if self._slots.get(res.name) is res:
+            del self._slots[res.name]
+        if _resident.get(id(res.obj)) is res:
+            del _resident[id(res.obj)]
+        res.buffer.release()
