@@ -14,7 +14,7 @@ class Target:
     max_push_constants_size: int = 128  # bytes; Vulkan guarantees at least 128
     max_workgroup_size: tuple[int, int, int] = (1024, 1024, 64)
     max_workgroup_invocations: int = 1024
-    storage_8bit: bool = True  # storageBuffer8BitAccess (list[bool] is one byte per element)
+    storage_8bit: bool = True  # storageBuffer8BitAccess + shaderInt8 (list[bool] is one byte each)
     float64: bool = False
     int64: bool = False
     subgroup_size: int = 32

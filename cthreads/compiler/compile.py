@@ -1,0 +1,126 @@
+"""`compile_kernel`: typed IR -> validated SPIR-V plus the launch contract (`CompiledKernel`).
+
+The one entry point launch calls on a cache miss. Codegen errors and `spirv-val` rejections are
+compiler bugs, never the user's: both raise `GpuInternalCompilerError` carrying the IR, the
+disassembly and the validator's message so the report is actionable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..errors import GpuCompileError, GpuInternalCompilerError
+from . import ir
+from .artifact import CompiledKernel
+from .spirv import tools
+from .spirv.builder import words_to_bytes
+from .spirv.codegen import generate
+from .spirv.codegen_expr import CodegenError, UnsupportedFeature
+from .target import Target
+
+
+def compile_kernel(
+    kernel: ir.Kernel,
+    target: Target,
+    *,
+    validate: bool = True,
+    cache_key: str = "",
+    ir_text: str | None = None,
+) -> CompiledKernel:
+    """Compile one kernel for `target`.
+
+    `validate` runs `spirv-val --target-env vulkan1.2` (a subprocess, a few ms; launch keeps it on
+    for cache misses). `cache_key` is stored as given. `ir_text` defaults to the frontend
+    printer's rendering when that module is available.
+
+    The returned contract's `params` carry reads/writes as the body actually uses the lists (the
+    declared flags OR'ed with what codegen saw), so launch never skips downloading a written list.
+    """
+    _check_target(kernel, target)
+    if ir_text is None:
+        ir_text = _print_ir(kernel)
+    try:
+        words, push, observes, usage = generate(kernel, target)
+    except UnsupportedFeature as exc:
+        raise GpuCompileError(
+            str(exc),
+            kernel=kernel.name,
+            filename=kernel.filename,
+            lineno=kernel.firstlineno,
+            col=1,
+            allowed="list[int] (0/1) instead of list[bool] on this device",
+        ) from None
+    except (CodegenError, NotImplementedError, KeyError) as exc:
+        raise GpuInternalCompilerError(
+            f"codegen failed for kernel `{kernel.name}`: {exc}\n{ir_text}",
+            hint="this is a bug in cthreads; please report it with the kernel source",
+        ) from exc
+    spirv = words_to_bytes(words)
+    if validate:
+        try:
+            tools.validate(spirv)
+        except tools.SpirvValidationError as exc:
+            raise GpuInternalCompilerError(
+                f"invalid SPIR-V for kernel `{kernel.name}`: {exc.message}\n"
+                f"--- IR ---\n{ir_text}\n--- SPIR-V ---\n{_safe_dis(spirv)}",
+                hint="this is a bug in cthreads; please report it with the kernel source",
+            ) from None
+    params = tuple(
+        dataclasses.replace(
+            p, reads=p.reads or i in usage.loads, writes=p.writes or i in usage.stores
+        )
+        if p.is_list
+        else p
+        for i, p in enumerate(kernel.params)
+    )
+    return CompiledKernel(
+        name=kernel.name,
+        spirv=spirv,
+        params=params,
+        push=push,
+        workgroup_size=tuple(kernel.workgroup_size),
+        observes_workgroup=observes,
+        cache_key=cache_key,
+        ir_text=ir_text,
+    )
+
+
+def _check_target(kernel: ir.Kernel, target: Target) -> None:
+    wg = tuple(kernel.workgroup_size)
+    n = wg[0] * wg[1] * wg[2]
+    if (
+        min(wg) < 1
+        or any(a > b for a, b in zip(wg, target.max_workgroup_size))
+        or n > target.max_workgroup_invocations
+    ):
+        raise GpuCompileError(
+            f"workgroup size {wg} exceeds the device's limits (per axis {target.max_workgroup_size}, "
+            f"{target.max_workgroup_invocations} invocations)",
+            kernel=kernel.name,
+            filename=kernel.filename,
+            lineno=kernel.firstlineno,
+            col=1,
+            allowed="a workgroup size within those limits (64 is the default)",
+        )
+
+
+def _print_ir(kernel: ir.Kernel) -> str:
+    try:
+        from . import printer  # the frontend's IR printer; optional here
+    except ImportError:
+        return ""
+    for name in ("format_kernel", "print_kernel", "render", "kernel_text"):
+        fn = getattr(printer, name, None)
+        if callable(fn):
+            try:
+                return str(fn(kernel))
+            except Exception:  # noqa: BLE001 - a printer problem must not hide the result
+                return ""
+    return ""
+
+
+def _safe_dis(spirv: bytes) -> str:
+    try:
+        return tools.disassemble(spirv)
+    except Exception as exc:  # noqa: BLE001 - the validator message is what matters
+        return f"(disassembly unavailable: {exc})"

@@ -1,0 +1,369 @@
+"""Codegen entry: module setup, the parameter block, the entry point and the logical dispatch.
+
+`generate(kernel, target)` returns SPIR-V words plus the `PushLayout` launch fills. The kernel
+body becomes its own function `body(g, params...)` called from `main`; `main` loads every used
+parameter once and maps the physical dispatch to logical invocations (SPEC §4):
+
+- kernels that never observe the workgroup run a grid-stride loop
+  `for g = GlobalInvocationId.x; g < total; g += NumWorkgroups.x * WorkgroupSize.x`, with the
+  workgroup size a specialization constant (SpecId 0/1/2), so launch picks any shape and any
+  group count covers any n;
+- kernels that observe it keep `LocalSize = kernel.workgroup_size`; BlockIdx.x is
+  WorkgroupId.x + base_group (push) and GridDim.x is grid_x (push), so a grid split over several
+  dispatches is invisible to the kernel.
+
+Memory model: `PhysicalStorageBuffer64 GLSL450`. Lists are reached by 64-bit device addresses
+(no descriptor sets, no maxStorageBufferRange limit, SPEC §5.7). GLSL450 rather than the Vulkan
+memory model because kernels have no atomics or cross-workgroup communication yet, every driver
+supports it without `vulkanMemoryModel`, and glslang's output for the same shaders is identical
+in spirit, so drivers see the code they are tuned for. Switching is local to this module.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..artifact import PushLayout
+from ..target import Target
+from .builder import Function, Module
+from .codegen_expr import ExprGen, UnsupportedFeature
+from .codegen_math import MathGen
+from .codegen_stmt import StmtGen
+from .grammar import (
+    AddressingModel,
+    BuiltIn,
+    Capability,
+    Decoration,
+    ExecutionMode,
+    ExecutionModel,
+    FunctionControl,
+    MemoryModel,
+    Op,
+    StorageClass,
+)
+from .layout import push_layout
+from .usage import Usage, scan
+
+PSB = StorageClass.PhysicalStorageBuffer
+_BUILTIN_VAR = {
+    ir.BuiltinKind.GLOBAL_ID: BuiltIn.GlobalInvocationId,
+    ir.BuiltinKind.LOCAL_ID: BuiltIn.LocalInvocationId,
+    ir.BuiltinKind.WORKGROUP_ID: BuiltIn.WorkgroupId,
+    ir.BuiltinKind.NUM_WORKGROUPS: BuiltIn.NumWorkgroups,
+}
+
+
+class ListInfo:
+    """How codegen reaches one list parameter."""
+
+    __slots__ = ("align", "base", "elem", "elem_ptr", "index", "len", "ptr_type", "storage")
+
+    def __init__(
+        self, index: int, elem: ir.Scalar, storage: int, align: int, ptr_type: int, elem_ptr: int
+    ):
+        self.index, self.elem, self.storage, self.align = index, elem, storage, align
+        self.ptr_type, self.elem_ptr = ptr_type, elem_ptr
+        self.base = 0  # SSA id of the block pointer inside `body`
+        self.len = 0  # SSA id of the element count (i32) inside `body`
+
+
+class Codegen(StmtGen, MathGen, ExprGen):
+    def __init__(self, kernel: ir.Kernel, target: Target) -> None:
+        self.k = kernel
+        self.target = target
+        self.m = m = Module()
+        self.usage = scan(kernel)
+        self.observes = kernel.observes_workgroup or self.usage.observes_workgroup
+        self.layout: PushLayout = push_layout(kernel, target)
+        m.capability(Capability.Shader)
+        m.capability(Capability.PhysicalStorageBufferAddresses)
+        m.set_memory_model(AddressingModel.PhysicalStorageBuffer64, MemoryModel.GLSL450)
+        self.t_void, self.t_bool = m.t_void(), m.t_bool()
+        self.t_i32, self.t_f32 = m.t_int(32, True), m.t_float(32)
+        self.c0 = m.const(self.t_i32, 0)
+        self._types = {ir.I32: self.t_i32, ir.F32: self.t_f32, ir.BOOL: self.t_bool}
+        self._inputs: dict[int, int] = {}
+        self.interface: list[int] = []
+        self._glsl = 0
+        self.lists: dict[int, ListInfo] = {}
+        self._declare_lists()
+        self._declare_params()
+
+    # ----------------------------------------------------------------------- types
+    def ty(self, t: ir.Scalar) -> int:
+        tid = self._types.get(t)
+        if tid is None:
+            if t.kind == "uint" and t.bits == 32:
+                tid = self.m.t_int(32, False)
+            else:
+                raise NotImplementedError(f"scalar type {t} is not supported by codegen yet")
+            self._types[t] = tid
+        return tid
+
+    def glsl(self) -> int:
+        if not self._glsl:
+            self._glsl = self.m.ext_import("GLSL.std.450")
+        return self._glsl
+
+    def input_var(self, builtin: int) -> int:
+        """The Input variable for a vec3 builtin, declared on first use."""
+        vid = self._inputs.get(builtin)
+        if vid is None:
+            m = self.m
+            ptr = m.t_pointer(StorageClass.Input, m.t_vector(self.t_i32, 3))
+            vid = self._inputs[builtin] = m.variable(ptr, StorageClass.Input)
+            m.decorate(vid, Decoration.BuiltIn, builtin)
+            self.interface.append(vid)
+        return vid
+
+    # ---------------------------------------------------------------- declarations
+    def _declare_lists(self) -> None:
+        m, u = self.m, self.usage
+        for i, p in enumerate(self.k.params):
+            if not p.is_list:
+                continue
+            elem = p.type.elem
+            if elem.is_bool:
+                # One byte per element (numpy bool): loaded/stored as uint8 and widened/narrowed
+                # with OpUConvert. spirv-val (2023.1) looks through the typed pointers in the
+                # parameter block and then demands Int8 (as glslang declares for the same GLSL),
+                # so `Target.storage_8bit` means storageBuffer8BitAccess and shaderInt8.
+                if i in u.loads or i in u.stores:
+                    if not self.target.storage_8bit:
+                        raise UnsupportedFeature(
+                            f"list[bool] parameter `{p.name}` needs the device features "
+                            "storageBuffer8BitAccess and shaderInt8, which this device lacks"
+                        )
+                    m.capability(Capability.Int8)
+                    m.capability(Capability.StorageBuffer8BitAccess)
+                    storage, align = m.t_int(8, False), 1
+                else:  # never dereferenced: any element type will do, and 32-bit needs no capability
+                    storage, align = m.t_int(32, False), 4
+            else:
+                storage, align = self.ty(elem), elem.bits // 8
+            arr = m.t_runtime_array(storage, align)
+            blk = m.t_struct([arr], [0], block=True)
+            m.name(blk, f"{p.name}_t")
+            # Lists are distinct buffers (launch refuses one buffer bound twice where either is
+            # written), so Restrict is true; NonWritable lets drivers use read-only caches.
+            m.member_decorate(blk, 0, Decoration.Restrict)
+            if i not in u.stores:
+                m.member_decorate(blk, 0, Decoration.NonWritable)
+            self.lists[i] = ListInfo(
+                i, elem, storage, align, m.t_pointer(PSB, blk), m.t_pointer(PSB, storage)
+            )
+
+    def _declare_params(self) -> None:
+        """The parameter block struct (push constants, or a PSB block behind one address)."""
+        m, lay = self.m, self.layout
+        members, offsets = [], []
+        self._member: dict[
+            tuple[str, int | None], tuple[int, int, int]
+        ] = {}  # -> (index, type, align)
+        for f in sorted(lay.fields, key=lambda f: f.offset):
+            if f.role == "addr":
+                t, align = self.lists[f.param].ptr_type, 8
+            elif f.role == "scalar":
+                pt = self.k.params[f.param].type
+                t = self.t_i32 if pt.is_bool else self.ty(pt)
+                align = 4
+            else:
+                t, align = self.t_i32, 4
+            self._member[(f.role, f.param)] = (len(members), t, align)
+            members.append(t)
+            offsets.append(f.offset)
+        blk = m.t_struct(members, offsets, block=True)
+        m.name(blk, "Params")
+        if lay.in_buffer:
+            self._pblock_ptr = m.t_pointer(PSB, blk)
+            pc = m.t_struct([self._pblock_ptr], [0], block=True)
+            m.name(pc, "ParamsAddress")
+        else:
+            pc = blk
+        self.pc = m.variable(m.t_pointer(StorageClass.PushConstant, pc), StorageClass.PushConstant)
+        m.name(self.pc, "params")
+        self.interface.append(self.pc)
+
+    def load_param(self, fn: Function, role: str, param: int | None, pblock: int) -> int:
+        """Load one field of the parameter block at `fn`'s entry (before its first label's code)."""
+        idx, t, align = self._member[(role, param)]
+        m, code = self.m, fn.body
+        ac, val = m.new_id(), m.new_id()
+        if self.layout.in_buffer:
+            Module.emit(
+                code, Op.AccessChain, m.t_pointer(PSB, t), ac, pblock, m.const(self.t_i32, idx)
+            )
+            Module.emit(code, Op.Load, t, val, ac, 2, align)  # MemoryAccess.Aligned = 2
+        else:
+            Module.emit(
+                code,
+                Op.AccessChain,
+                m.t_pointer(StorageClass.PushConstant, t),
+                ac,
+                self.pc,
+                m.const(self.t_i32, idx),
+            )
+            Module.emit(code, Op.Load, t, val, ac)
+        return val
+
+    # ------------------------------------------------------------------- functions
+    def _body_inputs(self) -> list[tuple[str, int | None]]:
+        """The SSA values `main` passes to `body`, in order."""
+        u, ins = self.usage, [("g", None)]
+        if self.observes:
+            if (ir.BuiltinKind.WORKGROUP_ID, 0) in u.builtins:
+                ins.append(("bx", None))
+            if (ir.BuiltinKind.NUM_WORKGROUPS, 0) in u.builtins:
+                ins.append(("grid_x", None))
+        lists = sorted(u.loads | u.stores | u.lens)
+        ins += [("addr", i) for i in lists if i in u.loads or i in u.stores]
+        ins += [("len", i) for i in lists]
+        scalars = set(u.scalars)
+        for i, p in enumerate(self.k.params):
+            if not p.is_list and p.name in self.k.locals:
+                scalars.add(i)  # an assigned scalar parameter starts as a local holding its value
+        ins += [("scalar", i) for i in sorted(scalars)]
+        return ins
+
+    def generate(self) -> list[int]:
+        m, k = self.m, self.k
+        inputs = self._body_inputs()
+        ptypes = []
+        for role, i in inputs:
+            if role == "addr":
+                ptypes.append(self.lists[i].ptr_type)
+            elif role == "scalar":
+                ptypes.append(self._member[("scalar", i)][1])
+            else:
+                ptypes.append(self.t_i32)
+        body = Function(
+            m, self.t_void, m.t_function(self.t_void, tuple(ptypes)), FunctionControl.Inline
+        )
+        m.name(body.id, k.name)
+        args = {}
+        for (role, i), t in zip(inputs, ptypes):
+            pid = args[(role, i)] = body.param(t)
+            if role == "addr":
+                m.decorate(pid, Decoration.Restrict)  # PSB pointer params need Restrict/Aliased
+                m.name(pid, k.params[i].name)
+            elif role == "len":
+                m.name(pid, f"{k.params[i].name}_len")
+            elif role == "scalar":
+                m.name(pid, k.params[i].name)
+            else:
+                m.name(pid, role)
+        self.emit_body(body, args)
+        body.finish()
+
+        main = Function(m, self.t_void, m.t_function(self.t_void))
+        m.name(main.id, "main")
+        self._emit_main(main, body.id, inputs)
+        main.finish()
+        m.entry_point(ExecutionModel.GLCompute, main.id, "main", self.interface)
+        return m.words()
+
+    def _emit_main(self, fn: Function, body_id: int, inputs: list[tuple[str, int | None]]) -> None:
+        m, k, i32 = self.m, self.k, self.t_i32
+        code = fn.body
+        emit = Module.emit
+        pblock = 0
+        if self.layout.in_buffer:
+            ac, pblock = m.new_id(), m.new_id()
+            emit(
+                code,
+                Op.AccessChain,
+                m.t_pointer(StorageClass.PushConstant, self._pblock_ptr),
+                ac,
+                self.pc,
+                self.c0,
+            )
+            emit(code, Op.Load, self._pblock_ptr, pblock, ac)
+        vals: dict[tuple[str, int | None], int] = {}
+        for role, i in inputs:
+            if role in ("addr", "len", "scalar"):
+                vals[(role, i)] = self.load_param(fn, role, i, pblock)
+
+        def x_of(builtin: int) -> int:
+            v, x = m.new_id(), m.new_id()
+            emit(code, Op.Load, m.t_vector(i32, 3), v, self.input_var(builtin))
+            emit(code, Op.CompositeExtract, i32, x, v, 0)
+            return x
+
+        if self.observes:
+            wx, wy, wz = k.workgroup_size
+            m.execution_mode(fn.id, ExecutionMode.LocalSize, wx, wy, wz)
+            bx, g, t = m.new_id(), m.new_id(), m.new_id()
+            emit(
+                code,
+                Op.IAdd,
+                i32,
+                bx,
+                x_of(BuiltIn.WorkgroupId),
+                self.load_param(fn, "base_group", None, pblock),
+            )
+            emit(code, Op.IMul, i32, t, bx, m.const(i32, wx))
+            emit(code, Op.IAdd, i32, g, t, x_of(BuiltIn.LocalInvocationId))
+            vals[("g", None)], vals[("bx", None)] = g, bx
+            if ("grid_x", None) in inputs:
+                vals[("grid_x", None)] = self.load_param(fn, "grid_x", None, pblock)
+            emit(
+                code, Op.FunctionCall, self.t_void, m.new_id(), body_id, *(vals[a] for a in inputs)
+            )
+            emit(code, Op.Return)
+            return
+        # Grid-stride loop; the workgroup size is a spec-constant composite (SpecId 0, 1, 2).
+        # LocalSize too, as glslang emits: the WorkgroupSize builtin overrides it.
+        m.execution_mode(fn.id, ExecutionMode.LocalSize, *k.workgroup_size)
+        # Unsigned, as glslang declares it: Mesa's spirv_to_nir rejects a signed WorkgroupSize.
+        u32 = m.t_int(32, False)
+        spec = [m.spec_const(u32, n, sid) for sid, n in enumerate(k.workgroup_size)]
+        wg = m.new_id()
+        emit(m.globals, Op.SpecConstantComposite, m.t_vector(u32, 3), wg, *spec)
+        m.decorate(wg, Decoration.BuiltIn, BuiltIn.WorkgroupSize)
+        m.name(wg, "workgroup_size")
+        total = self.load_param(fn, "total", None, pblock)
+        g0 = x_of(BuiltIn.GlobalInvocationId)
+        wgx_u, wgx, stride = m.new_id(), m.new_id(), m.new_id()
+        emit(code, Op.CompositeExtract, u32, wgx_u, wg, 0)
+        emit(code, Op.Bitcast, i32, wgx, wgx_u)
+        emit(code, Op.IMul, i32, stride, x_of(BuiltIn.NumWorkgroups), wgx)
+        header, loop_body, cont, merge = (m.new_id() for _ in range(4))
+        g, g_next, inside = m.new_id(), m.new_id(), m.new_id()
+        emit(code, Op.Branch, header)
+        emit(code, Op.Label, header)
+        emit(code, Op.Phi, i32, g, g0, fn.entry_label, g_next, cont)
+        emit(code, Op.ULessThan, self.t_bool, inside, g, total)  # unsigned: total is a u32
+        emit(code, Op.LoopMerge, merge, cont, 0)
+        emit(code, Op.BranchConditional, inside, loop_body, merge)
+        emit(code, Op.Label, loop_body)
+        vals[("g", None)] = g
+        emit(code, Op.FunctionCall, self.t_void, m.new_id(), body_id, *(vals[a] for a in inputs))
+        emit(code, Op.Branch, cont)
+        emit(code, Op.Label, cont)
+        emit(code, Op.IAdd, i32, g_next, g, stride)
+        emit(code, Op.Branch, header)
+        emit(code, Op.Label, merge)
+        emit(code, Op.Return)
+
+
+Codegen.DISPATCH = {
+    ir.Const: Codegen._const,
+    ir.LocalRef: Codegen._local,
+    ir.ParamRef: Codegen._param,
+    ir.Builtin: Codegen._builtin,
+    ir.ListLen: Codegen._len,
+    ir.Load: Codegen.load,
+    ir.Unary: Codegen._unary,
+    ir.Binary: Codegen._binary,
+    ir.Compare: Codegen._compare,
+    ir.Select: Codegen._select,
+    ir.Cast: Codegen._cast,
+    ir.Call: Codegen.call,
+}
+
+
+def generate(kernel: ir.Kernel, target: Target) -> tuple[list[int], PushLayout, bool, Usage]:
+    """SPIR-V words, the parameter block layout, whether the kernel observes its workgroup (as
+    declared, or found in the body), and the body's usage record."""
+    cg = Codegen(kernel, target)
+    words = cg.generate()
+    return words, cg.layout, cg.observes, cg.usage

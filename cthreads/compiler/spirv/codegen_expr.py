@@ -1,0 +1,294 @@
+"""Expressions: typed IR expressions -> SPIR-V instructions with Python's meaning (ir.py).
+
+Semantic decisions where Python raises or C is undefined (no instruction here ever traps or
+reads out of bounds; the emulator follows the same rules):
+
+- int `x // 0 == 0` and `x % 0 == x` (keeps `x == (x // y) * y + x % y` true for y == 0);
+  `INT_MIN // -1 == INT_MIN` (wraps), `x % -1 == 0`. `//` floors toward -inf, `%` takes the
+  divisor's sign. Float `a // b == floor(a / b)`, `a % b == a - b * floor(a / b)` (NaN for b == 0).
+- shifts take their count modulo 32 (`x << 33 == x << 1`); `>>` is arithmetic on int.
+- `min`/`max` on floats are Python's: `min(a, b) == (b if b < a else a)`, so a NaN first
+  argument is kept and a NaN second one is ignored; `-0.0`/`0.0` ties keep the first argument.
+- int `**`: exact by repeated squaring (wrapping); a negative exponent gives `int(a ** e)`
+  rounded toward zero: 1 for a == 1, +-1 for a == -1, else 0 (also for a == 0).
+  float `**` and `math.pow`: `x ** 0 == 1`, `0 ** y` is 0 (y > 0) or inf (y < 0), a negative
+  base with an integral exponent gets the sign Python gives, with a non-integral one NaN.
+- float -> int (`int()`, floor/ceil/trunc) truncates and saturates: NaN -> 0, values beyond the
+  int32 range -> INT_MIN / INT_MAX. `bool(float)` is `x != 0` unordered, so `bool(nan)` is True.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .. import ir
+from .grammar import GLSLstd450 as G
+from .grammar import Op
+
+I, F, B = "int", "float", "bool"
+INT_MIN_F = -2147483648.0
+INT_MAX_F = 2147483520.0  # the largest float32 below 2**31
+
+_INT_BIN = {
+    ir.BinOp.ADD: Op.IAdd, ir.BinOp.SUB: Op.ISub, ir.BinOp.MUL: Op.IMul,
+    ir.BinOp.BIT_AND: Op.BitwiseAnd, ir.BinOp.BIT_OR: Op.BitwiseOr, ir.BinOp.BIT_XOR: Op.BitwiseXor,
+}  # fmt: skip
+_FLOAT_BIN = {
+    ir.BinOp.ADD: Op.FAdd,
+    ir.BinOp.SUB: Op.FSub,
+    ir.BinOp.MUL: Op.FMul,
+    ir.BinOp.DIV: Op.FDiv,
+}
+_BOOL_BIN = {
+    ir.BinOp.AND: Op.LogicalAnd, ir.BinOp.OR: Op.LogicalOr, ir.BinOp.BIT_AND: Op.LogicalAnd,
+    ir.BinOp.BIT_OR: Op.LogicalOr, ir.BinOp.BIT_XOR: Op.LogicalNotEqual,
+    ir.BinOp.MIN: Op.LogicalAnd, ir.BinOp.MAX: Op.LogicalOr,
+}  # fmt: skip
+_CMP = {
+    I: {ir.CmpOp.EQ: Op.IEqual, ir.CmpOp.NE: Op.INotEqual, ir.CmpOp.LT: Op.SLessThan,
+        ir.CmpOp.LE: Op.SLessThanEqual, ir.CmpOp.GT: Op.SGreaterThan, ir.CmpOp.GE: Op.SGreaterThanEqual},
+    "uint": {ir.CmpOp.EQ: Op.IEqual, ir.CmpOp.NE: Op.INotEqual, ir.CmpOp.LT: Op.ULessThan,
+             ir.CmpOp.LE: Op.ULessThanEqual, ir.CmpOp.GT: Op.UGreaterThan, ir.CmpOp.GE: Op.UGreaterThanEqual},
+    # ordered, except != which is true when either side is NaN (Python's nan != nan is True)
+    F: {ir.CmpOp.EQ: Op.FOrdEqual, ir.CmpOp.NE: Op.FUnordNotEqual, ir.CmpOp.LT: Op.FOrdLessThan,
+        ir.CmpOp.LE: Op.FOrdLessThanEqual, ir.CmpOp.GT: Op.FOrdGreaterThan, ir.CmpOp.GE: Op.FOrdGreaterThanEqual},
+    B: {ir.CmpOp.EQ: Op.LogicalEqual, ir.CmpOp.NE: Op.LogicalNotEqual},
+}  # fmt: skip
+
+
+class CodegenError(Exception):
+    """IR that breaks the ir.py contract (a frontend/pass bug); compile wraps it."""
+
+
+class UnsupportedFeature(Exception):
+    """The kernel needs a device feature the `Target` lacks; compile reports it to the user."""
+
+
+class ExprGen:
+    """Mixin: expression lowering. Needs `m`, `code`, `ty()`, `glsl()` and the function state;
+    `DISPATCH` (expression class -> method) is filled in by codegen.Codegen."""
+
+    DISPATCH: ClassVar[dict] = {}
+
+    # --------------------------------------------------------------- emission helpers
+    def op(self, opcode: int, t: int, *ops: int) -> int:
+        m = self.m
+        rid = m.bound
+        m.bound = rid + 1
+        code = self.code
+        code.append(((len(ops) + 3) << 16) | opcode)
+        code.append(t)
+        code.append(rid)
+        code.extend(ops)
+        return rid
+
+    def ins(self, opcode: int, *ops: int) -> None:
+        self.code.append(((len(ops) + 1) << 16) | opcode)
+        self.code.extend(ops)
+
+    def begin(self, label: int) -> None:
+        """Start basic block `label`."""
+        self.code += ((2 << 16) | Op.Label, label)
+        self.cur_label = label
+        self.terminated = False
+
+    def br(self, target: int) -> None:
+        self.code += ((2 << 16) | Op.Branch, target)
+        self.terminated = True
+
+    def ext(self, inst: int, t: int, *args: int) -> int:
+        return self.op(Op.ExtInst, t, self.glsl(), inst, *args)
+
+    def ki(self, v: int) -> int:
+        return self.m.const(self.t_i32, v)
+
+    def kf(self, v: float) -> int:
+        return self.m.const(self.t_f32, v)
+
+    def kb(self, v: bool) -> int:
+        return self.m.const(self.t_bool, v)
+
+    def zero(self, t: ir.Scalar) -> int:
+        return self.m.const(self.ty(t), False if t.is_bool else 0)
+
+    # ------------------------------------------------------------------- dispatch
+    def expr(self, e: ir.Expr) -> int:
+        fn = self.DISPATCH.get(type(e))
+        if fn is None:
+            raise CodegenError(f"unknown expression node {type(e).__name__}")
+        return fn(self, e)
+
+    def _const(self, e: ir.Const) -> int:
+        return self.m.const(self.ty(e.type), e.value)
+
+    def _local(self, e: ir.LocalRef) -> int:
+        var = self.local_vars.get(e.name)
+        if var is None:
+            raise CodegenError(f"local `{e.name}` is not declared in Kernel.locals")
+        return self.op(Op.Load, self.ty(e.type), var)
+
+    def _param(self, e: ir.ParamRef) -> int:
+        return self.args[("scalar", e.index)]
+
+    def _builtin(self, e: ir.Builtin) -> int:
+        return self.builtin_vals[(e.kind, e.axis)]
+
+    def _len(self, e: ir.ListLen) -> int:
+        return self.lists[e.list_index].len
+
+    def _select(self, e: ir.Select) -> int:
+        c = self.expr(e.cond)
+        return self.op(Op.Select, self.ty(e.type), c, self.expr(e.if_true), self.expr(e.if_false))
+
+    def _unary(self, e: ir.Unary) -> int:
+        x = self.expr(e.operand)
+        t, kind = self.ty(e.type), e.type.kind
+        if e.op is ir.UnOp.NEG and kind != B:
+            return self.op(Op.FNegate if kind == F else Op.SNegate, t, x)
+        if e.op is ir.UnOp.NOT and kind == B:
+            return self.op(Op.LogicalNot, t, x)
+        if e.op is ir.UnOp.INVERT and e.type.is_int:
+            return self.op(Op.Not, t, x)
+        raise CodegenError(f"unary {e.op.value} on {e.type}")
+
+    def _compare(self, e: ir.Compare) -> int:
+        lt = e.lhs.type
+        a, b = self.expr(e.lhs), self.expr(e.rhs)
+        table = _CMP[lt.kind]
+        opc = table.get(e.op)
+        if opc is None:  # bool ordering (False < True): compare as ints
+            a, b = self.bool_to(a, ir.I32), self.bool_to(b, ir.I32)
+            opc = _CMP[I][e.op]
+        return self.op(opc, self.t_bool, a, b)
+
+    # ---------------------------------------------------------------------- casts
+    def bool_to(self, x: int, t: ir.Scalar) -> int:
+        one = self.m.const(self.ty(t), 1)
+        return self.op(Op.Select, self.ty(t), x, one, self.zero(t))
+
+    def f_to_i(self, x: int) -> int:
+        """Truncating, saturating float -> int32 (NaN -> 0): never an out-of-range conversion."""
+        i32, bt = self.t_i32, self.t_bool
+        clamped = self.ext(G.FClamp, self.t_f32, x, self.kf(INT_MIN_F), self.kf(INT_MAX_F))
+        v = self.op(Op.ConvertFToS, i32, clamped)
+        big = self.op(Op.FOrdGreaterThanEqual, bt, x, self.kf(2147483648.0))
+        v = self.op(Op.Select, i32, big, self.ki(0x7FFFFFFF), v)
+        return self.op(Op.Select, i32, self.op(Op.IsNan, bt, x), self.c0, v)
+
+    def _cast(self, e: ir.Cast) -> int:
+        src, dst = e.operand.type, e.type
+        x = self.expr(e.operand)
+        if src == dst:
+            return x
+        if dst.is_bool:
+            if src.is_float:
+                return self.op(Op.FUnordNotEqual, self.t_bool, x, self.kf(0.0))
+            return self.op(Op.INotEqual, self.t_bool, x, self.zero(src))
+        if src.is_bool:
+            return self.bool_to(x, dst)
+        if dst.is_float:
+            return self.op(Op.ConvertSToF if src.kind == I else Op.ConvertUToF, self.t_f32, x)
+        if src.is_float:
+            v = self.f_to_i(x)
+            return v if dst.kind == I else self.op(Op.Bitcast, self.ty(dst), v)
+        return self.op(Op.Bitcast, self.ty(dst), x)  # int <-> uint, same width
+
+    # --------------------------------------------------------------------- binary
+    def _binary(self, e: ir.Binary) -> int:
+        kind, op = e.type.kind, e.op
+        if kind == B:
+            opc = _BOOL_BIN.get(op)
+            if opc is None:
+                raise CodegenError(f"binary {op.value} on bool")
+            return self.op(opc, self.t_bool, self.expr(e.lhs), self.expr(e.rhs))
+        t = self.ty(e.type)
+        if kind == F:
+            opc = _FLOAT_BIN.get(op)
+            if opc is not None:
+                return self.op(opc, t, self.expr(e.lhs), self.expr(e.rhs))
+            return self.float_binary(e, t)
+        opc = _INT_BIN.get(op)
+        if opc is not None:
+            return self.op(opc, t, self.expr(e.lhs), self.expr(e.rhs))
+        return self.int_binary(e, t)
+
+    def float_binary(self, e: ir.Binary, t: int) -> int:
+        op = e.op
+        if op is ir.BinOp.POW:
+            return self.float_pow(e.lhs, e.rhs)
+        a, b = self.expr(e.lhs), self.expr(e.rhs)
+        if op is ir.BinOp.FLOORDIV:
+            return self.ext(G.Floor, t, self.op(Op.FDiv, t, a, b))
+        if op is ir.BinOp.MOD:
+            q = self.ext(G.Floor, t, self.op(Op.FDiv, t, a, b))
+            return self.op(Op.FSub, t, a, self.op(Op.FMul, t, b, q))
+        if op is ir.BinOp.MIN or op is ir.BinOp.MAX:
+            # Python's min/max keep the first argument unless the second compares smaller/larger.
+            cmp = Op.FOrdLessThan if op is ir.BinOp.MIN else Op.FOrdGreaterThan
+            return self.op(Op.Select, t, self.op(cmp, self.t_bool, b, a), b, a)
+        raise CodegenError(f"binary {op.value} on float")
+
+    def int_binary(self, e: ir.Binary, t: int) -> int:
+        op, signed = e.op, e.type.kind == I
+        if op is ir.BinOp.POW:
+            return self.int_pow(e.lhs, e.rhs, t)
+        if op is ir.BinOp.FLOORDIV or op is ir.BinOp.MOD:
+            return self.int_divmod(e, t, signed)
+        a, b = self.expr(e.lhs), self.expr(e.rhs)
+        if op is ir.BinOp.SHL or op is ir.BinOp.SHR:
+            b = self.op(Op.BitwiseAnd, t, b, self.m.const(t, 31))
+            if op is ir.BinOp.SHL:
+                return self.op(Op.ShiftLeftLogical, t, a, b)
+            return self.op(Op.ShiftRightArithmetic if signed else Op.ShiftRightLogical, t, a, b)
+        if op is ir.BinOp.MIN:
+            return self.ext(G.SMin if signed else G.UMin, t, a, b)
+        if op is ir.BinOp.MAX:
+            return self.ext(G.SMax if signed else G.UMax, t, a, b)
+        raise CodegenError(f"binary {op.value} on {e.type}")
+
+    def int_divmod(self, e: ir.Binary, t: int, signed: bool) -> int:
+        """Python `//` and `%` on int32 (see the module docstring for y == 0 and y == -1)."""
+        is_div = e.op is ir.BinOp.FLOORDIV
+        a = self.expr(e.lhs)
+        bt = self.t_bool
+        if isinstance(e.rhs, ir.Const) and e.rhs.value not in (0, -1):
+            c = int(e.rhs.value)
+            if (
+                c > 0 and c & (c - 1) == 0
+            ):  # power of two: a shift / mask is exactly floor semantics
+                if is_div:
+                    shr = Op.ShiftRightArithmetic if signed else Op.ShiftRightLogical
+                    return self.op(shr, t, a, self.m.const(t, c.bit_length() - 1))
+                return self.op(Op.BitwiseAnd, t, a, self.m.const(t, c - 1))
+            b = bs = self.m.const(t, c)
+            bz = bm1 = None
+        else:
+            b = self.expr(e.rhs)
+            bz = self.op(Op.IEqual, bt, b, self.zero(e.type))
+            if signed:
+                bm1 = self.op(Op.IEqual, bt, b, self.m.const(t, -1))
+                bad = self.op(Op.LogicalOr, bt, bz, bm1)
+            else:
+                bm1, bad = None, bz
+            bs = self.op(Op.Select, t, bad, self.m.const(t, 1), b)  # never divide by 0 or -1
+        if not signed:
+            r = self.op(Op.UDiv if is_div else Op.UMod, t, a, bs)
+            if bz is not None:
+                r = self.op(Op.Select, t, bz, self.c0 if is_div else a, r)
+            return r
+        q = self.op(Op.SDiv, t, a, bs)  # truncates toward zero
+        rem = self.op(Op.ISub, t, a, self.op(Op.IMul, t, q, bs))
+        # floor adjustment: a nonzero remainder whose sign differs from the divisor's
+        nz = self.op(Op.INotEqual, bt, rem, self.c0)
+        diff = self.op(Op.SLessThan, bt, self.op(Op.BitwiseXor, t, rem, bs), self.c0)
+        adj = self.op(Op.LogicalAnd, bt, nz, diff)
+        if is_div:
+            r = self.op(Op.Select, t, adj, self.op(Op.ISub, t, q, self.ki(1)), q)
+            if bm1 is not None:
+                r = self.op(Op.Select, t, bm1, self.op(Op.SNegate, t, a), r)
+                r = self.op(Op.Select, t, bz, self.c0, r)
+        else:
+            r = self.op(Op.Select, t, adj, self.op(Op.IAdd, t, rem, bs), rem)
+            if bz is not None:
+                r = self.op(Op.Select, t, bz, a, r)  # x % 0 == x; x % -1 == 0 already (bs == 1)
+        return r

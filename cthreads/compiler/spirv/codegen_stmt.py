@@ -1,0 +1,230 @@
+"""Statements, structured control flow and bounds-checked list access.
+
+Every `if` is a selection construct and every loop a loop construct with its own header,
+condition block, body, continue target (the loop's `step`) and merge block, so the output is
+structured as Vulkan requires. `break`/`continue` branch to the innermost loop's merge/continue
+block, `return` is OpReturn of the body function (one logical invocation ends; the grid-stride
+loop in `main` goes on). Code after a terminator is dead and not emitted.
+
+List access: `uint(i) < len` (one unsigned compare also rejects negative i) guards a selection
+around the access; reads outside give zero through an OpPhi, writes outside are dropped
+(SPEC §5.6). Every access to a physical pointer carries `Aligned <element size>`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .. import ir
+from .codegen_expr import CodegenError
+from .grammar import BuiltIn, Op, StorageClass
+
+ALIGNED = 2  # MemoryAccess.Aligned
+SCOPE_WORKGROUP = 2
+# AcquireRelease | UniformMemory | WorkgroupMemory: kernels have no shared memory yet, so the only
+# thing a barrier can order is list (buffer) memory between the invocations of a workgroup.
+BARRIER_SEMANTICS = 0x8 | 0x40 | 0x100
+
+
+class StmtGen:
+    """Mixin: the body function. Needs ExprGen's helpers and codegen.Codegen's declarations."""
+
+    STMTS: ClassVar[dict] = {}
+
+    def emit_body(self, fn, args: dict) -> None:
+        m, k = self.m, self.k
+        self.fn, self.code, self.args = fn, fn.body, args
+        self.cur_label, self.terminated = fn.entry_label, False
+        self.loops: list[tuple[int, int]] = []  # (merge, continue) of enclosing loops
+        for (role, i), v in args.items():
+            if role == "addr":
+                self.lists[i].base = v
+            elif role == "len":
+                self.lists[i].len = v
+            elif role == "scalar" and k.params[i].type.is_bool:  # u32 in the block -> bool
+                args[(role, i)] = self.op(Op.INotEqual, self.t_bool, v, self.c0)
+        self.local_vars = {}
+        by_name = {p.name: i for i, p in enumerate(k.params) if not p.is_list}
+        for name, t in k.locals.items():
+            var = fn.variable(
+                m.t_pointer(StorageClass.Function, self.ty(t)), StorageClass.Function, self.zero(t)
+            )
+            m.name(var, name)
+            self.local_vars[name] = var
+            if name in by_name:  # an assigned scalar parameter: the local starts with its value
+                self.ins(Op.Store, var, args[("scalar", by_name[name])])
+        self._builtins()
+        self.stmts(k.body)
+        if not self.terminated:
+            self.ins(Op.Return)
+
+    def _builtins(self) -> None:
+        """Compute every builtin the body reads once, at entry (dominates all uses)."""
+        self.builtin_vals = vals = {}
+        loaded: dict[int, int] = {}
+        obs, args = self.observes, self.args
+
+        def comp(builtin: int, axis: int) -> int:
+            v = loaded.get(builtin)
+            if v is None:
+                v = loaded[builtin] = self.op(
+                    Op.Load, self.m.t_vector(self.t_i32, 3), self.input_var(builtin)
+                )
+            return self.op(Op.CompositeExtract, self.t_i32, v, axis)
+
+        K = ir.BuiltinKind
+        for kind, axis in sorted(self.usage.builtins, key=lambda b: (b[0].value, b[1])):
+            if kind is K.GLOBAL_ID:
+                v = (
+                    args[("g", None)]
+                    if axis == 0
+                    else comp(BuiltIn.GlobalInvocationId, axis)
+                    if obs
+                    else self.c0
+                )
+            elif kind is K.LOCAL_ID:
+                v = comp(BuiltIn.LocalInvocationId, axis)
+            elif kind is K.WORKGROUP_ID:
+                v = args[("bx", None)] if axis == 0 else comp(BuiltIn.WorkgroupId, axis)
+            elif kind is K.WORKGROUP_SIZE:
+                v = self.ki(self.k.workgroup_size[axis])
+            else:
+                v = args[("grid_x", None)] if axis == 0 else comp(BuiltIn.NumWorkgroups, axis)
+            vals[(kind, axis)] = v
+
+    # -------------------------------------------------------------------- statements
+    def stmts(self, body: tuple[ir.Stmt, ...]) -> None:
+        table = self.STMTS
+        for s in body:
+            if self.terminated:
+                return  # after break/continue/return: unreachable, like Python
+            fn = table.get(type(s))
+            if fn is None:
+                raise CodegenError(f"unknown statement node {type(s).__name__}")
+            fn(self, s)
+
+    def _assign(self, s: ir.Assign) -> None:
+        var = self.local_vars.get(s.name)
+        if var is None:
+            raise CodegenError(f"local `{s.name}` is not declared in Kernel.locals")
+        self.ins(Op.Store, var, self.expr(s.value))
+
+    def _if(self, s: ir.If) -> None:
+        c = self.expr(s.cond)
+        new = self.m.new_id
+        then_l, merge = new(), new()
+        else_l = new() if s.orelse else merge
+        self.ins(Op.SelectionMerge, merge, 0)
+        self.ins(Op.BranchConditional, c, then_l, else_l)
+        self.begin(then_l)
+        self.stmts(s.then)
+        reached = not self.terminated or not s.orelse
+        if not self.terminated:
+            self.br(merge)
+        if s.orelse:
+            self.begin(else_l)
+            self.stmts(s.orelse)
+            if not self.terminated:
+                self.br(merge)
+                reached = True
+        self.begin(merge)
+        if not reached:  # both arms left the construct: the merge block exists but is dead
+            self.ins(Op.Unreachable)
+            self.terminated = True
+
+    def _loop(self, s: ir.Loop) -> None:
+        new = self.m.new_id
+        header, cond_l, body_l, cont, merge = new(), new(), new(), new(), new()
+        self.br(header)
+        self.begin(header)
+        self.ins(Op.LoopMerge, merge, cont, 0)
+        self.br(cond_l)
+        self.begin(cond_l)  # the condition may itself need blocks (guarded loads, int **)
+        c = self.expr(s.cond)
+        self.ins(Op.BranchConditional, c, body_l, merge)
+        self.begin(body_l)
+        self.loops.append((merge, cont))
+        self.stmts(s.body)
+        self.loops.pop()
+        if not self.terminated:
+            self.br(cont)
+        self.begin(cont)
+        self.stmts(s.step)
+        if not self.terminated:
+            self.br(header)
+        self.begin(merge)
+
+    def _break(self, s: ir.Break) -> None:
+        if not self.loops:
+            raise CodegenError("`break` outside a loop")
+        self.br(self.loops[-1][0])
+
+    def _continue(self, s: ir.Continue) -> None:
+        if not self.loops:
+            raise CodegenError("`continue` outside a loop")
+        self.br(self.loops[-1][1])
+
+    def _return(self, s: ir.Return) -> None:
+        self.ins(Op.Return)
+        self.terminated = True
+
+    def _barrier(self, s: ir.Barrier) -> None:
+        sc = self.ki(SCOPE_WORKGROUP)
+        self.ins(Op.ControlBarrier, sc, sc, self.ki(BARRIER_SEMANTICS))
+
+    # ---------------------------------------------------------------- list access
+    def _guard(self, li, idx: int) -> tuple[int, int]:
+        """Open `if uint(idx) < len`: returns (access block, merge block); in the access block."""
+        inb = self.op(Op.ULessThan, self.t_bool, idx, li.len)
+        access, merge = self.m.new_id(), self.m.new_id()
+        self.ins(Op.SelectionMerge, merge, 0)
+        self.ins(Op.BranchConditional, inb, access, merge)
+        self.begin(access)
+        return access, merge
+
+    def load(self, e: ir.Load) -> int:
+        li = self.lists[e.list_index]
+        zero = self.zero(e.type)
+        if isinstance(e.index, ir.Const) and e.index.value < 0:
+            return zero
+        idx = self.expr(e.index)
+        pre = self.cur_label
+        access, merge = self._guard(li, idx)
+        ptr = self.op(Op.AccessChain, li.elem_ptr, li.base, self.c0, idx)
+        v = self.op(Op.Load, li.storage, ptr, ALIGNED, li.align)
+        if li.elem.is_bool:  # one byte -> bool (any nonzero byte is True)
+            u32 = self.m.t_int(32, False)
+            v = self.op(
+                Op.INotEqual, self.t_bool, self.op(Op.UConvert, u32, v), self.m.const(u32, 0)
+            )
+        self.br(merge)
+        self.begin(merge)
+        return self.op(Op.Phi, self.ty(e.type), v, access, zero, pre)
+
+    def _store(self, s: ir.Store) -> None:
+        li = self.lists[s.list_index]
+        if isinstance(s.index, ir.Const) and s.index.value < 0:
+            return
+        idx = self.expr(s.index)
+        val = self.expr(s.value)
+        _, merge = self._guard(li, idx)
+        if li.elem.is_bool:
+            u32 = self.m.t_int(32, False)
+            w = self.op(Op.Select, u32, val, self.m.const(u32, 1), self.m.const(u32, 0))
+            val = self.op(Op.UConvert, li.storage, w)
+        ptr = self.op(Op.AccessChain, li.elem_ptr, li.base, self.c0, idx)
+        self.ins(Op.Store, ptr, val, ALIGNED, li.align)
+        self.br(merge)
+        self.begin(merge)
+
+
+StmtGen.STMTS = {
+    ir.Assign: StmtGen._assign,
+    ir.Store: StmtGen._store,
+    ir.If: StmtGen._if,
+    ir.Loop: StmtGen._loop,
+    ir.Break: StmtGen._break,
+    ir.Continue: StmtGen._continue,
+    ir.Return: StmtGen._return,
+    ir.Barrier: StmtGen._barrier,
+}

@@ -1,0 +1,42 @@
+"""The parameter block a launch fills: header, list addresses and lengths, scalars.
+
+Pure arithmetic over `ir.Kernel.params` -> `artifact.PushLayout`; codegen mirrors it as a
+Block-decorated struct with explicit Offset decorations, launch packs it with `struct`.
+"""
+
+from __future__ import annotations
+
+from ..artifact import PushField, PushLayout
+from ..ir import Kernel, ListType, Scalar
+from ..target import Target
+
+HEADER = (("total", 0), ("base_group", 4), ("grid_x", 8))  # u32 each; 12..16 is padding
+HEADER_SIZE = 16
+
+
+def scalar_fmt(t: Scalar) -> str:
+    """`struct` code of a 4-byte scalar parameter: int 'i', float 'f', bool and uint 'I' (0/1)."""
+    if t.bits != 32:
+        raise NotImplementedError(f"{t.bits}-bit scalar parameters are not supported yet")
+    return {"int": "i", "float": "f", "bool": "I", "uint": "I"}[t.kind]
+
+
+def push_layout(kernel: Kernel, target: Target) -> PushLayout:
+    """Lay out every parameter (used or not, so launch packs arguments uniformly):
+    header at 0, u64 list addresses from 16 (8-aligned), u32 list lengths, 4-byte scalars.
+    `in_buffer` when the block exceeds the device's push-constant size."""
+    fields = [PushField(role, None, off, "I") for role, off in HEADER]
+    off = HEADER_SIZE
+    lists = [i for i, p in enumerate(kernel.params) if isinstance(p.type, ListType)]
+    for i in lists:
+        fields.append(PushField("addr", i, off, "Q"))
+        off += 8
+    for i in lists:
+        fields.append(PushField("len", i, off, "I"))
+        off += 4
+    for i, p in enumerate(kernel.params):
+        if isinstance(p.type, Scalar):
+            fields.append(PushField("scalar", i, off, scalar_fmt(p.type)))
+            off += 4
+    size = (off + 7) & ~7
+    return PushLayout(tuple(fields), size, in_buffer=size > target.max_push_constants_size)

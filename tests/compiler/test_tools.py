@@ -1,0 +1,42 @@
+"""spirv-tools wrappers: clear errors when a program is missing, messages when validation fails."""
+
+from __future__ import annotations
+
+import pytest
+from ir_kernels import SAXPY
+
+from cthreads.compiler.compile import compile_kernel
+from cthreads.compiler.spirv import tools
+from cthreads.compiler.target import Target
+
+needs = pytest.mark.skipif(not tools.available("spirv-val"), reason="spirv-tools not installed")
+
+
+def test_missing_tool_says_how_to_install(monkeypatch):
+    tools.find.cache_clear()
+    monkeypatch.setenv("PATH", "/nonexistent")
+    try:
+        with pytest.raises(tools.SpirvToolsNotFound, match="apt-get install spirv-tools"):
+            tools.validate(b"")
+        assert not tools.available("spirv-val")
+    finally:
+        tools.find.cache_clear()
+
+
+@needs
+def test_validate_rejects_garbage():
+    with pytest.raises(tools.SpirvValidationError):
+        tools.validate(b"\x03\x02\x23\x07" + b"\0" * 8)
+
+
+@needs
+def test_disassemble_and_optimize_roundtrip():
+    spirv = compile_kernel(SAXPY, Target()).spirv
+    text = tools.disassemble(spirv)
+    assert "OpEntryPoint GLCompute %main" in text and "PhysicalStorageBuffer64 GLSL450" in text
+    assert "%saxpy = OpFunction" in text
+    raw = tools.disassemble(spirv, friendly_names=False)
+    assert "%saxpy" not in raw
+    if tools.available("spirv-opt"):
+        opt = tools.optimize(spirv)
+        tools.validate(opt)  # spirv-opt -O keeps our modules valid
