@@ -1,0 +1,62 @@
+"""The on-disk copy of the driver's VkPipelineCache.
+
+One file per device and driver under `config.cache_dir()/pipelines/`, read when a device is
+created and written back atomically (temporary file + rename) on shutdown, at exit and, at
+most every few seconds, after new pipelines. Failures to read or write are never fatal.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from .. import config
+from ..errors import CThreadsGPUError
+from .info import DeviceInfo
+
+SAVE_INTERVAL_S = 2.0
+
+
+def cache_path(info: DeviceInfo) -> Path:
+    """`<cache_dir>/pipelines/<vendor>-<device>-<driver>-<uuid>.bin`."""
+    driver = "".join(c if c.isalnum() or c in ".-_" else "_" for c in info.driver_version)
+    name = f"{info.vendor_id:04x}-{info.device_id:04x}-{driver}-{info.pipeline_cache_uuid}.bin"
+    return config.cache_dir() / "pipelines" / name
+
+
+class PipelineCacheFile:
+    """Loads and (debounced) saves one device's pipeline cache."""
+
+    def __init__(self, info: DeviceInfo):
+        self.path = cache_path(info) if config.disk_cache_enabled() else None
+        self.dirty = False
+        self.last_save = 0.0
+
+    def load(self) -> bytes | None:
+        if self.path is None:
+            return None
+        try:
+            return self.path.read_bytes()
+        except OSError:
+            return None
+
+    def touched(self, get_data) -> None:
+        """A pipeline was created: save now unless a save happened very recently."""
+        self.dirty = True
+        if time.monotonic() - self.last_save >= SAVE_INTERVAL_S:
+            self.save(get_data)
+
+    def save(self, get_data) -> None:
+        if self.path is None or not self.dirty:
+            return
+        self.dirty = False
+        self.last_save = time.monotonic()
+        try:
+            data = get_data()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, self.path)
+        except (OSError, CThreadsGPUError):  # an unwritable cache only costs compile time
+            self.dirty = True

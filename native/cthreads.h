@@ -1,0 +1,292 @@
+/* cthreads._native — shared declarations of the C extension (not a Python API).
+ *
+ * Vulkan entry-point tables (X-macros), object structs (Instance, Device, Buffer, Pipeline),
+ * module state, and the functions the .c files provide to each other.
+ * Every Vulkan function is loaded at run time: vulkan.h is included with VK_NO_PROTOTYPES.
+ */
+#ifndef CTHREADS_NATIVE_H
+#define CTHREADS_NATIVE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+/* ---- entry points ---------------------------------------------------------------------- */
+
+/* resolved with vkGetInstanceProcAddr(NULL, ...) */
+#define CT_GLOBAL_FUNCS(X)                 \
+    X(vkCreateInstance)                    \
+    X(vkEnumerateInstanceLayerProperties)  \
+    X(vkEnumerateInstanceExtensionProperties) \
+    X(vkEnumerateInstanceVersion)
+
+/* resolved with vkGetInstanceProcAddr(instance, ...) */
+#define CT_INSTANCE_FUNCS(X)                       \
+    X(vkDestroyInstance)                           \
+    X(vkEnumeratePhysicalDevices)                  \
+    X(vkGetPhysicalDeviceProperties)               \
+    X(vkGetPhysicalDeviceProperties2)              \
+    X(vkGetPhysicalDeviceFeatures2)                \
+    X(vkGetPhysicalDeviceMemoryProperties)         \
+    X(vkGetPhysicalDeviceQueueFamilyProperties)    \
+    X(vkEnumerateDeviceExtensionProperties)        \
+    X(vkCreateDevice)                              \
+    X(vkGetDeviceProcAddr)
+
+/* optional instance functions (debug utils) */
+#define CT_INSTANCE_OPT_FUNCS(X)           \
+    X(vkCreateDebugUtilsMessengerEXT)      \
+    X(vkDestroyDebugUtilsMessengerEXT)
+
+/* resolved with vkGetDeviceProcAddr(device, ...) */
+#define CT_DEVICE_FUNCS(X)                 \
+    X(vkDestroyDevice)                     \
+    X(vkGetDeviceQueue)                    \
+    X(vkDeviceWaitIdle)                    \
+    X(vkCreateBuffer)                      \
+    X(vkDestroyBuffer)                     \
+    X(vkGetBufferMemoryRequirements)       \
+    X(vkAllocateMemory)                    \
+    X(vkFreeMemory)                        \
+    X(vkBindBufferMemory)                  \
+    X(vkMapMemory)                         \
+    X(vkUnmapMemory)                       \
+    X(vkFlushMappedMemoryRanges)           \
+    X(vkInvalidateMappedMemoryRanges)      \
+    X(vkGetBufferDeviceAddress)            \
+    X(vkCreateShaderModule)                \
+    X(vkDestroyShaderModule)               \
+    X(vkCreatePipelineLayout)              \
+    X(vkDestroyPipelineLayout)             \
+    X(vkCreateComputePipelines)            \
+    X(vkDestroyPipeline)                   \
+    X(vkCreatePipelineCache)               \
+    X(vkDestroyPipelineCache)              \
+    X(vkGetPipelineCacheData)              \
+    X(vkCreateCommandPool)                 \
+    X(vkDestroyCommandPool)                \
+    X(vkAllocateCommandBuffers)            \
+    X(vkBeginCommandBuffer)                \
+    X(vkEndCommandBuffer)                  \
+    X(vkCmdBindPipeline)                   \
+    X(vkCmdPushConstants)                  \
+    X(vkCmdDispatch)                       \
+    X(vkCmdCopyBuffer)                     \
+    X(vkCmdFillBuffer)                     \
+    X(vkCmdPipelineBarrier)                \
+    X(vkCmdResetQueryPool)                 \
+    X(vkCmdWriteTimestamp)                 \
+    X(vkCreateQueryPool)                   \
+    X(vkDestroyQueryPool)                  \
+    X(vkGetQueryPoolResults)               \
+    X(vkCreateSemaphore)                   \
+    X(vkDestroySemaphore)                  \
+    X(vkGetSemaphoreCounterValue)          \
+    X(vkWaitSemaphores)                    \
+    X(vkSignalSemaphore)                   \
+    X(vkQueueSubmit)
+
+#define CT_DECLARE_PFN(name) PFN_##name name;
+
+typedef struct {
+    CT_GLOBAL_FUNCS(CT_DECLARE_PFN)
+} CtGlobalFns;
+
+typedef struct {
+    CT_INSTANCE_FUNCS(CT_DECLARE_PFN)
+    CT_INSTANCE_OPT_FUNCS(CT_DECLARE_PFN)
+} CtInstanceFns;
+
+typedef struct {
+    CT_DEVICE_FUNCS(CT_DECLARE_PFN)
+} CtDeviceFns;
+
+/* ---- module state ---------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject *CThreadsGPUError, *VulkanLoaderNotFound, *VulkanNoDevice, *VulkanInitFailed,
+        *VulkanOutOfMemory, *GpuInvalidArgument, *GpuArgumentTypeError, *GpuUseAfterDestroy,
+        *GpuDeviceLost;
+    PyTypeObject *InstanceType, *DeviceType, *BufferType, *PipelineType;
+} CtState;
+
+extern struct PyModuleDef ct_module_def;
+
+/* ---- objects --------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    CtState *st;
+    PyObject *module;           /* keeps st alive */
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    CtInstanceFns fn;
+    int validation;
+    int ndevices;               /* live devices: destroy() refuses while > 0 */
+    uint32_t api_version;
+} CtInstance;
+
+/* One VkBuffer bound to its own VkDeviceMemory; pooled by (memory type, size class). */
+typedef struct CtAlloc {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    void *mapped;               /* NULL when not host-visible */
+    VkDeviceSize capacity;
+    VkDeviceAddress address;
+    uint64_t last_use;          /* timeline value of the last submission using it */
+    uint32_t type_index;
+    int size_class;             /* -1: not pooled (freed on release) */
+    int coherent;
+    struct CtAlloc *all_prev, *all_next; /* every live allocation of the device */
+    struct CtAlloc *free_next;           /* pool free list */
+} CtAlloc;
+
+#define CT_NCLASS 200
+#define CT_RING 64
+#define CT_MAX_PUSH 256
+#define CT_TIMINGS 256
+
+typedef struct {
+    VkCommandBuffer cb;
+    uint64_t value;             /* 0: free */
+    PyObject *keep;             /* references held until value completes */
+    int timed;
+} CtSlot;
+
+enum { CT_KIND_DEVICE = 0, CT_KIND_UPLOAD = 1, CT_KIND_DOWNLOAD = 2, CT_NKINDS = 3 };
+enum { CT_UNINIT = 0, CT_ALIVE = 1, CT_CLOSING = 2, CT_DESTROYED = 3 };
+
+typedef struct CtPipeline CtPipeline;
+
+typedef struct {
+    PyObject_HEAD
+    CtState *st;
+    CtInstance *inst;           /* strong ref */
+    int state;
+    int lost;
+    int active;                 /* GIL-released operations in progress */
+    VkPhysicalDevice phys;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    CtDeviceFns fn;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memprops;
+    VkDeviceSize max_alloc;
+    int kind_type[CT_NKINDS];   /* memory type index per usage kind */
+    uint32_t timestamp_bits;
+    /* memory */
+    CtAlloc *all;
+    CtAlloc *pools[VK_MAX_MEMORY_TYPES][CT_NCLASS];
+    CtAlloc *deferred;          /* unpooled allocations waiting for their last use */
+    VkDeviceSize pooled_bytes, pool_cap;
+    /* pipelines */
+    VkPipelineCache cache;
+    CtPipeline *pipelines;      /* live pipelines, destroyed with the device */
+    /* submission */
+    pthread_mutex_t queue_lock;
+    VkSemaphore timeline;
+    VkCommandPool cmd_pool;
+    VkQueryPool query_pool;
+    CtSlot ring[CT_RING];
+    int ring_next;              /* next slot to use (oldest when the ring is full) */
+    uint64_t next_value;        /* last assigned timeline value */
+    uint64_t completed;         /* cached semaphore counter */
+    struct { uint64_t value; double ms; } timings[CT_TIMINGS];
+} CtDevice;
+
+struct CtPipeline {
+    PyObject_HEAD
+    CtDevice *dev;              /* strong ref */
+    VkPipeline pipeline;
+    VkPipelineLayout layout;
+    uint32_t push_size;
+    CtPipeline *prev, *next;    /* in dev->pipelines while alive */
+};
+
+typedef struct {
+    PyObject_HEAD
+    CtDevice *dev;              /* strong ref */
+    CtAlloc *alloc;             /* NULL after release */
+    Py_ssize_t nbytes;
+    int kind;
+} CtBuffer;
+
+/* features of a physical device (chained structs valid only for api >= 1.2) */
+typedef struct {
+    VkPhysicalDeviceFeatures2 f2;
+    VkPhysicalDeviceVulkan11Features v11;
+    VkPhysicalDeviceVulkan12Features v12;
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af;
+    int has_atomic_float_ext;
+    uint32_t api;
+} CtFeatures;
+
+/* ---- cross-file functions -------------------------------------------------------------- */
+
+/* loader.c */
+int ct_loader_load(CtState *st, const char *libname);
+int ct_loader_ready(void);
+extern CtGlobalFns ct_gfn;
+extern PFN_vkGetInstanceProcAddr ct_get_instance_proc;
+
+/* errors.c */
+const char *ct_vk_result_name(VkResult r);
+PyObject *ct_raise_vk(CtState *st, VkResult r, const char *fmt, ...);
+PyObject *ct_raise(PyObject *cls, const char *fmt, ...);
+
+/* instance.c */
+extern PyType_Spec ct_instance_spec;
+void ct_validation_push(const char *msg);
+PyObject *ct_validation_drain(int clear);
+
+/* physdev.c */
+void ct_query_features(CtInstance *inst, VkPhysicalDevice pd, CtFeatures *f);
+PyObject *ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index);
+int ct_pick_queue_family(CtInstance *inst, VkPhysicalDevice pd, uint32_t *family,
+                         uint32_t *timestamp_bits);
+
+/* device.c */
+extern PyType_Spec ct_device_spec;
+int ct_device_check(CtDevice *dev);             /* -1 + GpuUseAfterDestroy when not usable */
+int ct_device_refresh_completed(CtDevice *dev); /* updates dev->completed; -1 on error */
+
+/* memory.c */
+CtAlloc *ct_alloc_get(CtDevice *dev, VkDeviceSize nbytes, int kind);
+void ct_alloc_put(CtDevice *dev, CtAlloc *a);
+void ct_alloc_free(CtDevice *dev, CtAlloc *a);
+void ct_pool_trim(CtDevice *dev, int all_completed);
+void ct_memory_destroy_all(CtDevice *dev);
+int ct_memory_choose_types(CtDevice *dev);
+int ct_host_visible_device_local(const VkPhysicalDeviceMemoryProperties *mp);
+int ct_sync_range(CtDevice *dev, CtAlloc *a, VkDeviceSize off, VkDeviceSize n, int flush);
+
+/* buffer.c */
+extern PyType_Spec ct_buffer_spec;
+PyObject *ct_buffer_new(CtDevice *dev, Py_ssize_t nbytes, int kind);
+CtAlloc *ct_buffer_usable(CtState *st, PyObject *obj, CtDevice *dev, const char *what);
+
+/* pack.c */
+PyObject *ct_buffer_pack_list(CtBuffer *self, PyObject *args, PyObject *kwds);
+PyObject *ct_buffer_unpack_into_list(CtBuffer *self, PyObject *args, PyObject *kwds);
+
+/* pipeline.c */
+extern PyType_Spec ct_pipeline_spec;
+PyObject *ct_device_pipeline(CtDevice *dev, PyObject *args, PyObject *kwds);
+PyObject *ct_device_pipeline_cache_data(CtDevice *dev, PyObject *unused);
+void ct_pipelines_destroy_all(CtDevice *dev);
+
+/* submit.c */
+int ct_ring_create(CtDevice *dev);
+void ct_ring_destroy(CtDevice *dev);
+void ct_ring_retire(CtDevice *dev);
+PyObject *ct_device_submit(CtDevice *dev, PyObject *args, PyObject *kwds);
+PyObject *ct_device_wait(CtDevice *dev, PyObject *args, PyObject *kwds);
+PyObject *ct_device_completed(CtDevice *dev, PyObject *unused);
+PyObject *ct_device_elapsed_ms(CtDevice *dev, PyObject *arg);
+
+#endif

@@ -1,0 +1,438 @@
+/* cthreads._native — device: VkDevice, its queue, and the Device type.
+ *
+ * Python API:
+ *   Device(instance: Instance, index: int, pipeline_cache: bytes | None = None)
+ *   Device.buffer(nbytes: int, kind: int = 0) -> Buffer   kind 0 device, 1 upload, 2 download
+ *   Device.pipeline(spirv, push_size, spec=None, entry="main") -> Pipeline    (pipeline.c)
+ *   Device.pipeline_cache_data() -> bytes                                     (pipeline.c)
+ *   Device.submit(commands, keep=(), timed=False) -> int                      (submit.c)
+ *   Device.wait(value, timeout=None) -> bool; completed() -> int;
+ *   Device.elapsed_ms(value) -> float | None; last_value -> int               (submit.c)
+ *   Device.wait_idle() -> None; trim() -> None; stats() -> dict; destroy() -> None
+ *   Device.alive -> bool; host_visible_device_local -> bool
+ * Teardown order: stop new work, wait for host operations, wait idle, drop in-flight references,
+ * pipelines, memory, ring, semaphore, pipeline cache, device.
+ */
+#include "cthreads.h"
+
+#include <sched.h>
+#include <string.h>
+
+int
+ct_device_check(CtDevice *dev)
+{
+    if (dev->state == CT_UNINIT) {
+        ct_raise(dev->st->GpuUseAfterDestroy, "the Device was not initialized");
+        return -1;
+    }
+    if (dev->state != CT_ALIVE) {
+        ct_raise(dev->st->GpuUseAfterDestroy,
+                 "the Vulkan device was shut down; buffers and pipelines made before "
+                 "shutdown() cannot be used. Create new ones from the current device");
+        return -1;
+    }
+    if (dev->lost) {
+        ct_raise(dev->st->GpuDeviceLost,
+                 "the Vulkan device was lost (VK_ERROR_DEVICE_LOST); call shutdown() and init() "
+                 "to start a new device");
+        return -1;
+    }
+    return 0;
+}
+
+int
+ct_device_refresh_completed(CtDevice *dev)
+{
+    uint64_t v = 0;
+    VkResult r = dev->fn.vkGetSemaphoreCounterValue(dev->device, dev->timeline, &v);
+    if (r != VK_SUCCESS) {
+        if (r == VK_ERROR_DEVICE_LOST)
+            dev->lost = 1;
+        ct_raise_vk(dev->st, r, "vkGetSemaphoreCounterValue");
+        return -1;
+    }
+    if (v > dev->completed)
+        dev->completed = v;
+    return 0;
+}
+
+static void device_destroy(CtDevice *self);
+
+static PyObject *
+Device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    CtDevice *self = (CtDevice *)PyType_GenericNew(type, args, kwds);
+    if (self != NULL)
+        self->st = PyType_GetModuleState(type); /* errors can be raised before __init__ */
+    return (PyObject *)self;
+}
+
+static int
+Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"instance", "index", "pipeline_cache", NULL};
+    PyObject *inst_obj;
+    int index;
+    Py_buffer cache = {0};
+    CtState *st = PyType_GetModuleState(Py_TYPE(self));
+    if (st == NULL)
+        return -1;
+    self->st = st;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!i|z*", kwlist, st->InstanceType, &inst_obj,
+                                     &index, &cache))
+        return -1;
+    int rc = -1;
+    if (self->device != VK_NULL_HANDLE || self->inst != NULL) {
+        ct_raise(st->GpuInvalidArgument, "Device is already initialized");
+        goto done;
+    }
+    CtInstance *inst = (CtInstance *)inst_obj;
+    if (inst->instance == VK_NULL_HANDLE) {
+        ct_raise(st->GpuUseAfterDestroy, "the Vulkan instance was destroyed");
+        goto done;
+    }
+    self->inst = (CtInstance *)Py_NewRef(inst_obj);
+    pthread_mutex_init(&self->queue_lock, NULL);
+
+    uint32_t n = 0;
+    inst->fn.vkEnumeratePhysicalDevices(inst->instance, &n, NULL);
+    if (index < 0 || (uint32_t)index >= n) {
+        ct_raise(st->VulkanNoDevice, "no Vulkan physical device with index %d (%u available)",
+                 index, n);
+        goto done;
+    }
+    VkPhysicalDevice *pds = PyMem_Calloc(n, sizeof *pds);
+    if (pds == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    inst->fn.vkEnumeratePhysicalDevices(inst->instance, &n, pds);
+    self->phys = pds[index];
+    PyMem_Free(pds);
+    inst->fn.vkGetPhysicalDeviceProperties(self->phys, &self->props);
+    inst->fn.vkGetPhysicalDeviceMemoryProperties(self->phys, &self->memprops);
+    {
+        VkPhysicalDeviceMaintenance3Properties m3 = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+        VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                          .pNext = &m3};
+        inst->fn.vkGetPhysicalDeviceProperties2(self->phys, &p2);
+        self->max_alloc = m3.maxMemoryAllocationSize;
+    }
+
+    CtFeatures have;
+    ct_query_features(inst, self->phys, &have);
+    if (have.api < VK_API_VERSION_1_2 || !have.v12.bufferDeviceAddress ||
+        !have.v12.timelineSemaphore) {
+        ct_raise(st->VulkanInitFailed,
+                 "device '%s' lacks Vulkan 1.2 bufferDeviceAddress/timelineSemaphore, which "
+                 "cthreads needs; update the driver or choose another device with CTHREADS_DEVICE",
+                 self->props.deviceName);
+        goto done;
+    }
+    if (ct_pick_queue_family(inst, self->phys, &self->queue_family, &self->timestamp_bits) < 0) {
+        ct_raise(st->VulkanNoDevice, "device '%s' has no compute queue", self->props.deviceName);
+        goto done;
+    }
+
+    /* enable what is supported among the features kernels may use */
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
+        .shaderBufferFloat32Atomics = have.af.shaderBufferFloat32Atomics,
+        .shaderBufferFloat32AtomicAdd = have.af.shaderBufferFloat32AtomicAdd,
+    };
+    VkPhysicalDeviceVulkan12Features v12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .pNext = have.has_atomic_float_ext ? &af : NULL,
+        .bufferDeviceAddress = VK_TRUE,
+        .timelineSemaphore = VK_TRUE,
+        .storageBuffer8BitAccess = have.v12.storageBuffer8BitAccess,
+        .shaderInt8 = have.v12.shaderInt8,
+        .shaderFloat16 = have.v12.shaderFloat16,
+        .scalarBlockLayout = have.v12.scalarBlockLayout,
+        .vulkanMemoryModel = have.v12.vulkanMemoryModel,
+        .vulkanMemoryModelDeviceScope = have.v12.vulkanMemoryModelDeviceScope,
+        .shaderBufferInt64Atomics = have.v12.shaderBufferInt64Atomics,
+    };
+    VkPhysicalDeviceVulkan11Features v11 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+        .pNext = &v12,
+        .storageBuffer16BitAccess = have.v11.storageBuffer16BitAccess,
+        .variablePointersStorageBuffer = have.v11.variablePointersStorageBuffer,
+        .variablePointers = have.v11.variablePointers,
+    };
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &v11};
+    f2.features.shaderInt64 = have.f2.features.shaderInt64;
+    f2.features.shaderInt16 = have.f2.features.shaderInt16;
+    f2.features.shaderFloat64 = have.f2.features.shaderFloat64;
+    const char *exts[1];
+    uint32_t next = 0;
+    if (have.has_atomic_float_ext)
+        exts[next++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = self->queue_family,
+        .queueCount = 1,
+        .pQueuePriorities = &prio,
+    };
+    VkDeviceCreateInfo dci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = &f2,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &qci,
+        .enabledExtensionCount = next,
+        .ppEnabledExtensionNames = exts,
+    };
+    VkResult r;
+    VkDevice device = VK_NULL_HANDLE;
+    Py_BEGIN_ALLOW_THREADS
+    r = inst->fn.vkCreateDevice(self->phys, &dci, NULL, &device);
+    Py_END_ALLOW_THREADS
+    if (r != VK_SUCCESS) {
+        ct_raise_vk(st, r, "vkCreateDevice for '%s'", self->props.deviceName);
+        goto done;
+    }
+    self->device = device;
+    inst->ndevices++;
+#define CT_LOAD_DEV(name) self->fn.name = (PFN_##name)inst->fn.vkGetDeviceProcAddr(device, #name);
+    CT_DEVICE_FUNCS(CT_LOAD_DEV)
+#undef CT_LOAD_DEV
+#define CT_CHECK_DEV(name)                                                                  \
+    if (self->fn.name == NULL) {                                                            \
+        ct_raise(st->VulkanInitFailed, "the driver does not provide " #name                  \
+                 " (Vulkan 1.2 core); update the driver");                                  \
+        goto done;                                                                          \
+    }
+    CT_DEVICE_FUNCS(CT_CHECK_DEV)
+#undef CT_CHECK_DEV
+    self->fn.vkGetDeviceQueue(device, self->queue_family, 0, &self->queue);
+
+    if (ct_memory_choose_types(self) < 0)
+        goto done;
+    if (ct_ring_create(self) < 0)
+        goto done;
+    VkPipelineCacheCreateInfo pcci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+        .initialDataSize = cache.buf ? (size_t)cache.len : 0,
+        .pInitialData = cache.buf,
+    };
+    r = self->fn.vkCreatePipelineCache(device, &pcci, NULL, &self->cache);
+    if (r != VK_SUCCESS && cache.buf) { /* a corrupt cache file must not stop us */
+        pcci.initialDataSize = 0;
+        pcci.pInitialData = NULL;
+        r = self->fn.vkCreatePipelineCache(device, &pcci, NULL, &self->cache);
+    }
+    if (r != VK_SUCCESS) {
+        ct_raise_vk(st, r, "vkCreatePipelineCache");
+        goto done;
+    }
+    self->state = CT_ALIVE;
+    rc = 0;
+done:
+    if (rc < 0 && self->device != VK_NULL_HANDLE) {
+        self->state = CT_DESTROYED;
+        device_destroy(self);
+    }
+    if (cache.obj)
+        PyBuffer_Release(&cache);
+    return rc;
+}
+
+/* Release every Vulkan object. Safe to call on a half-created device. */
+static void
+device_destroy(CtDevice *self)
+{
+    if (self->device == VK_NULL_HANDLE) {
+        if (self->state != CT_UNINIT)
+            self->state = CT_DESTROYED;
+        return;
+    }
+    if (self->state == CT_ALIVE)
+        self->state = CT_CLOSING;
+    /* host operations running without the GIL (copies, waits, submits) finish first */
+    while (self->active > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        sched_yield();
+        Py_END_ALLOW_THREADS
+    }
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&self->queue_lock);
+    self->fn.vkDeviceWaitIdle(self->device);
+    pthread_mutex_unlock(&self->queue_lock);
+    Py_END_ALLOW_THREADS
+    self->state = CT_DESTROYED;
+    ct_ring_destroy(self);         /* drops in-flight references (may run Python code) */
+    ct_pipelines_destroy_all(self);
+    ct_memory_destroy_all(self);
+    if (self->cache != VK_NULL_HANDLE)
+        self->fn.vkDestroyPipelineCache(self->device, self->cache, NULL);
+    self->cache = VK_NULL_HANDLE;
+    self->fn.vkDestroyDevice(self->device, NULL);
+    self->device = VK_NULL_HANDLE;
+    self->inst->ndevices--;
+}
+
+static PyObject *
+Device_destroy(CtDevice *self, PyObject *unused)
+{
+    if (self->device != VK_NULL_HANDLE)
+        device_destroy(self);
+    Py_RETURN_NONE;
+}
+
+static void
+Device_dealloc(CtDevice *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    if (self->device != VK_NULL_HANDLE)
+        device_destroy(self);
+    if (self->inst != NULL)
+        pthread_mutex_destroy(&self->queue_lock);
+    Py_CLEAR(self->inst);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *
+Device_buffer(CtDevice *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"nbytes", "kind", NULL};
+    Py_ssize_t nbytes;
+    int kind = CT_KIND_DEVICE;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|i", kwlist, &nbytes, &kind))
+        return NULL;
+    if (ct_device_check(self) < 0)
+        return NULL;
+    if (nbytes < 0)
+        return ct_raise(self->st->GpuInvalidArgument, "buffer size must be >= 0, got %zd", nbytes);
+    if (kind < 0 || kind >= CT_NKINDS)
+        return ct_raise(self->st->GpuInvalidArgument, "unknown buffer kind %d", kind);
+    return ct_buffer_new(self, nbytes, kind);
+}
+
+static PyObject *
+Device_wait_idle(CtDevice *self, PyObject *unused)
+{
+    if (ct_device_check(self) < 0)
+        return NULL;
+    VkResult r;
+    self->active++;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&self->queue_lock);
+    r = self->fn.vkDeviceWaitIdle(self->device);
+    pthread_mutex_unlock(&self->queue_lock);
+    Py_END_ALLOW_THREADS
+    self->active--;
+    if (r != VK_SUCCESS) {
+        if (r == VK_ERROR_DEVICE_LOST)
+            self->lost = 1;
+        return ct_raise_vk(self->st, r, "vkDeviceWaitIdle");
+    }
+    if (ct_device_refresh_completed(self) < 0)
+        return NULL;
+    ct_ring_retire(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Device_trim(CtDevice *self, PyObject *unused)
+{
+    if (ct_device_check(self) < 0 || ct_device_refresh_completed(self) < 0)
+        return NULL;
+    ct_ring_retire(self);
+    ct_pool_trim(self, 1);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Device_stats(CtDevice *self, PyObject *unused)
+{
+    Py_ssize_t live = 0, pooled = 0;
+    VkDeviceSize live_bytes = 0;
+    for (CtAlloc *a = self->all; a != NULL; a = a->all_next) {
+        live++;
+        live_bytes += a->capacity;
+    }
+    for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; t++)
+        for (int c = 0; c < CT_NCLASS; c++)
+            for (CtAlloc *a = self->pools[t][c]; a != NULL; a = a->free_next)
+                pooled++;
+    int inflight = 0;
+    for (int i = 0; i < CT_RING; i++)
+        inflight += self->ring[i].value != 0;
+    return Py_BuildValue("{s:n,s:K,s:n,s:K,s:K,s:i,s:K,s:K}", "allocations", live,
+                         "allocated_bytes", (unsigned long long)live_bytes, "pooled", pooled,
+                         "pooled_bytes", (unsigned long long)self->pooled_bytes,
+                         "pool_cap", (unsigned long long)self->pool_cap,
+                         "ring_in_flight", inflight,
+                         "last_value", (unsigned long long)self->next_value,
+                         "completed", (unsigned long long)self->completed);
+}
+
+static PyObject *
+Device_get_alive(CtDevice *self, void *c)
+{
+    return PyBool_FromLong(self->state == CT_ALIVE && !self->lost);
+}
+
+static PyObject *
+Device_get_last_value(CtDevice *self, void *c)
+{
+    return PyLong_FromUnsignedLongLong(self->next_value);
+}
+
+static PyObject *
+Device_get_hvdl(CtDevice *self, void *c)
+{
+    return PyBool_FromLong(ct_host_visible_device_local(&self->memprops) &&
+                           (self->memprops.memoryTypes[self->kind_type[CT_KIND_DEVICE]].propertyFlags &
+                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT));
+}
+
+static PyMethodDef Device_methods[] = {
+    {"buffer", (PyCFunction)(void (*)(void))Device_buffer, METH_VARARGS | METH_KEYWORDS,
+     "buffer(nbytes, kind=0) -> Buffer (from the size-class pool)"},
+    {"pipeline", (PyCFunction)(void (*)(void))ct_device_pipeline, METH_VARARGS | METH_KEYWORDS,
+     "pipeline(spirv, push_size, spec=None, entry='main') -> Pipeline"},
+    {"pipeline_cache_data", (PyCFunction)ct_device_pipeline_cache_data, METH_NOARGS,
+     "pipeline_cache_data() -> bytes: the VkPipelineCache contents"},
+    {"submit", (PyCFunction)(void (*)(void))ct_device_submit, METH_VARARGS | METH_KEYWORDS,
+     "submit(commands, keep=(), timed=False) -> int timeline value"},
+    {"wait", (PyCFunction)(void (*)(void))ct_device_wait, METH_VARARGS | METH_KEYWORDS,
+     "wait(value, timeout=None) -> bool"},
+    {"completed", (PyCFunction)ct_device_completed, METH_NOARGS, "completed() -> int"},
+    {"elapsed_ms", (PyCFunction)ct_device_elapsed_ms, METH_O, "elapsed_ms(value) -> float | None"},
+    {"wait_idle", (PyCFunction)Device_wait_idle, METH_NOARGS, "wait_idle() -> None"},
+    {"trim", (PyCFunction)Device_trim, METH_NOARGS, "trim() -> None: free idle pooled memory"},
+    {"stats", (PyCFunction)Device_stats, METH_NOARGS, "stats() -> dict of pool/ring counters"},
+    {"destroy", (PyCFunction)Device_destroy, METH_NOARGS, "destroy() -> None (idempotent)"},
+    {NULL}
+};
+
+static PyGetSetDef Device_getset[] = {
+    {"alive", (getter)Device_get_alive, NULL, "False after destroy() or device loss", NULL},
+    {"last_value", (getter)Device_get_last_value, NULL, "last timeline value handed out", NULL},
+    {"host_visible_device_local", (getter)Device_get_hvdl, NULL,
+     "whether 'device' buffers are host-visible (lavapipe, resizable BAR)", NULL},
+    {NULL}
+};
+
+static PyType_Slot Device_slots[] = {
+    {Py_tp_doc, "A VkDevice with one compute queue, a timeline semaphore, a command ring, "
+                "a buffer pool and a pipeline cache."},
+    {Py_tp_init, Device_init},
+    {Py_tp_new, Device_new},
+    {Py_tp_dealloc, Device_dealloc},
+    {Py_tp_methods, Device_methods},
+    {Py_tp_getset, Device_getset},
+    {0, NULL}
+};
+
+PyType_Spec ct_device_spec = {
+    .name = "cthreads._native.Device",
+    .basicsize = sizeof(CtDevice),
+    .flags = Py_TPFLAGS_DEFAULT,
+    .slots = Device_slots,
+};

@@ -1,0 +1,181 @@
+/* cthreads._native — module: state, types and module-level functions.
+ *
+ * Python API:
+ *   load(libname: str) -> None        dlopen the Vulkan loader (once per process); raises
+ *                                     VulkanLoaderNotFound with an install hint
+ *   loaded() -> bool                  whether load() succeeded
+ *   validation_messages(clear=True) -> list[str]   messages captured from the validation layer
+ *   Instance, Device, Buffer, Pipeline             types (instance.c, device.c, buffer.c,
+ *                                                  pipeline.c)
+ *   KIND_DEVICE, KIND_UPLOAD, KIND_DOWNLOAD, MAX_PUSH (ints)
+ * The exception classes come from cthreads.errors, imported at module init.
+ */
+#include "cthreads.h"
+
+static CtState *
+get_state(PyObject *module)
+{
+    return (CtState *)PyModule_GetState(module);
+}
+
+static PyObject *
+ct_load(PyObject *module, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (name == NULL)
+        return NULL;
+    if (ct_loader_load(get_state(module), name) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+ct_loaded(PyObject *module, PyObject *unused)
+{
+    return PyBool_FromLong(ct_loader_ready());
+}
+
+static PyObject *
+ct_validation_messages(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"clear", NULL};
+    int clear = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p", kwlist, &clear))
+        return NULL;
+    return ct_validation_drain(clear);
+}
+
+static PyObject *
+ct_push_message(PyObject *module, PyObject *arg)
+{
+    const char *s = PyUnicode_AsUTF8(arg);
+    if (s == NULL)
+        return NULL;
+    ct_validation_push(s);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"load", ct_load, METH_O, "load(libname) -> None: dlopen the Vulkan loader"},
+    {"loaded", ct_loaded, METH_NOARGS, "loaded() -> bool"},
+    {"validation_messages", (PyCFunction)(void (*)(void))ct_validation_messages,
+     METH_VARARGS | METH_KEYWORDS, "validation_messages(clear=True) -> list[str]"},
+    {"push_validation_message", ct_push_message, METH_O,
+     "push_validation_message(msg) -> None: record a message (for cthreads' own checks)"},
+    {NULL}
+};
+
+static int
+module_exec(PyObject *m)
+{
+    CtState *st = get_state(m);
+    PyObject *errors = PyImport_ImportModule("cthreads.errors");
+    if (errors == NULL)
+        return -1;
+#define GET_EXC(name)                                              \
+    st->name = PyObject_GetAttrString(errors, #name);              \
+    if (st->name == NULL) {                                        \
+        Py_DECREF(errors);                                         \
+        return -1;                                                 \
+    }
+    GET_EXC(CThreadsGPUError)
+    GET_EXC(VulkanLoaderNotFound)
+    GET_EXC(VulkanNoDevice)
+    GET_EXC(VulkanInitFailed)
+    GET_EXC(VulkanOutOfMemory)
+    GET_EXC(GpuInvalidArgument)
+    GET_EXC(GpuArgumentTypeError)
+    GET_EXC(GpuUseAfterDestroy)
+    GET_EXC(GpuDeviceLost)
+#undef GET_EXC
+    Py_DECREF(errors);
+#define ADD_TYPE(field, spec, attr)                                                     \
+    st->field = (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, NULL);               \
+    if (st->field == NULL || PyModule_AddObjectRef(m, attr, (PyObject *)st->field) < 0) \
+        return -1;
+    ADD_TYPE(InstanceType, ct_instance_spec, "Instance")
+    ADD_TYPE(DeviceType, ct_device_spec, "Device")
+    ADD_TYPE(BufferType, ct_buffer_spec, "Buffer")
+    ADD_TYPE(PipelineType, ct_pipeline_spec, "Pipeline")
+#undef ADD_TYPE
+    if (PyModule_AddIntConstant(m, "KIND_DEVICE", CT_KIND_DEVICE) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_UPLOAD", CT_KIND_UPLOAD) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_DOWNLOAD", CT_KIND_DOWNLOAD) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_PUSH", CT_MAX_PUSH) < 0)
+        return -1;
+    return 0;
+}
+
+static int
+module_traverse(PyObject *m, visitproc visit, void *arg)
+{
+    CtState *st = get_state(m);
+    if (st == NULL)
+        return 0;
+    Py_VISIT(st->CThreadsGPUError);
+    Py_VISIT(st->VulkanLoaderNotFound);
+    Py_VISIT(st->VulkanNoDevice);
+    Py_VISIT(st->VulkanInitFailed);
+    Py_VISIT(st->VulkanOutOfMemory);
+    Py_VISIT(st->GpuInvalidArgument);
+    Py_VISIT(st->GpuArgumentTypeError);
+    Py_VISIT(st->GpuUseAfterDestroy);
+    Py_VISIT(st->GpuDeviceLost);
+    Py_VISIT(st->InstanceType);
+    Py_VISIT(st->DeviceType);
+    Py_VISIT(st->BufferType);
+    Py_VISIT(st->PipelineType);
+    return 0;
+}
+
+static int
+module_clear(PyObject *m)
+{
+    CtState *st = get_state(m);
+    if (st == NULL)
+        return 0;
+    Py_CLEAR(st->CThreadsGPUError);
+    Py_CLEAR(st->VulkanLoaderNotFound);
+    Py_CLEAR(st->VulkanNoDevice);
+    Py_CLEAR(st->VulkanInitFailed);
+    Py_CLEAR(st->VulkanOutOfMemory);
+    Py_CLEAR(st->GpuInvalidArgument);
+    Py_CLEAR(st->GpuArgumentTypeError);
+    Py_CLEAR(st->GpuUseAfterDestroy);
+    Py_CLEAR(st->GpuDeviceLost);
+    Py_CLEAR(st->InstanceType);
+    Py_CLEAR(st->DeviceType);
+    Py_CLEAR(st->BufferType);
+    Py_CLEAR(st->PipelineType);
+    return 0;
+}
+
+static void
+module_free(void *m)
+{
+    module_clear((PyObject *)m);
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+    {0, NULL}
+};
+
+struct PyModuleDef ct_module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "cthreads._native",
+    .m_doc = "Vulkan mechanism for cthreads: loader, instance, device, buffers, pipelines, "
+             "submission. Policy lives in cthreads.runtime.",
+    .m_size = sizeof(CtState),
+    .m_methods = module_methods,
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+    .m_free = module_free,
+};
+
+PyMODINIT_FUNC
+PyInit__native(void)
+{
+    return PyModuleDef_Init(&ct_module_def);
+}

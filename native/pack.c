@@ -1,0 +1,197 @@
+/* cthreads._native — pack: Python lists to and from mapped buffer memory, in C.
+ *
+ * Python API:
+ *   Buffer.pack_list(lst, fmt, offset=0) -> None
+ *       fmt 'f': float32 from float or int (not bool); 'i': int32 from int (not bool, must fit);
+ *       'B': uint8 from bool only. lst may be a list or tuple.
+ *   Buffer.unpack_into_list(lst, fmt, offset=0) -> None
+ *       replaces every item of the list (len(lst) elements) with new float / int / bool objects.
+ * Errors name the element index and the offending type, e.g. "element 3 is str, expected float";
+ * the launch layer prefixes the parameter name. No intermediate Python objects are made.
+ */
+#include "cthreads.h"
+
+#include <string.h>
+
+static int
+elem_size(CtState *st, const char *fmt)
+{
+    if (fmt[0] != '\0' && fmt[1] == '\0') {
+        switch (fmt[0]) {
+        case 'f': case 'i': return 4;
+        case 'B': return 1;
+        }
+    }
+    ct_raise(st->GpuInvalidArgument, "unknown list format '%s': expected 'f' (float32), "
+             "'i' (int32) or 'B' (bool as uint8)", fmt);
+    return -1;
+}
+
+/* common checks; returns the destination pointer or NULL */
+static char *
+prepare(CtBuffer *self, Py_ssize_t n, const char *fmt, Py_ssize_t offset, int *size, CtAlloc **out)
+{
+    CtState *st = self->dev->st;
+    CtAlloc *a = ct_buffer_usable(st, (PyObject *)self, self->dev, "the buffer");
+    if (a == NULL)
+        return NULL;
+    if ((*size = elem_size(st, fmt)) < 0)
+        return NULL;
+    if (a->mapped == NULL) {
+        ct_raise(st->GpuInvalidArgument, "the buffer is not host-visible; use an 'upload' or "
+                 "'download' buffer for lists");
+        return NULL;
+    }
+    if (offset < 0 || offset > self->nbytes || n > (self->nbytes - offset) / *size) {
+        ct_raise(st->GpuInvalidArgument, "%zd elements of %d bytes at offset %zd do not fit in a "
+                 "%zd-byte buffer", n, *size, offset, self->nbytes);
+        return NULL;
+    }
+    *out = a;
+    return (char *)a->mapped + offset;
+}
+
+static PyObject *
+bad_elem(CtState *st, Py_ssize_t i, PyObject *item, const char *expected)
+{
+    return ct_raise(st->GpuArgumentTypeError, "element %zd is %s, expected %s", i,
+                    Py_TYPE(item)->tp_name, expected);
+}
+
+PyObject *
+ct_buffer_pack_list(CtBuffer *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"lst", "fmt", "offset", NULL};
+    PyObject *lst;
+    const char *fmt;
+    Py_ssize_t offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Os|n", kwlist, &lst, &fmt, &offset))
+        return NULL;
+    CtState *st = self->dev->st;
+    if (!PyList_Check(lst) && !PyTuple_Check(lst))
+        return ct_raise(st->GpuArgumentTypeError, "pack_list needs a list, got %s",
+                        Py_TYPE(lst)->tp_name);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(lst);
+    PyObject **items = PySequence_Fast_ITEMS(lst);
+    int size;
+    CtAlloc *a;
+    char *dst = prepare(self, n, fmt, offset, &size, &a);
+    if (dst == NULL)
+        return NULL;
+    /* items are read directly: nothing here calls back into Python code that could resize
+       the list (PyLong/PyFloat conversions of exact-type subclasses use their C values) */
+    switch (fmt[0]) {
+    case 'f': {
+        float *out = (float *)dst;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *it = items[i];
+            if (PyFloat_Check(it))
+                out[i] = (float)PyFloat_AS_DOUBLE(it);
+            else if (PyLong_Check(it) && !PyBool_Check(it)) {
+                double d = PyLong_AsDouble(it);
+                if (d == -1.0 && PyErr_Occurred()) {
+                    PyErr_Clear();
+                    return ct_raise(st->GpuInvalidArgument,
+                                    "element %zd is an int too large for float32", i);
+                }
+                out[i] = (float)d;
+            } else
+                return bad_elem(st, i, it, "float");
+        }
+        break;
+    }
+    case 'i': {
+        int32_t *out = (int32_t *)dst;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *it = items[i];
+            if (!PyLong_Check(it) || PyBool_Check(it))
+                return bad_elem(st, i, it, "int");
+            int overflow = 0;
+            long long v = PyLong_AsLongLongAndOverflow(it, &overflow);
+            if (overflow || v < INT32_MIN || v > INT32_MAX) {
+                if (v == -1 && PyErr_Occurred())
+                    return NULL;
+                PyObject *r = PyObject_Repr(it);
+                if (r == NULL)
+                    return NULL;
+                ct_raise(st->GpuInvalidArgument,
+                         "element %zd is %.60U, outside the int32 range [-2147483648, 2147483647]",
+                         i, r);
+                Py_DECREF(r);
+                return NULL;
+            }
+            out[i] = (int32_t)v;
+        }
+        break;
+    }
+    default: { /* 'B' */
+        uint8_t *out = (uint8_t *)dst;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *it = items[i];
+            if (it == Py_True)
+                out[i] = 1;
+            else if (it == Py_False)
+                out[i] = 0;
+            else
+                return bad_elem(st, i, it, "bool");
+        }
+        break;
+    }
+    }
+    if (ct_sync_range(self->dev, a, (VkDeviceSize)offset, (VkDeviceSize)(n * size), 1) < 0)
+        return ct_raise(st->VulkanOutOfMemory, "flushing mapped memory failed");
+    Py_RETURN_NONE;
+}
+
+PyObject *
+ct_buffer_unpack_into_list(CtBuffer *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"lst", "fmt", "offset", NULL};
+    PyObject *lst;
+    const char *fmt;
+    Py_ssize_t offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Os|n", kwlist, &lst, &fmt, &offset))
+        return NULL;
+    CtState *st = self->dev->st;
+    if (!PyList_Check(lst))
+        return ct_raise(st->GpuArgumentTypeError, "unpack_into_list needs a list, got %s",
+                        Py_TYPE(lst)->tp_name);
+    Py_ssize_t n = PyList_GET_SIZE(lst);
+    int size;
+    CtAlloc *a;
+    const char *src = prepare(self, n, fmt, offset, &size, &a);
+    if (src == NULL)
+        return NULL;
+    if (ct_sync_range(self->dev, a, (VkDeviceSize)offset, (VkDeviceSize)(n * size), 0) < 0)
+        return ct_raise(st->VulkanOutOfMemory, "invalidating mapped memory failed");
+    /* Replacing an item drops the old one, which may run arbitrary code (a __del__) that
+       shrinks the list: re-check the size every step. */
+    for (Py_ssize_t i = 0; i < n && i < PyList_GET_SIZE(lst); i++) {
+        PyObject *v;
+        switch (fmt[0]) {
+        case 'f': {
+            float f;
+            memcpy(&f, src + 4 * i, 4);
+            v = PyFloat_FromDouble((double)f);
+            break;
+        }
+        case 'i': {
+            int32_t x;
+            memcpy(&x, src + 4 * i, 4);
+            v = PyLong_FromLong((long)x);
+            break;
+        }
+        default:
+            v = PyBool_FromLong(((const uint8_t *)src)[i] != 0);
+            break;
+        }
+        if (v == NULL)
+            return NULL;
+        PyObject *old = PyList_GET_ITEM(lst, i);
+        PyList_SET_ITEM(lst, i, v);
+        Py_XDECREF(old);
+        if (self->alloc != a || self->dev->state != CT_ALIVE) /* a finalizer released it */
+            return ct_raise(st->GpuUseAfterDestroy, "the buffer was released during unpacking");
+    }
+    Py_RETURN_NONE;
+}

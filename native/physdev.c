@@ -1,0 +1,313 @@
+/* cthreads._native — physdev: what a physical device is and can do, as plain Python data.
+ *
+ * Python API: the dicts returned by Instance.physical_devices() (keys: index, name, type,
+ * vendor_id, device_id, api_version, driver_version, driver_name, pipeline_cache_uuid,
+ * limits, memory_heaps, memory_types, features, usable, unusable_reason). The Python runtime
+ * turns them into DeviceInfo and applies the device-choice policy.
+ */
+#include "cthreads.h"
+
+#include <string.h>
+
+static int
+has_device_ext(CtInstance *inst, VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    if (inst->fn.vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || !n)
+        return 0;
+    VkExtensionProperties *p = PyMem_Calloc(n, sizeof *p);
+    if (p == NULL)
+        return 0;
+    int found = 0;
+    if (inst->fn.vkEnumerateDeviceExtensionProperties(pd, NULL, &n, p) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strcmp(p[i].extensionName, name) == 0;
+    PyMem_Free(p);
+    return found;
+}
+
+void
+ct_query_features(CtInstance *inst, VkPhysicalDevice pd, CtFeatures *f)
+{
+    memset(f, 0, sizeof *f);
+    VkPhysicalDeviceProperties props;
+    inst->fn.vkGetPhysicalDeviceProperties(pd, &props);
+    f->api = props.apiVersion;
+    f->f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f->v11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+    f->v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    f->af.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT;
+    if (f->api < VK_API_VERSION_1_2) {
+        inst->fn.vkGetPhysicalDeviceFeatures2(pd, &f->f2);
+        return;
+    }
+    f->has_atomic_float_ext = has_device_ext(inst, pd, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    f->f2.pNext = &f->v11;
+    f->v11.pNext = &f->v12;
+    f->v12.pNext = f->has_atomic_float_ext ? &f->af : NULL;
+    inst->fn.vkGetPhysicalDeviceFeatures2(pd, &f->f2);
+}
+
+int
+ct_pick_queue_family(CtInstance *inst, VkPhysicalDevice pd, uint32_t *family, uint32_t *tsbits)
+{
+    uint32_t n = 0;
+    inst->fn.vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    if (n == 0)
+        return -1;
+    VkQueueFamilyProperties *q = PyMem_Calloc(n, sizeof *q);
+    if (q == NULL)
+        return -1;
+    inst->fn.vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, q);
+    int best = -1, best_score = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || q[i].queueCount == 0)
+            continue;
+        /* prefer timestamps, then a compute-only family (async compute on discrete GPUs) */
+        int score = (q[i].timestampValidBits ? 2 : 0) + (q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT ? 0 : 1);
+        if (score > best_score) {
+            best = (int)i;
+            best_score = score;
+        }
+    }
+    if (best >= 0) {
+        *family = (uint32_t)best;
+        *tsbits = q[best].timestampValidBits;
+    }
+    PyMem_Free(q);
+    return best >= 0 ? 0 : -1;
+}
+
+static const char *
+type_name(VkPhysicalDeviceType t)
+{
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+    }
+}
+
+static PyObject *
+version_str(uint32_t v)
+{
+    return PyUnicode_FromFormat("%u.%u.%u", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v),
+                                VK_API_VERSION_PATCH(v));
+}
+
+static PyObject *
+driver_version_str(uint32_t vendor, uint32_t v)
+{
+    if (vendor == 0x10DE) /* NVIDIA: 10.8.8.6 bits */
+        return PyUnicode_FromFormat("%u.%u.%u.%u", (v >> 22) & 0x3ff, (v >> 14) & 0xff,
+                                    (v >> 6) & 0xff, v & 0x3f);
+    return version_str(v);
+}
+
+/* set d[key] = value (stealing value); returns -1 on error */
+static int
+put(PyObject *d, const char *key, PyObject *value)
+{
+    if (value == NULL)
+        return -1;
+    int r = PyDict_SetItemString(d, key, value);
+    Py_DECREF(value);
+    return r;
+}
+
+static int
+putb(PyObject *d, const char *key, int v)
+{
+    return put(d, key, PyBool_FromLong(v != 0));
+}
+
+int
+ct_host_visible_device_local(const VkPhysicalDeviceMemoryProperties *mp)
+{
+    VkDeviceSize biggest_local = 0;
+    for (uint32_t h = 0; h < mp->memoryHeapCount; h++)
+        if ((mp->memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+            mp->memoryHeaps[h].size > biggest_local)
+            biggest_local = mp->memoryHeaps[h].size;
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (uint32_t t = 0; t < mp->memoryTypeCount; t++) {
+        const VkMemoryType *mt = &mp->memoryTypes[t];
+        /* only counts when the mappable heap is (nearly) all of the device memory:
+           resizable BAR or unified memory, not the 256 MiB BAR window */
+        if ((mt->propertyFlags & want) == want &&
+            mp->memoryHeaps[mt->heapIndex].size * 10 >= biggest_local * 8)
+            return 1;
+    }
+    return 0;
+}
+
+PyObject *
+ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
+{
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceProperties base;
+    inst->fn.vkGetPhysicalDeviceProperties(pd, &base);
+    int v12 = base.apiVersion >= VK_API_VERSION_1_2;
+    p2.pNext = &sub;
+    if (v12)
+        sub.pNext = &drv;
+    inst->fn.vkGetPhysicalDeviceProperties2(pd, &p2);
+    const VkPhysicalDeviceLimits *L = &p2.properties.limits;
+    VkPhysicalDeviceMemoryProperties mp;
+    inst->fn.vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+    CtFeatures f;
+    ct_query_features(inst, pd, &f);
+    uint32_t family = 0, tsbits = 0;
+    int has_queue = ct_pick_queue_family(inst, pd, &family, &tsbits) == 0;
+
+    PyObject *d = PyDict_New(), *lim = NULL, *feat = NULL, *heaps = NULL, *types = NULL;
+    if (d == NULL)
+        return NULL;
+    char uuid[2 * VK_UUID_SIZE + 1];
+    for (unsigned i = 0; i < VK_UUID_SIZE; i++)
+        snprintf(uuid + 2 * i, 3, "%02x", p2.properties.pipelineCacheUUID[i]);
+    if (put(d, "index", PyLong_FromLong(index)) < 0 ||
+        put(d, "name", PyUnicode_FromString(p2.properties.deviceName)) < 0 ||
+        put(d, "type", PyUnicode_FromString(type_name(p2.properties.deviceType))) < 0 ||
+        put(d, "vendor_id", PyLong_FromUnsignedLong(p2.properties.vendorID)) < 0 ||
+        put(d, "device_id", PyLong_FromUnsignedLong(p2.properties.deviceID)) < 0 ||
+        put(d, "api_version", version_str(p2.properties.apiVersion)) < 0 ||
+        put(d, "driver_version", driver_version_str(p2.properties.vendorID,
+                                                    p2.properties.driverVersion)) < 0 ||
+        put(d, "driver_name", v12 ? PyUnicode_FromFormat("%s (%s)", drv.driverName, drv.driverInfo)
+                                  : PyUnicode_FromString("")) < 0 ||
+        put(d, "pipeline_cache_uuid", PyUnicode_FromString(uuid)) < 0)
+        goto fail;
+
+    lim = PyDict_New();
+    if (lim == NULL || PyDict_SetItemString(d, "limits", lim) < 0 ||
+        put(lim, "max_compute_work_group_count",
+            Py_BuildValue("(kkk)", (unsigned long)L->maxComputeWorkGroupCount[0],
+                          (unsigned long)L->maxComputeWorkGroupCount[1],
+                          (unsigned long)L->maxComputeWorkGroupCount[2])) < 0 ||
+        put(lim, "max_compute_work_group_size",
+            Py_BuildValue("(kkk)", (unsigned long)L->maxComputeWorkGroupSize[0],
+                          (unsigned long)L->maxComputeWorkGroupSize[1],
+                          (unsigned long)L->maxComputeWorkGroupSize[2])) < 0 ||
+        put(lim, "max_compute_work_group_invocations",
+            PyLong_FromUnsignedLong(L->maxComputeWorkGroupInvocations)) < 0 ||
+        put(lim, "max_compute_shared_memory_size",
+            PyLong_FromUnsignedLong(L->maxComputeSharedMemorySize)) < 0 ||
+        put(lim, "max_storage_buffer_range", PyLong_FromUnsignedLong(L->maxStorageBufferRange)) < 0 ||
+        put(lim, "max_push_constants_size", PyLong_FromUnsignedLong(L->maxPushConstantsSize)) < 0 ||
+        put(lim, "max_memory_allocation_size", PyLong_FromUnsignedLongLong(0)) < 0 ||
+        put(lim, "subgroup_size", PyLong_FromUnsignedLong(sub.subgroupSize)) < 0 ||
+        put(lim, "timestamp_period", PyFloat_FromDouble(L->timestampPeriod)) < 0 ||
+        put(lim, "timestamp_valid_bits", PyLong_FromUnsignedLong(tsbits)) < 0 ||
+        put(lim, "non_coherent_atom_size", PyLong_FromUnsignedLongLong(L->nonCoherentAtomSize)) < 0 ||
+        put(lim, "min_storage_buffer_offset_alignment",
+            PyLong_FromUnsignedLongLong(L->minStorageBufferOffsetAlignment)) < 0)
+        goto fail;
+    {
+        VkPhysicalDeviceMaintenance3Properties m3 = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+        VkPhysicalDeviceProperties2 q2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                          .pNext = &m3};
+        inst->fn.vkGetPhysicalDeviceProperties2(pd, &q2);
+        if (put(lim, "max_memory_allocation_size",
+                PyLong_FromUnsignedLongLong(m3.maxMemoryAllocationSize)) < 0)
+            goto fail;
+    }
+
+    heaps = PyList_New(0);
+    if (heaps == NULL || PyDict_SetItemString(d, "memory_heaps", heaps) < 0)
+        goto fail;
+    for (uint32_t h = 0; h < mp.memoryHeapCount; h++) {
+        PyObject *e = Py_BuildValue("{s:K,s:O}", "size", (unsigned long long)mp.memoryHeaps[h].size,
+                                    "device_local",
+                                    (mp.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) ? Py_True : Py_False);
+        if (e == NULL || PyList_Append(heaps, e) < 0) {
+            Py_XDECREF(e);
+            goto fail;
+        }
+        Py_DECREF(e);
+    }
+    types = PyList_New(0);
+    if (types == NULL || PyDict_SetItemString(d, "memory_types", types) < 0)
+        goto fail;
+    for (uint32_t t = 0; t < mp.memoryTypeCount; t++) {
+        VkMemoryPropertyFlags fl = mp.memoryTypes[t].propertyFlags;
+        PyObject *e = Py_BuildValue(
+            "{s:I,s:O,s:O,s:O,s:O}", "heap", mp.memoryTypes[t].heapIndex,
+            "device_local", (fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) ? Py_True : Py_False,
+            "host_visible", (fl & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) ? Py_True : Py_False,
+            "host_coherent", (fl & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) ? Py_True : Py_False,
+            "host_cached", (fl & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) ? Py_True : Py_False);
+        if (e == NULL || PyList_Append(types, e) < 0) {
+            Py_XDECREF(e);
+            goto fail;
+        }
+        Py_DECREF(e);
+    }
+
+    feat = PyDict_New();
+    if (feat == NULL || PyDict_SetItemString(d, "features", feat) < 0)
+        goto fail;
+    const VkPhysicalDeviceFeatures *c = &f.f2.features;
+    uint32_t ops = sub.supportedOperations;
+    int sub_compute = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+    if (putb(feat, "buffer_device_address", f.v12.bufferDeviceAddress) < 0 ||
+        putb(feat, "timeline_semaphore", f.v12.timelineSemaphore) < 0 ||
+        putb(feat, "storage_buffer_8bit", f.v12.storageBuffer8BitAccess) < 0 ||
+        putb(feat, "shader_int8", f.v12.shaderInt8) < 0 ||
+        putb(feat, "shader_int16", c->shaderInt16) < 0 ||
+        putb(feat, "shader_int64", c->shaderInt64) < 0 ||
+        putb(feat, "shader_float16", f.v12.shaderFloat16) < 0 ||
+        putb(feat, "shader_float64", c->shaderFloat64) < 0 ||
+        putb(feat, "storage_buffer_16bit", f.v11.storageBuffer16BitAccess) < 0 ||
+        putb(feat, "shader_buffer_int64_atomics", f.v12.shaderBufferInt64Atomics) < 0 ||
+        putb(feat, "atomic_float32_add", f.af.shaderBufferFloat32AtomicAdd) < 0 ||
+        putb(feat, "atomic_float32", f.af.shaderBufferFloat32Atomics) < 0 ||
+        putb(feat, "scalar_block_layout", f.v12.scalarBlockLayout) < 0 ||
+        putb(feat, "vulkan_memory_model", f.v12.vulkanMemoryModel) < 0 ||
+        putb(feat, "vulkan_memory_model_device_scope", f.v12.vulkanMemoryModelDeviceScope) < 0 ||
+        putb(feat, "variable_pointers", f.v11.variablePointersStorageBuffer) < 0 ||
+        putb(feat, "subgroup_basic", sub_compute && (ops & VK_SUBGROUP_FEATURE_BASIC_BIT)) < 0 ||
+        putb(feat, "subgroup_vote", sub_compute && (ops & VK_SUBGROUP_FEATURE_VOTE_BIT)) < 0 ||
+        putb(feat, "subgroup_arithmetic", sub_compute && (ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT)) < 0 ||
+        putb(feat, "subgroup_ballot", sub_compute && (ops & VK_SUBGROUP_FEATURE_BALLOT_BIT)) < 0 ||
+        putb(feat, "subgroup_shuffle", sub_compute && (ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT)) < 0 ||
+        putb(feat, "subgroup_shuffle_relative",
+             sub_compute && (ops & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT)) < 0 ||
+        putb(feat, "subgroup_clustered", sub_compute && (ops & VK_SUBGROUP_FEATURE_CLUSTERED_BIT)) < 0 ||
+        putb(feat, "subgroup_quad", sub_compute && (ops & VK_SUBGROUP_FEATURE_QUAD_BIT)) < 0 ||
+        putb(feat, "host_visible_device_local", ct_host_visible_device_local(&mp)) < 0 ||
+        putb(feat, "timestamps", tsbits > 0) < 0)
+        goto fail;
+
+    const char *why = NULL;
+    if (p2.properties.apiVersion < VK_API_VERSION_1_2 || inst->api_version < VK_API_VERSION_1_2)
+        why = "Vulkan 1.2 is required";
+    else if (!f.v12.bufferDeviceAddress)
+        why = "bufferDeviceAddress is not supported";
+    else if (!f.v12.timelineSemaphore)
+        why = "timelineSemaphore is not supported";
+    else if (!has_queue)
+        why = "no compute queue";
+    if (putb(d, "usable", why == NULL) < 0 ||
+        put(d, "unusable_reason", why ? PyUnicode_FromString(why) : Py_NewRef(Py_None)) < 0)
+        goto fail;
+    Py_DECREF(lim);
+    Py_DECREF(feat);
+    Py_DECREF(heaps);
+    Py_DECREF(types);
+    return d;
+fail:
+    Py_XDECREF(lim);
+    Py_XDECREF(feat);
+    Py_XDECREF(heaps);
+    Py_XDECREF(types);
+    Py_DECREF(d);
+    return NULL;
+}

@@ -1,0 +1,54 @@
+"""Suite-wide test setup: validation on, a private cache dir, and zero validation messages.
+
+CTHREADS_VALIDATION=1 is set before anything from cthreads is imported, so every device the
+suite makes runs under VK_LAYER_KHRONOS_validation; an autouse fixture fails any test after
+which validation messages are pending.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+os.environ["CTHREADS_VALIDATION"] = "1"
+os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+if "CTHREADS_CACHE_DIR" not in os.environ:
+    os.environ["CTHREADS_CACHE_DIR"] = tempfile.mkdtemp(prefix="cthreads-test-cache-")
+
+import pytest
+
+
+def _validation_messages(clear: bool = True) -> list[str]:
+    try:
+        from cthreads.runtime import validation_messages
+    except ImportError:
+        return []
+    return validation_messages(clear)
+
+
+@pytest.fixture(autouse=True)
+def _no_validation_messages():
+    """Fail the test if the Vulkan validation layer reported anything while it ran."""
+    yield
+    pending = _validation_messages(clear=True)
+    if pending:
+        pytest.fail(
+            f"{len(pending)} Vulkan validation message(s):\n" + "\n".join(pending[:20]),
+            pytrace=False,
+        )
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Tear Vulkan down (leak checks run in the layer) and fail on late messages."""
+    try:
+        from cthreads.runtime import shutdown
+    except ImportError:
+        return
+    shutdown()
+    pending = _validation_messages(clear=True)
+    if pending:
+        print(
+            f"\n{len(pending)} Vulkan validation message(s) at shutdown:\n"
+            + "\n".join(pending[:20])
+        )
+        session.exitstatus = 1
