@@ -266,4 +266,7 @@ class GpuArena:
             del self._slots[res.name]
         if _resident.get(id(res.obj)) is res:
             del _resident[id(res.obj)]
-        res.buffer.release()
+        try:
+            res.buffer.release()
+        except GpuUseAfterDestroy:
+            pass  # its device is gone, and the buffer with it

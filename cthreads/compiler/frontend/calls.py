@@ -1,0 +1,243 @@
+"""Calls in kernels: the builtins (abs, min, max, int, float, bool, len, pow), the math
+intrinsics of `intrinsics.py`, and the barrier forms `__sync_threads()` /
+`Barrier.arrive_and_wait()`. Callees are resolved by value (`from math import sin as s` works);
+anything else is a located compile error.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+from typing import TYPE_CHECKING
+
+from .. import ir
+from ..intrinsics import INTRINSICS
+from ..ir import BOOL, F32, I32, BinOp
+from . import typerules as tr
+from .names import MISSING, builtin_of, chain_root, dotted_path, gpu_tag, intrinsic_of
+from .unsupported import FUNCTIONS_ALLOWED
+
+if TYPE_CHECKING:
+    from .exprs import ExprLowerer
+
+_RESULT = {"f": F32, "i": I32, "b": BOOL}
+_BARRIER_ALLOWED = "Barrier.arrive_and_wait() or __sync_threads() (a workgroup barrier)"
+
+
+class CallLowerer:
+    def __init__(self, exprs: ExprLowerer):
+        self.x = exprs
+
+    # ---------------------------------------------------------------- resolution
+
+    def callee(self, node: ast.Call) -> tuple[str, str]:
+        """(kind, name): kind is 'builtin', 'intrinsic', 'barrier' or 'barrier-class'."""
+        x, func = self.x, node.func
+        text = ast.unparse(func)
+        if isinstance(func, ast.Name) and func.id in x.ctx.py_locals:
+            p = x.ctx.param(func.id)
+            what = "parameter" if p is not None else "local variable"
+            x.fail(func, f"`{func.id}` is a {what} here, not a function, so it cannot be called", FUNCTIONS_ALLOWED)
+        if not x.is_static(func):
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
+                kind, inner = self.callee(func.value)  # `Barrier(4).arrive_and_wait()`
+                if kind == "barrier-class":
+                    self.reject_barrier_construction(func.value, inner)
+            root = chain_root(func)
+            p = x.ctx.param(root.id) if isinstance(root, ast.Name) else None
+            if isinstance(func, ast.Attribute) and p is not None and p.is_list:
+                x.fail(
+                    func,
+                    f"lists have no methods in kernels (`{text}`): their length is fixed by the caller",
+                    f"{root.id}[i] = value, and len({root.id})",
+                )
+            x.fail(func, f"`{text}` cannot be called in a kernel", FUNCTIONS_ALLOWED)
+        if isinstance(func, ast.Attribute):
+            base = x.resolve_static(func.value)
+            if base is MISSING and text == "Barrier.arrive_and_wait":
+                return "barrier", text  # cthreads-gpu compatibility: no import needed
+            tag = gpu_tag(base)
+            if tag == "Barrier" and func.attr == "arrive_and_wait":
+                return "barrier", text
+            if tag == "Barrier-instance":
+                x.fail(
+                    func,
+                    f"`{text}` waits on a host thread barrier, which does not exist on the device",
+                    "Barrier.arrive_and_wait() on the class (a workgroup barrier)",
+                )
+            if base is math and func.attr in INTRINSICS:
+                return "intrinsic", func.attr
+            if base is math and hasattr(math, func.attr):
+                x.fail(func, f"`{text}` has no device counterpart", _math_allowed())
+            obj = x.ctx.env.attribute(base, func.attr, dotted_path(func) or "") if base is not MISSING else MISSING
+        else:
+            obj = x.ctx.env.lookup(func.id)
+            if obj is MISSING:
+                # As in cthreads-gpu, the bare names work without an import: kernels written for
+                # it (`sqrt(x)`, `__sync_threads()`, `Barrier.arrive_and_wait()`) compile as-is.
+                if func.id in INTRINSICS:
+                    return "intrinsic", func.id
+                if func.id == "__sync_threads":
+                    return "barrier", text
+                if func.id == "Barrier":
+                    return "barrier-class", text
+                x.fail(func, f"function `{text}` is not defined", FUNCTIONS_ALLOWED)
+        name = builtin_of(obj)
+        if name is not None:
+            return "builtin", name
+        name = intrinsic_of(obj)
+        if name is not None:
+            return "intrinsic", name
+        tag = gpu_tag(obj)
+        if tag == "sync_threads":
+            return "barrier", text
+        if tag == "Barrier":
+            return "barrier-class", text
+        if obj is builtins.print:
+            x.fail(func, "print() is not available on the device", "write values into a list parameter and read them after join()")
+        if obj is builtins.round:
+            x.fail(func, "round() is not supported in kernels", "math.floor(x + 0.5), int(x) (truncates) or math.ceil(x)")
+        if obj is MISSING:
+            x.fail(func, f"function `{text}` is not defined", FUNCTIONS_ALLOWED)
+        if hasattr(obj, "__gpu_kernel_meta__"):
+            x.fail(func, f"calling another @Gpu kernel (`{text}`) from a kernel is not supported", "write the code inline")
+        x.fail(func, f"calls to `{text}` are not supported in kernels", FUNCTIONS_ALLOWED)
+
+    def is_barrier(self, node: ast.Call) -> bool:
+        """Whether statement-level call `node` is a barrier (validated)."""
+        kind, text = self.callee(node)
+        if kind == "barrier-class":
+            self.reject_barrier_construction(node, text)
+        if kind != "barrier":
+            return False
+        if node.args or node.keywords:
+            self.x.fail(node, f"{text}() takes no arguments", _BARRIER_ALLOWED)
+        return True
+
+    def reject_barrier_construction(self, node: ast.Call, text: str) -> None:
+        self.x.fail(
+            node,
+            f"`{text}(...)` creates a host thread barrier; it cannot be created inside a kernel",
+            _BARRIER_ALLOWED,
+        )
+
+    # ------------------------------------------------------------------- values
+
+    def value(self, node: ast.Call) -> ir.Expr:
+        kind, name = self.callee(node)
+        if kind == "barrier":
+            self.x.fail(node, f"`{name}()` is a statement and has no value", f"{name}() on a line of its own")
+        if kind == "barrier-class":
+            self.reject_barrier_construction(node, name)
+        for kw in node.keywords:
+            self.x.fail(kw, "keyword arguments are not supported in kernel calls", "positional arguments")
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                self.x.fail(arg, "starred arguments (`*x`) are not supported in kernels", "pass each value separately")
+        if kind == "builtin":
+            return getattr(self, "builtin_" + name)(node)
+        return self.intrinsic(node, name)
+
+    def arity(self, node: ast.Call, name: str, lo: int, hi: int) -> None:
+        n = len(node.args)
+        if not lo <= n <= hi:
+            want = str(lo) if lo == hi else f"{lo} to {hi}" if hi < 99 else f"at least {lo}"
+            self.x.fail(node, f"{name}() takes {want} argument(s) in kernels; got {n}", FUNCTIONS_ALLOWED)
+
+    def builtin_abs(self, node: ast.Call) -> ir.Expr:
+        self.arity(node, "abs", 1, 1)
+        v = self.x.expr(node.args[0])
+        t = tr.arith_type(v.type)
+        return ir.Call(t, "abs", (tr.cast(v, t),))
+
+    def _minmax(self, node: ast.Call, name: str, op: BinOp) -> ir.Expr:
+        if len(node.args) == 1:
+            self.x.fail(node, f"{name}() of a list is not supported in kernels", f"{name}(a, b, ...) of values, or a for-range loop over the list")
+        self.arity(node, name, 2, 99)
+        values = [self.x.expr(a) for a in node.args]
+        t = values[0].type
+        for v in values[1:]:
+            t = tr.join(t, v.type)
+        result = tr.cast(values[0], t)
+        for v in values[1:]:
+            result = ir.Binary(t, op, result, tr.cast(v, t))
+        return result
+
+    def builtin_min(self, node: ast.Call) -> ir.Expr:
+        return self._minmax(node, "min", BinOp.MIN)
+
+    def builtin_max(self, node: ast.Call) -> ir.Expr:
+        return self._minmax(node, "max", BinOp.MAX)
+
+    def _no_strings(self, node: ast.Call, name: str, extra: str = "") -> None:
+        if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            self.x.fail(node.args[0], f"{name}() of a string is not supported in kernels", f"a number{extra}")
+
+    def builtin_int(self, node: ast.Call) -> ir.Expr:
+        self.arity(node, "int", 0, 1)
+        if not node.args:
+            return tr.const(0)
+        self._no_strings(node, "int")
+        return tr.cast(self.x.expr(node.args[0]), I32)
+
+    def builtin_float(self, node: ast.Call) -> ir.Expr:
+        self.arity(node, "float", 0, 1)
+        if not node.args:
+            return tr.const(0.0)
+        arg = node.args[0]
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            if arg.value.strip().lower().lstrip("+-") in ("inf", "infinity", "nan"):
+                return tr.const(float(arg.value))
+            self._no_strings(node, "float", " (float('inf') and float('nan') work)")
+        return tr.cast(self.x.expr(arg), F32)
+
+    def builtin_bool(self, node: ast.Call) -> ir.Expr:
+        self.arity(node, "bool", 0, 1)
+        if not node.args:
+            return tr.const(False)
+        self._no_strings(node, "bool")
+        return tr.truthy(self.x.expr(node.args[0]))
+
+    def builtin_len(self, node: ast.Call) -> ir.Expr:
+        self.arity(node, "len", 1, 1)
+        return ir.ListLen(I32, self.x.list_param(node.args[0], "passed to len()"))
+
+    def builtin_pow(self, node: ast.Call) -> ir.Expr:
+        if len(node.args) == 3:
+            self.x.fail(node, "pow() with a modulus is not supported in kernels", "pow(a, b) % m (or a loop for large exponents)")
+        self.arity(node, "pow", 2, 2)
+        a, b = node.args
+        return self.x.binary(node, ast.Pow(), self.x.expr(a), self.x.expr(b), None, b)
+
+    def builtin_range(self, node: ast.Call) -> ir.Expr:
+        self.x.fail(node, "range() can only be used as `for i in range(...)`", "for i in range(a, b, step):")
+
+    # -------------------------------------------------------------- intrinsics
+
+    def intrinsic(self, node: ast.Call, name: str) -> ir.Expr:
+        spec = INTRINSICS[name]
+        shown = ast.unparse(node.func)
+        if name == "log" and len(node.args) == 2:  # math.log(x, base)
+            x, base = (tr.cast(self.x.expr(a), F32) for a in node.args)
+            return ir.Binary(F32, BinOp.DIV, ir.Call(F32, "log", (x,)), ir.Call(F32, "log", (base,)))
+        if len(node.args) != spec.arity:
+            self.x.fail(node, f"{shown}() takes {spec.arity} argument(s); got {len(node.args)}", f"{shown}({', '.join('xyz'[: spec.arity])})")
+        args = [self.x.expr(a) for a in node.args]
+        if spec.args == "n":
+            t = tr.arith_type(args[0].type)
+            for a in args[1:]:
+                t = tr.join(t, a.type)
+            args = [tr.cast(a, t) for a in args]
+            result = t
+        else:
+            if name in ("floor", "ceil", "trunc") and not args[0].type.is_float:
+                return tr.cast(args[0], I32)  # exact for ints, as Python's math.floor(int)
+            args = [tr.cast(a, F32) for a in args]
+            result = _RESULT[spec.result] if spec.result != "same" else F32
+        return ir.Call(result, name, tuple(args))
+
+
+def _math_allowed() -> str:
+    names = sorted(n for n in INTRINSICS if n != "abs")
+    return "math." + ", math.".join(names)

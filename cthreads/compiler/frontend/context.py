@@ -1,0 +1,53 @@
+"""Per-kernel lowering state: parameters, locals and their types, loop depth, hidden names.
+
+Shared by the expression and statement lowerers. Locals follow Python's rule (a name bound
+anywhere in the function is local) and keep the type of their first assignment.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..ir import Param, Scalar
+from .names import Env
+from .source import KernelSource
+
+
+@dataclass
+class LocalInfo:
+    type: Scalar
+    line: int  # file line of the first assignment (for messages)
+    top_level: bool  # first assigned at the top level of the body (else zero-initialized)
+
+
+@dataclass
+class Context:
+    kernel_name: str
+    source: KernelSource
+    env: Env
+    params: tuple[Param, ...]
+    fn_node: ast.FunctionDef
+    py_locals: set[str]  # every name Python treats as local (params included)
+    param_index: dict[str, int] = field(default_factory=dict)
+    locals: dict[str, LocalInfo] = field(default_factory=dict)
+    loop_depth: int = 0
+    block_depth: int = 0  # 0 = top level of the kernel body
+    hidden_counter: int = 0
+    load_counts: dict[str, int] | None = None  # reads per name (computed on demand)
+
+    def __post_init__(self) -> None:
+        self.param_index = {p.name: i for i, p in enumerate(self.params)}
+
+    def param(self, name: str) -> Param | None:
+        i = self.param_index.get(name)
+        return None if i is None else self.params[i]
+
+    def hidden(self, what: str) -> str:
+        """A fresh local name no Python identifier can clash with (`$` is not valid in one)."""
+        self.hidden_counter += 1
+        return f"${what}{self.hidden_counter}"
+
+    def declare(self, name: str, t: Scalar, node: ast.AST) -> None:
+        line = self.source.position(node)[0]
+        self.locals[name] = LocalInfo(t, line, self.block_depth == 0 or name.startswith("$"))

@@ -1,0 +1,240 @@
+"""Statement lowering: Python `ast` statements -> structured IR statements.
+
+One `visit_<Node>` per supported statement. Locals keep the type of their first assignment
+(int values are promoted into float locals; a float into an int local is an error naming
+`int(...)`); stores into list elements convert the same way.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .. import ir
+from ..ir import Scalar
+from . import typerules as tr
+from .context import Context
+from .exprs import ExprLowerer
+from .loops import lower_for
+from .signature import ALLOWED_LOCAL_TYPES, python_type_name, type_from_node
+from .source import Located, keyword_position
+from .unsupported import describe
+
+_WHY_LOCAL_TYPES = "a local keeps the type of its first assignment"
+
+
+class StmtLowerer(Located):
+    def __init__(self, ctx: Context, exprs: ExprLowerer):
+        self.ctx, self.x = ctx, exprs
+        self.source, self.kernel_name = ctx.source, ctx.kernel_name
+
+    def block(self, body: list[ast.stmt]) -> list[ir.Stmt]:
+        out: list[ir.Stmt] = []
+        for node in body:
+            visit = getattr(self, "visit_" + type(node).__name__, None)
+            if visit is None:
+                message, allowed = describe(node)
+                self.fail(node, message, allowed)
+            out.extend(visit(node))
+        return out
+
+    def nested(self, body: list[ast.stmt]) -> tuple[ir.Stmt, ...]:
+        self.ctx.block_depth += 1
+        try:
+            return tuple(self.block(body))
+        finally:
+            self.ctx.block_depth -= 1
+
+    # ------------------------------------------------------------------ simple
+
+    def visit_Pass(self, node: ast.Pass) -> list[ir.Stmt]:
+        return []
+
+    def visit_Expr(self, node: ast.Expr) -> list[ir.Stmt]:
+        v = node.value
+        if isinstance(v, ast.Constant) and (isinstance(v.value, str) or v.value is Ellipsis):
+            return []  # docstrings, string "comments" and `...` do nothing in Python either
+        if isinstance(v, ast.Call) and self.x.calls.is_barrier(v):
+            return [ir.Barrier()]
+        self.x.expr(v)  # reports errors inside the expression first
+        if isinstance(v, ast.Compare) and len(v.ops) == 1 and isinstance(v.ops[0], ast.Eq):
+            self.fail(v, "this comparison has no effect", "did you mean `=` (assignment)?")
+        self.fail(v, "this expression statement has no effect", "assign its value to a local or a list element")
+
+    def visit_Return(self, node: ast.Return) -> list[ir.Stmt]:
+        if node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+            self.fail(node.value, "a kernel cannot return a value", "write results into a list parameter (y[i] = value), then a bare `return`")
+        return [ir.Return()]
+
+    def visit_Break(self, node: ast.Break) -> list[ir.Stmt]:
+        if self.ctx.loop_depth == 0:
+            self.fail(node, "`break` outside a loop", "break inside `while` or `for ... in range(...)`")
+        return [ir.Break()]
+
+    def visit_Continue(self, node: ast.Continue) -> list[ir.Stmt]:
+        if self.ctx.loop_depth == 0:
+            self.fail(node, "`continue` outside a loop", "continue inside `while` or `for ... in range(...)`")
+        return [ir.Continue()]
+
+    # ------------------------------------------------------------- control flow
+
+    def visit_If(self, node: ast.If) -> list[ir.Stmt]:
+        cond = self.x.condition(node.test)
+        return [ir.If(cond, self.nested(node.body), self.nested(node.orelse))]
+
+    def visit_While(self, node: ast.While) -> list[ir.Stmt]:
+        if node.orelse:
+            self.fail(keyword_position(self.source, node.body[-1], node.orelse[0], "else"), "`while ... else` is not supported in kernels", "a flag local set before `break`, tested after the loop")
+        cond = self.x.condition(node.test)
+        self.ctx.loop_depth += 1
+        try:
+            body = self.nested(node.body)
+        finally:
+            self.ctx.loop_depth -= 1
+        return [ir.Loop(cond, body)]
+
+    def visit_For(self, node: ast.For) -> list[ir.Stmt]:
+        return lower_for(self, node)
+
+    # --------------------------------------------------------------- assignment
+
+    def visit_Assign(self, node: ast.Assign) -> list[ir.Stmt]:
+        targets = node.targets
+        for target in targets:
+            for t in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                p = self.ctx.param(t.id) if isinstance(t, ast.Name) else None
+                if p is not None and p.is_list:  # say so before judging the value
+                    self.assign_local(t, t.id, tr.const(0))
+        if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)):
+            return self.unpack(targets[0], node.value)
+        value = self.x.expr(node.value)
+        out: list[ir.Stmt] = []
+        if len(targets) > 1 and not isinstance(value, ir.Const):
+            # `a = b = expr`: evaluate once, before any target changes.
+            value, out = self.temporary(value, node)
+        for target in targets:
+            out.extend(self.assign_to(target, value))
+        return out
+
+    def temporary(self, value: ir.Expr, node: ast.AST) -> tuple[ir.Expr, list[ir.Stmt]]:
+        name = self.ctx.hidden("tmp")
+        self.ctx.declare(name, value.type, node)
+        return ir.LocalRef(value.type, name), [ir.Assign(name, value)]
+
+    def unpack(self, target: ast.Tuple | ast.List, value_node: ast.expr) -> list[ir.Stmt]:
+        if not isinstance(value_node, ast.Tuple) or len(value_node.elts) != len(target.elts):
+            self.fail(value_node, "unpacking is only supported from a tuple of the same length", "a, b = b, a")
+        values = [self.x.expr(v) for v in value_node.elts]
+        out: list[ir.Stmt] = []
+        held = []
+        for v in values:  # Python evaluates the whole right side first
+            if isinstance(v, ir.Const):
+                held.append(v)
+            else:
+                ref, stmts = self.temporary(v, value_node)
+                held.append(ref)
+                out.extend(stmts)
+        for t, v in zip(target.elts, held):
+            out.extend(self.assign_to(t, v))
+        return out
+
+    def assign_to(self, target: ast.expr, value: ir.Expr) -> list[ir.Stmt]:
+        if isinstance(target, ast.Name):
+            return self.assign_local(target, target.id, value)
+        if isinstance(target, ast.Subscript):
+            li = self.x.list_param(target.value, "assigned by index")
+            index = self.x.index(target.slice)
+            return [ir.Store(li, index, self.store_value(target, li, value))]
+        if isinstance(target, ast.Attribute):
+            self.fail(target, "attribute assignment is not supported in kernels", "assign to a local or a list element x[i]")
+        if isinstance(target, ast.Starred):
+            self.fail(target, "starred assignment is not supported in kernels", "a, b = b, a")
+        message, allowed = describe(target)
+        self.fail(target, message, allowed)
+
+    def store_value(self, target: ast.AST, li: int, value: ir.Expr) -> ir.Expr:
+        p = self.ctx.params[li]
+        elem = p.type.elem  # type: ignore[union-attr]
+        return self.coerce(target, value, elem, f"an element of `{p.name}` ({python_type_name(p.type)})")
+
+    def assign_local(self, node: ast.AST, name: str, value: ir.Expr, annotated: Scalar | None = None) -> list[ir.Stmt]:
+        ctx = self.ctx
+        p = ctx.param(name)
+        if p is not None and p.is_list:
+            self.fail(
+                node,
+                f"`{name}` is a {python_type_name(p.type)} parameter; the list itself cannot be assigned",
+                f"assign its elements: {name}[i] = value",
+            )
+        info = ctx.locals.get(name)
+        if info is None:
+            t = annotated or value.type
+            ctx.declare(name, t, node)
+            return [ir.Assign(name, self.coerce(node, value, t, f"`{name}`"))]
+        what = f"parameter `{name}` ({tr.type_name(info.type)})" if p is not None else (
+            f"`{name}`, {tr.a_type(info.type)} local (first assigned on line {info.line}; {_WHY_LOCAL_TYPES})"
+        )
+        return [ir.Assign(name, self.coerce(node, value, info.type, what, name))]
+
+    def coerce(self, node: ast.AST, value: ir.Expr, t: Scalar, what: str, local: str | None = None) -> ir.Expr:
+        """`value` converted to `t` where Python's numbers allow it without loss of meaning."""
+        vt = value.type
+        if vt == t or (t.is_float and not vt.is_float) or (t.is_int and vt.is_bool):
+            return tr.cast(value, t)
+        got = tr.a_type(vt)
+        if t.is_int:
+            hint = "int(...) to convert (it truncates toward zero)"
+            if local is not None and not local.startswith("$"):
+                hint += f", or make `{local}` a float from its first assignment (e.g. `{local}: float = 0`)"
+            self.fail(node, f"cannot assign {got} to {what}", hint)
+        if t.is_bool:
+            self.fail(node, f"cannot assign {got} to {what}", "bool(...) or a comparison (e.g. x != 0)")
+        self.fail(node, f"cannot assign {got} to {what}", "a value of the same type")
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> list[ir.Stmt]:
+        target = node.target
+        if isinstance(target, ast.Name):
+            p = self.ctx.param(target.id)
+            if p is not None and p.is_list:
+                self.assign_local(target, target.id, tr.const(0))  # reports the list error
+            current = self.x.visit_Name(ast.Name(target.id, ast.Load(), **_pos(target)))
+            result = self.x.binary(node, node.op, current, self.x.expr(node.value), target, node.value)
+            return self.assign_local(target, target.id, result)
+        if isinstance(target, ast.Subscript):
+            li = self.x.list_param(target.value, "assigned by index")
+            index = self.x.index(target.slice)
+            elem = self.ctx.params[li].type.elem  # type: ignore[union-attr]
+            current = ir.Load(elem, li, index)
+            result = self.x.binary(node, node.op, current, self.x.expr(node.value), target, node.value)
+            return [ir.Store(li, index, self.store_value(target, li, result))]
+        return self.assign_to(target, tr.const(0))  # reports the unsupported target
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> list[ir.Stmt]:
+        target = node.target
+        if not isinstance(target, ast.Name):
+            self.fail(target, "annotations are only allowed on local names", f"name: {ALLOWED_LOCAL_TYPES} = value")
+        name = target.id
+        t = type_from_node(node.annotation)
+        if isinstance(t, ir.ListType):
+            self.fail(node.annotation, "a local cannot be a list (lists exist only as parameters)", f"a local of type {ALLOWED_LOCAL_TYPES}")
+        if t is None:
+            self.fail(node.annotation, f"unsupported local type `{ast.unparse(node.annotation)}`", ALLOWED_LOCAL_TYPES)
+        p = self.ctx.param(name)
+        info = self.ctx.locals.get(name)
+        if p is not None and p.type != t:
+            self.fail(node.annotation, f"parameter `{name}` is a {python_type_name(p.type)}; it cannot be re-declared as {tr.type_name(t)}", f"{name}: {python_type_name(p.type)}")
+        if p is None and info is not None and info.type != t:
+            self.fail(
+                node.annotation,
+                f"`{name}` is already {tr.a_type(info.type)} local (first assigned on line {info.line}); it cannot become {tr.type_name(t)}",
+                f"a new name for the {tr.type_name(t)} value",
+            )
+        if node.value is None:
+            if info is None:
+                self.ctx.declare(name, t, node)
+                self.ctx.locals[name].top_level = False  # declared, not assigned: zero it
+            return []
+        return self.assign_local(target, name, self.x.expr(node.value), annotated=t)
+
+
+def _pos(node: ast.AST) -> dict:
+    return {k: getattr(node, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")}

@@ -1,0 +1,288 @@
+"""Small IR -> IR passes run after the frontend, each a pure function `Kernel -> Kernel`.
+
+`fold_constants` (int32 wrapping and float32 rounding exactly as on the device; nothing whose
+device result may differ), `remove_dead_code` (after return/break/continue, constant branches),
+`prune_locals`, and `annotate_usage` (the contract facts: list reads/writes, workgroup use).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterator
+
+from . import ir
+from .frontend import typerules as tr
+from .ir import BinOp, CmpOp, UnOp
+
+ExprFn = Callable[[ir.Expr], ir.Expr]
+
+# ------------------------------------------------------------------------- traversal
+
+
+def map_expr(e: ir.Expr, fn: ExprFn) -> ir.Expr:
+    """Rebuild `e` bottom-up, applying `fn` to every node after its children."""
+    if isinstance(e, ir.Load):
+        e = dataclasses.replace(e, index=map_expr(e.index, fn))
+    elif isinstance(e, ir.Unary | ir.Cast):
+        e = dataclasses.replace(e, operand=map_expr(e.operand, fn))
+    elif isinstance(e, ir.Binary | ir.Compare):
+        e = dataclasses.replace(e, lhs=map_expr(e.lhs, fn), rhs=map_expr(e.rhs, fn))
+    elif isinstance(e, ir.Select):
+        e = dataclasses.replace(
+            e, cond=map_expr(e.cond, fn), if_true=map_expr(e.if_true, fn), if_false=map_expr(e.if_false, fn)
+        )
+    elif isinstance(e, ir.Call):
+        e = dataclasses.replace(e, args=tuple(map_expr(a, fn) for a in e.args))
+    return fn(e)
+
+
+def map_stmts(body: tuple[ir.Stmt, ...], fn: ExprFn) -> tuple[ir.Stmt, ...]:
+    """Apply `map_expr(.., fn)` to every expression of every statement."""
+    out = []
+    for s in body:
+        if isinstance(s, ir.Assign):
+            s = dataclasses.replace(s, value=map_expr(s.value, fn))
+        elif isinstance(s, ir.Store):
+            s = dataclasses.replace(s, index=map_expr(s.index, fn), value=map_expr(s.value, fn))
+        elif isinstance(s, ir.If):
+            s = ir.If(map_expr(s.cond, fn), map_stmts(s.then, fn), map_stmts(s.orelse, fn))
+        elif isinstance(s, ir.Loop):
+            s = ir.Loop(map_expr(s.cond, fn), map_stmts(s.body, fn), map_stmts(s.step, fn))
+        out.append(s)
+    return tuple(out)
+
+
+def walk_exprs(e: ir.Expr) -> Iterator[ir.Expr]:
+    yield e
+    for child in _children(e):
+        yield from walk_exprs(child)
+
+
+def _children(e: ir.Expr) -> tuple[ir.Expr, ...]:
+    if isinstance(e, ir.Load):
+        return (e.index,)
+    if isinstance(e, ir.Unary | ir.Cast):
+        return (e.operand,)
+    if isinstance(e, ir.Binary | ir.Compare):
+        return (e.lhs, e.rhs)
+    if isinstance(e, ir.Select):
+        return (e.cond, e.if_true, e.if_false)
+    if isinstance(e, ir.Call):
+        return e.args
+    return ()
+
+
+def walk_stmts(body: tuple[ir.Stmt, ...]) -> Iterator[ir.Stmt]:
+    for s in body:
+        yield s
+        if isinstance(s, ir.If):
+            yield from walk_stmts(s.then)
+            yield from walk_stmts(s.orelse)
+        elif isinstance(s, ir.Loop):
+            yield from walk_stmts(s.body)
+            yield from walk_stmts(s.step)
+
+
+def stmt_exprs(s: ir.Stmt) -> tuple[ir.Expr, ...]:
+    if isinstance(s, ir.Assign):
+        return (s.value,)
+    if isinstance(s, ir.Store):
+        return (s.index, s.value)
+    if isinstance(s, ir.If | ir.Loop):
+        return (s.cond,)
+    return ()
+
+
+# -------------------------------------------------------------------- constant folding
+
+
+def _int_binary(op: BinOp, a: int, b: int) -> int | None:
+    if op is BinOp.ADD:
+        return a + b
+    if op is BinOp.SUB:
+        return a - b
+    if op is BinOp.MUL:
+        return a * b
+    if op is BinOp.FLOORDIV:
+        return a // b if b else None
+    if op is BinOp.MOD:
+        return a % b if b else None
+    if op is BinOp.POW:
+        return pow(a, b, 2**32) if b >= 0 else None
+    if op is BinOp.MIN:
+        return min(a, b)
+    if op is BinOp.MAX:
+        return max(a, b)
+    if op is BinOp.BIT_AND:
+        return a & b
+    if op is BinOp.BIT_OR:
+        return a | b
+    if op is BinOp.BIT_XOR:
+        return a ^ b
+    if op is BinOp.SHL:
+        return a << (b & 31)
+    if op is BinOp.SHR:
+        return a >> (b & 31)
+    return None
+
+
+def _float_binary(op: BinOp, a: float, b: float) -> float | None:
+    # Only ops whose float32 result is the correctly rounded double result (what IEEE devices
+    # compute). pow, floor division and mod are left to the device's own instructions.
+    if op is BinOp.ADD:
+        return a + b
+    if op is BinOp.SUB:
+        return a - b
+    if op is BinOp.MUL:
+        return a * b
+    if op is BinOp.DIV:
+        return a / b if b else None
+    if op in (BinOp.MIN, BinOp.MAX) and not (math.isnan(a) or math.isnan(b)):
+        return min(a, b) if op is BinOp.MIN else max(a, b)
+    return None
+
+
+_CMP = {
+    CmpOp.EQ: lambda a, b: a == b,
+    CmpOp.NE: lambda a, b: a != b,
+    CmpOp.LT: lambda a, b: a < b,
+    CmpOp.LE: lambda a, b: a <= b,
+    CmpOp.GT: lambda a, b: a > b,
+    CmpOp.GE: lambda a, b: a >= b,
+}
+
+
+def _fold(e: ir.Expr) -> ir.Expr:
+    C = ir.Const
+    if isinstance(e, ir.Cast) and isinstance(e.operand, C):
+        v = e.operand.value
+        if e.type.is_int and isinstance(v, float) and not (math.isfinite(v) and tr.INT_MIN <= int(v) <= tr.INT_MAX):
+            return e  # undefined on the device: leave it there
+        return tr.cast(e.operand, e.type)
+    if isinstance(e, ir.Unary):
+        x = e.operand
+        if e.op is UnOp.NOT:
+            if isinstance(x, C):
+                return tr.const(not x.value)
+            if isinstance(x, ir.Unary) and x.op is UnOp.NOT:
+                return x.operand
+        elif isinstance(x, C):
+            return tr.const(-x.value if e.op is UnOp.NEG else ~x.value, e.type)
+        return e
+    if isinstance(e, ir.Binary):
+        a, b = e.lhs, e.rhs
+        if e.op in (BinOp.AND, BinOp.OR):
+            absorbing = e.op is BinOp.OR  # True absorbs `or`, False absorbs `and`
+            for x, other in ((a, b), (b, a)):
+                if isinstance(x, C):
+                    return tr.const(absorbing) if x.value is absorbing else other
+            return e
+        if isinstance(a, C) and isinstance(b, C):
+            if e.type.is_bool:
+                v = {BinOp.BIT_AND: a.value & b.value, BinOp.BIT_OR: a.value | b.value, BinOp.BIT_XOR: a.value ^ b.value}.get(e.op)
+                return e if v is None else tr.const(bool(v))
+            if e.type.is_int:
+                v = _int_binary(e.op, a.value, b.value)
+            else:
+                v = _float_binary(e.op, a.value, b.value)
+            return e if v is None else tr.const(v, e.type)
+        return e
+    if isinstance(e, ir.Compare) and isinstance(e.lhs, C) and isinstance(e.rhs, C):
+        return tr.const(bool(_CMP[e.op](e.lhs.value, e.rhs.value)))
+    if isinstance(e, ir.Select):
+        if isinstance(e.cond, C):
+            return e.if_true if e.cond.value else e.if_false
+        if e.if_true == e.if_false:
+            return e.if_true
+    return e
+
+
+def fold_constants(k: ir.Kernel) -> ir.Kernel:
+    return dataclasses.replace(k, body=map_stmts(k.body, _fold))
+
+
+# ------------------------------------------------------------------- dead code
+
+
+def _terminates(s: ir.Stmt) -> bool:
+    if isinstance(s, ir.Return | ir.Break | ir.Continue):
+        return True
+    if isinstance(s, ir.If):
+        return bool(s.then and s.orelse) and _terminates(s.then[-1]) and _terminates(s.orelse[-1])
+    return False
+
+
+def _dce(body: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
+    out: list[ir.Stmt] = []
+    for s in body:
+        if isinstance(s, ir.If):
+            then, orelse = _dce(s.then), _dce(s.orelse)
+            if isinstance(s.cond, ir.Const):
+                expanded: tuple[ir.Stmt, ...] = then if s.cond.value else orelse
+            elif not then and not orelse:
+                expanded = ()  # conditions are pure
+            elif not then:
+                expanded = (ir.If(_fold(ir.Unary(s.cond.type, UnOp.NOT, s.cond)), orelse),)
+            else:
+                expanded = (ir.If(s.cond, then, orelse),)
+        elif isinstance(s, ir.Loop):
+            if isinstance(s.cond, ir.Const) and not s.cond.value:
+                expanded = ()
+            else:
+                expanded = (ir.Loop(s.cond, _dce(s.body), _dce(s.step)),)
+        else:
+            expanded = (s,)
+        for t in expanded:
+            out.append(t)
+            if _terminates(t):
+                return tuple(out)  # the rest of the block can never run
+    return tuple(out)
+
+
+def remove_dead_code(k: ir.Kernel) -> ir.Kernel:
+    return dataclasses.replace(k, body=_dce(k.body))
+
+
+def prune_locals(k: ir.Kernel) -> ir.Kernel:
+    """Drop locals the (optimized) body no longer mentions."""
+    used: set[str] = set()
+    for s in walk_stmts(k.body):
+        if isinstance(s, ir.Assign):
+            used.add(s.name)
+        for e in stmt_exprs(s):
+            used.update(x.name for x in walk_exprs(e) if isinstance(x, ir.LocalRef))
+    return dataclasses.replace(k, locals={n: t for n, t in k.locals.items() if n in used})
+
+
+# ---------------------------------------------------------------------- usage facts
+
+
+def annotate_usage(k: ir.Kernel) -> ir.Kernel:
+    """Set `Param.reads/writes` of lists and `Kernel.observes_workgroup` from the body."""
+    reads: set[int] = set()
+    writes: set[int] = set()
+    observes = False
+    for s in walk_stmts(k.body):
+        if isinstance(s, ir.Store):
+            writes.add(s.list_index)
+        elif isinstance(s, ir.Barrier):
+            observes = True
+        for e in stmt_exprs(s):
+            for x in walk_exprs(e):
+                if isinstance(x, ir.Load):
+                    reads.add(x.list_index)
+                elif isinstance(x, ir.Builtin) and x.kind is not ir.BuiltinKind.GLOBAL_ID:
+                    observes = True
+    params = tuple(
+        dataclasses.replace(p, reads=i in reads, writes=i in writes) if p.is_list else p for i, p in enumerate(k.params)
+    )
+    return dataclasses.replace(k, params=params, observes_workgroup=observes)
+
+
+def optimize(k: ir.Kernel) -> ir.Kernel:
+    """The default pipeline the frontend runs (fold, dead code, locals, usage)."""
+    k = fold_constants(k)
+    k = remove_dead_code(k)
+    k = prune_locals(k)
+    return annotate_usage(k)

@@ -1,0 +1,317 @@
+"""`@Gpu` -> `GpuKernel`: signature checks, launch metadata, the kernel registry (SPEC §2).
+
+Decoration is cheap and never touches the device: it validates the signature and records the
+source; the body is parsed (once) and lowered to IR only when `lower()` first needs it. The
+decorated object still runs as plain Python when called.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..compiler import ir
+from ..compiler.frontend.signature import SignatureError, check_signature, python_type_name, signature_node, signature_text
+from ..compiler.frontend.source import KernelSource
+from ..compiler.target import Target
+from ..errors import GpuCompileError
+
+FRONTEND_VERSION = "1"  # bump when the IR a given source lowers to changes
+DEFAULT_WORKGROUP = (64, 1, 1)
+
+_lock = threading.RLock()
+_registry: dict[str, GpuKernel] = {}
+_generation = 0
+
+
+class GpuKernel:
+    """A `@Gpu` kernel: the Python function plus its launch contract and compile inputs.
+
+    Calling it runs the original function as ordinary Python. `lower(target)` gives the typed
+    IR; `source_key` identifies everything the compiled output depends on except the target.
+    """
+
+    __gpu__ = True  # as cthreads-gpu marks its kernels
+
+    def __init__(self, fn: Callable[..., Any], *, log: bool = False, workgroup_size: int | tuple[int, ...] | None = None):
+        if not isinstance(log, bool):
+            raise TypeError(f"@Gpu(log=...) takes True or False; got {log!r}")
+        self._wg = _workgroup(workgroup_size)
+        self._explicit_wg = workgroup_size is not None
+        self.log = log
+        self.version = 1
+        try:
+            self._params = check_signature(fn)
+        except SignatureError as err:
+            raise _located_signature_error(fn, err) from None
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._source = KernelSource.of(fn)  # the text as of decoration, parsed lazily
+        self._constants: dict[str, object] | None = None
+        self._source_key: str | None = None
+        self._lowered: dict[str, ir.Kernel] = {}
+        self._lock = threading.Lock()
+        self.__gpu_kernel_meta__ = self._meta()
+
+    # ------------------------------------------------------------ plain-Python face
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<GpuKernel {self.qualified_name}{signature_text('', self._params)} v{self.version}>"
+
+    # ---------------------------------------------------------------- inspection
+
+    @property
+    def name(self) -> str:
+        """The function's name (`saxpy`)."""
+        return self._fn.__name__
+
+    @property
+    def qualified_name(self) -> str:
+        """`module.qualname`: the registry key (a redefinition with the same key replaces)."""
+        return f"{self._fn.__module__}.{self._fn.__qualname__}"
+
+    @property
+    def signature(self) -> tuple[ir.Param, ...]:
+        """The parameters as IR params (names and types; `reads`/`writes` come with `lower()`)."""
+        return self._params
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self._params)
+
+    @property
+    def source(self) -> str | None:
+        """The kernel's source (dedented `def` block with decorators), or None if unavailable."""
+        return self._source.text if self._source is not None else None
+
+    @property
+    def filename(self) -> str:
+        return self._fn.__code__.co_filename
+
+    @property
+    def firstlineno(self) -> int:
+        return self._source.firstlineno if self._source is not None else self._fn.__code__.co_firstlineno
+
+    @property
+    def workgroup_size(self) -> tuple[int, int, int]:
+        """The logical workgroup shape (default (64, 1, 1))."""
+        return self._wg
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {"log": self.log, "workgroup_size": self._wg if self._explicit_wg else None}
+
+    # ------------------------------------------------------------------- compiling
+
+    def constants(self) -> dict[str, object]:
+        """The module-level int/float/bool values the body reads, captured on first use: the
+        kernel is compiled with these values (later changes need a redefinition)."""
+        with self._lock:
+            if self._constants is None:
+                if self._source is None:
+                    self._constants = {}
+                else:
+                    from ..compiler.frontend.constants import collect_constants
+
+                    try:
+                        self._constants = collect_constants(self._fn, self._source, set(self.param_names))
+                    except SyntaxError:
+                        self._constants = {}
+            return self._constants
+
+    def lower(self, target: Target | None = None) -> ir.Kernel:
+        """The typed IR of this kernel (frontend + default passes). Raises `GpuCompileError`."""
+        key = target.key() if target is not None else ""
+        cached = self._lowered.get(key)
+        if cached is not None:
+            return cached
+        from ..compiler.frontend import lower_kernel, source_unavailable
+
+        try:
+            if self._source is None:
+                raise source_unavailable(self.name, self._fn)
+            kernel = lower_kernel(
+                self._fn,
+                name=self.name,
+                params=self._params,
+                source=self._source,
+                workgroup_size=self._wg,
+                target=target,
+                frozen=self.constants(),
+            )
+        except GpuCompileError as exc:
+            # Users see their kernel's line, not the compiler's frames.
+            raise exc.with_traceback(None) from None
+        self._lowered[key] = kernel
+        return kernel
+
+    def ir_text(self, target: Target | None = None) -> str:
+        """`lower(target)` as text (see `cthreads.compiler.printer`)."""
+        from ..compiler.printer import format_kernel
+
+        return format_kernel(self.lower(target))
+
+    @property
+    def source_key(self) -> str:
+        """A hex hash of everything the compiled output depends on apart from the target and
+        compiler version: source text and location, signature, options, module constants."""
+        key = self._source_key
+        if key is None:
+            h = hashlib.sha256()
+            if self._source is not None:
+                body = "".join(self._source.lines)
+            else:  # no source: compiling fails anyway; keep the key stable and distinct
+                code = self._fn.__code__
+                body = repr((code.co_code, code.co_consts, code.co_names))
+            parts = (
+                FRONTEND_VERSION,
+                self.qualified_name,
+                self.filename,
+                self.firstlineno,
+                body,
+                signature_text(self.name, self._params),
+                self._wg,
+                sorted((k, type(v).__name__, repr(v)) for k, v in self.constants().items()),
+            )
+            for part in parts:
+                h.update(repr(part).encode())
+                h.update(b"\0")
+            key = self._source_key = h.hexdigest()[:32]
+        return key
+
+    def _meta(self) -> dict[str, Any]:
+        """`__gpu_kernel_meta__`: the cthreads-gpu layout of this dict, plus our own keys."""
+        params = []
+        for p in self._params:
+            t = p.type
+            if isinstance(t, ir.ListType):
+                kind, elem = "list", t.elem.kind
+                nbytes = t.storage_bits // 8
+                inner = {"kind": elem, "spirv_type": elem, "elem_bytes": nbytes}
+                schema = {"kind": "list", "spirv_type": f"{elem}[]", "elem_bytes": nbytes, "inner": inner}
+                params.append(
+                    {"name": p.name, "pass_as": "ref", "kind": kind, "schema": schema, "elem_kind": elem, "elem_bytes": nbytes}
+                )
+            else:
+                schema = {"kind": t.kind, "spirv_type": t.kind, "elem_bytes": t.bits // 8}
+                params.append({"name": p.name, "pass_as": "value", "kind": t.kind, "schema": schema})
+        n_scalars = sum(not p.is_list for p in self._params)
+        return {
+            "symbol": self.name,
+            "name": self.name,
+            "qualified_name": self.qualified_name,
+            "binding_count": (1 if n_scalars else 0) + (len(self._params) - n_scalars),
+            "scalar_bytes": 4 * n_scalars,
+            "local_size_x": self._wg[0],
+            "group_count_x": None,
+            "group_count_y": 1,
+            "group_count_z": 1,
+            "workgroup_size": self._wg,
+            "params": params,
+            "types": {p.name: python_type_name(p.type) for p in self._params},
+            "schemas": {},
+            "returns": None,
+            "log": self.log,
+        }
+
+
+def _workgroup(value: int | tuple[int, ...] | None) -> tuple[int, int, int]:
+    if value is None:
+        return DEFAULT_WORKGROUP
+    dims = (value,) if isinstance(value, int) and not isinstance(value, bool) else value
+    if (
+        not isinstance(dims, tuple)
+        or not 1 <= len(dims) <= 3
+        or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims)
+    ):
+        raise TypeError(f"@Gpu(workgroup_size=...) takes a positive int or a tuple of 1 to 3 positive ints; got {value!r}")
+    return (*dims, 1, 1)[:3]  # type: ignore[return-value]
+
+
+def _located_signature_error(fn: Any, err: SignatureError) -> GpuCompileError:
+    """The signature error as a `GpuCompileError`, pointing at the parameter when the source
+    is available (only on this error path is the source read)."""
+    name = getattr(fn, "__name__", type(fn).__name__)
+    source = KernelSource.of(fn) if hasattr(fn, "__code__") else None
+    message = err.message
+    if source is not None:
+        try:
+            return source.error(name, signature_node(source.function_node(), err), message, err.allowed)
+        except (SyntaxError, GpuCompileError):
+            pass  # no usable `def` source (a lambda, an edited file): report without a location
+    return GpuCompileError(message, kernel=name, allowed=err.allowed)
+
+
+# ------------------------------------------------------------------------- decorator
+
+
+def Gpu(fn: Callable[..., Any] | None = None, /, *, log: bool = False, workgroup_size: int | tuple[int, ...] | None = None):
+    """Declare a GPU kernel: `@Gpu`, `@Gpu(log=True)`, `@Gpu(workgroup_size=256)`.
+
+    Checks the signature (`int`, `float`, `bool`, `list[int]`, `list[float]`, `list[bool]`
+    parameters, `-> None`) and registers the kernel; raises `TypeError` (`GpuCompileError`)
+    naming the function and parameter otherwise. Compiling happens on first use.
+    """
+    if fn is None:
+        return functools.partial(Gpu, log=log, workgroup_size=workgroup_size)
+    if isinstance(fn, GpuKernel):
+        raise TypeError(f"`{fn.name}` is already a @Gpu kernel; apply @Gpu once")
+    if not callable(fn):
+        raise TypeError(
+            f"@Gpu takes options as keywords (@Gpu(workgroup_size=256), @Gpu(log=True)); got {fn!r}"
+        )
+    kernel = GpuKernel(fn, log=log, workgroup_size=workgroup_size)
+    _register(kernel)
+    return kernel
+
+
+# -------------------------------------------------------------------------- registry
+
+
+def _register(kernel: GpuKernel) -> None:
+    global _generation
+    with _lock:
+        old = _registry.pop(kernel.qualified_name, None)
+        if old is not None:
+            kernel.version = old.version + 1
+        _registry[kernel.qualified_name] = kernel
+        _generation += 1
+
+
+def registered_kernels() -> list[GpuKernel]:
+    """Every registered kernel (one per qualified name, the latest definition), oldest first."""
+    with _lock:
+        return list(_registry.values())
+
+
+def get_kernel(qualified_name: str) -> GpuKernel | None:
+    """The kernel registered as `module.qualname`, if any."""
+    with _lock:
+        return _registry.get(qualified_name)
+
+
+def unregister(kernel: GpuKernel | str) -> bool:
+    """Remove a kernel (or a qualified name) from the registry; False if it was not there."""
+    global _generation
+    name = kernel if isinstance(kernel, str) else kernel.qualified_name
+    with _lock:
+        current = _registry.get(name)
+        if current is None or (not isinstance(kernel, str) and current is not kernel):
+            return False
+        del _registry[name]
+        _generation += 1
+        return True
+
+
+def registry_generation() -> int:
+    """A counter bumped by every registration or removal (cheap change detection)."""
+    return _generation
+
+
+__all__ = ["Gpu", "GpuKernel", "registered_kernels", "get_kernel", "unregister", "registry_generation"]

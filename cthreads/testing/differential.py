@@ -1,0 +1,186 @@
+"""Differential testing: run a kernel on the device and in the emulator, compare every list.
+
+Ints and bools must match exactly; floats must match exactly unless an approximate operation
+(Vulkan's precision table, tolerance.py) reaches them. To see where approximations may lead, the
+emulator runs once exactly and again with every approximate result pushed to the edge of its
+bound (all up, all down, random signs). An output that differs between those runs is checked
+against their range widened by half its width plus 2 ULP (floats) or not at all (ints and bools
+that an approximation can flip: an unstable result). See docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import semantics as S
+from .emulate import emulate
+from .kernelgen import KernelCase, load_kernel
+from .tolerance import Perturber, ulp
+from .translate_stmt import translate
+
+_FLT_MIN = 2.0**-126
+
+
+@dataclass
+class Stats:
+    """Totals over a campaign (the fuzz entry and the CI test print them)."""
+
+    kernels: int = 0
+    compared: int = 0
+    tolerant: int = 0  # float elements compared within a widened range
+    unstable: int = 0  # elements left unchecked: an approximation could change them
+    mismatches: int = 0
+
+    def line(self) -> str:
+        return (
+            f"{self.kernels} kernels, {self.compared} elements compared "
+            f"({self.tolerant} within ulp tolerance, {self.unstable} unstable skipped), "
+            f"{self.mismatches} mismatches"
+        )
+
+
+STATS = Stats()
+
+
+@dataclass
+class Mismatch:
+    list: str
+    index: int
+    device: Any
+    emulator: list  # exact run first, then perturbed runs
+
+    def __str__(self) -> str:
+        exact = self.emulator[0]
+        extra = "" if len(set(map(repr, self.emulator))) == 1 else f" (perturbed runs: {self.emulator[1:]})"
+        return f"{self.list}[{self.index}]: device {self.device!r}, emulator {exact!r}{extra}"
+
+
+@dataclass
+class Report:
+    compared: int = 0
+    tolerant: int = 0
+    unstable: int = 0
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+
+class DifferentialMismatch(AssertionError):
+    """Device and emulator disagree beyond the stated bounds: a compiler or runtime bug."""
+
+
+def _same_float(d: float, e: float) -> bool:
+    if d != d or e != e:
+        return d != d and e != e
+    if d == e:
+        return True  # also 0.0 == -0.0: the sign of zero is not compared
+    return abs(d) < _FLT_MIN and abs(e) < _FLT_MIN  # subnormals may be flushed (Vulkan allows)
+
+
+def compare_float(d: float, runs: list[float]) -> str:
+    """'ok', 'tolerant', 'unstable' or 'bad' for device value `d` against emulator runs."""
+    nans = sum(1 for v in runs if v != v)
+    if nans == len(runs):
+        return "ok" if d != d else "bad"
+    if nans:
+        return "unstable"
+    lo, hi = min(runs), max(runs)
+    if lo == hi or all(_same_float(v, runs[0]) for v in runs):
+        return "ok" if _same_float(d, runs[0]) else "bad"
+    if d != d:
+        return "bad"
+    width = hi - lo
+    slack = 0.5 * width + 2 * max(ulp(lo), ulp(hi)) if width != math.inf else math.inf
+    return "tolerant" if lo - slack <= d <= hi + slack else "bad"
+
+
+def emulator_runs(kernel: Any, args: tuple, *, perturbed: int = 4, seed: int = 0) -> list[list[list]]:
+    """Final list contents per emulator run: exact first, then perturbed (if the kernel has
+    approximate operations). A perturbed run that hits undefined behaviour is dropped."""
+    tr = translate(kernel)
+    modes: list = [None]
+    if tr.uses_approx:
+        modes += [1, -1] + ["random"] * max(0, perturbed - 2)
+    results = []
+    for k, mode in enumerate(modes):
+        copies = tuple(list(a) if isinstance(a, list) else a for a in args)
+        S.set_perturbation(None if mode is None else Perturber(mode, seed * 1000 + k))
+        try:
+            emulate(kernel, *copies, oob="device")
+        except S.KernelUndefined:
+            if mode is None:
+                raise
+            continue
+        finally:
+            S.set_perturbation(None)
+        results.append([c for c in copies if isinstance(c, list)])
+    return results
+
+
+def run_device(kernel: Any, args: tuple) -> list[list]:
+    from cthreads.gpu import gpu
+
+    copies = tuple(list(a) if isinstance(a, list) else a for a in args)
+    gpu(kernel, *copies).join()
+    return [c for c in copies if isinstance(c, list)]
+
+
+def compare(names: list[str], device: list[list], runs: list[list[list]]) -> Report:
+    report = Report()
+    for li, name in enumerate(names):
+        dev = device[li]
+        for idx, d in enumerate(dev):
+            values = [run[li][idx] for run in runs]
+            if isinstance(values[0], float):
+                verdict = compare_float(float(d), values)
+            elif all(v == values[0] for v in values):
+                verdict = "ok" if d == values[0] and type(d) is type(values[0]) else "bad"
+            else:
+                verdict = "unstable"
+            if verdict == "bad":
+                report.mismatches.append(Mismatch(name, idx, d, values))
+            elif verdict == "unstable":
+                report.unstable += 1
+            else:
+                report.compared += 1
+                report.tolerant += verdict == "tolerant"
+    return report
+
+
+def check_kernel(kernel_or_source: Any, args: tuple, *, perturbed: int = 4, seed: int = 0, device_runs=None) -> Report:
+    """Run on the device and in the emulator and compare; raise `DifferentialMismatch` with the
+    kernel's source and inputs if they disagree. `kernel_or_source`: a @Gpu kernel, a module
+    source defining `kern`, or a `KernelCase` (then `args` may be None).
+    `device_runs` replaces the device (a function (kernel, args) -> lists), for self-tests."""
+    source = None
+    if isinstance(kernel_or_source, KernelCase):
+        source, args = kernel_or_source.source, kernel_or_source.fresh_args() if args is None else args
+        kernel = load_kernel(source)
+    elif isinstance(kernel_or_source, str):
+        source = kernel_or_source
+        kernel = load_kernel(source)
+    else:
+        kernel = kernel_or_source
+    tr = translate(kernel)
+    names = [p for p, t in tr.params if t.startswith("list[")]
+    runs = emulator_runs(kernel, args, perturbed=perturbed, seed=seed)
+    device = (device_runs or run_device)(kernel, args)
+    report = compare(names, device, runs)
+    STATS.kernels += 1
+    STATS.compared += report.compared
+    STATS.tolerant += report.tolerant
+    STATS.unstable += report.unstable
+    STATS.mismatches += bool(report.mismatches)
+    if report.mismatches:
+        shown = "\n  ".join(str(m) for m in report.mismatches[:12])
+        more = len(report.mismatches) - 12
+        text = source if source is not None else f"kernel `{tr.name}` in {tr.filename}"
+        raise DifferentialMismatch(
+            f"device and emulator disagree on {len(report.mismatches)} element(s):\n  {shown}"
+            + (f"\n  ... and {more} more" if more > 0 else "")
+            + f"\nkernel:\n{text}\nargs: {args!r}"
+        )
+    return report
+
+
+__all__ = ["check_kernel", "compare_float", "emulator_runs", "Report", "Stats", "STATS", "DifferentialMismatch"]

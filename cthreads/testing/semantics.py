@@ -1,0 +1,334 @@
+"""The kernel language's arithmetic contract (SPEC §2), as plain Python: the emulator's runtime.
+
+Ints are int32 and wrap after every operation; floats are IEEE float32 held in Python floats and
+rounded after every operation (computed in float64, where + - * / sqrt of float32 inputs round
+correctly); bools are Python bools. Every rule that differs from plain Python lives here, once.
+Independent of `cthreads.compiler` on purpose: this is the oracle the compiler is checked against.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+INF = math.inf
+NAN = math.nan
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+_F32 = struct.Struct("<f")
+_pack, _unpack = _F32.pack, _F32.unpack
+
+
+class EmulationError(Exception):
+    """The kernel did something the emulator cannot give a defined result for (undefined
+    behaviour on the device, or a construct outside the language)."""
+
+
+class KernelUndefined(EmulationError):
+    """Undefined behaviour at run time (float->int of nan/inf/out of range, divergent barrier)."""
+
+
+def wrap(x: int) -> int:
+    """Python int -> int32 two's complement."""
+    return ((x + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+
+
+def f32(x: float) -> float:
+    """Round a Python float to the nearest float32 (ties to even); overflow gives +-inf."""
+    try:
+        return _unpack(_pack(x))[0]
+    except OverflowError:
+        return math.copysign(INF, x)
+
+
+# --------------------------------------------------------------------------- approximations
+# Operations that Vulkan does not require to be correctly rounded go through `approx`, so the
+# differential runner can perturb them within their stated bound (see tolerance.py). `None`
+# (the default) means: return the correctly rounded result.
+
+_perturb = None
+
+
+def set_perturbation(hook) -> None:
+    """Install `hook(name, args, result) -> result` for approximate ops (None to remove).
+    Process-global: the emulator is single-threaded by design."""
+    global _perturb
+    _perturb = hook
+
+
+def approx(name: str, args: tuple, r: float) -> float:
+    if _perturb is None:
+        return r
+    return _perturb(name, args, r)
+
+
+# ----------------------------------------------------------------------------------- ints
+
+
+def idiv(a: int, b: int) -> int:
+    """int // int: floor division; division by zero gives 0 (the documented contract)."""
+    if b == 0:
+        return 0
+    return wrap(a // b)  # only INT32_MIN // -1 overflows, and it wraps
+
+
+def imod(a: int, b: int) -> int:
+    """int % int: result has the sign of the divisor; modulo zero gives 0."""
+    if b == 0:
+        return 0
+    return a % b
+
+
+def shl(a: int, s: int) -> int:
+    return wrap(a << (s & 31))
+
+
+def shr(a: int, s: int) -> int:
+    return a >> (s & 31)  # arithmetic: Python's >> on negative ints already is
+
+
+def ipow(a: int, e: int) -> int:
+    """int ** non-negative int literal, wrapping (computed modulo 2**32 to stay cheap)."""
+    return wrap(pow(a, e, 1 << 32))
+
+
+def iabs(a: int) -> int:
+    return wrap(abs(a))
+
+
+def f2i(x: float) -> int:
+    """int(float): truncate toward zero; nan, inf and values outside int32 are undefined."""
+    if x != x or x in (INF, -INF) or not (-2147483649.0 < x < 2147483648.0):
+        raise KernelUndefined(f"int() of {x!r}: outside the int32 range (undefined on the device)")
+    return int(x)
+
+
+def floor_i(x: float) -> int:
+    return f2i(float(math.floor(x)) if math.isfinite(x) else x)
+
+
+def ceil_i(x: float) -> int:
+    return f2i(float(math.ceil(x)) if math.isfinite(x) else x)
+
+
+# --------------------------------------------------------------------------------- floats
+
+
+def fdiv(a: float, b: float) -> float:
+    """float / float with IEEE results for zero divisors (no ZeroDivisionError)."""
+    if b == 0.0:
+        if a != a or a == 0.0:
+            return NAN
+        neg = (a < 0) != (math.copysign(1.0, b) < 0)
+        return -INF if neg else INF
+    return approx("div", (a, b), f32(a / b))
+
+
+def ffloordiv(a: float, b: float) -> float:
+    """Python float `//` (floor of the exact quotient); by zero: IEEE floor(a / 0)."""
+    if b == 0.0:
+        return fdiv(a, b)  # +-inf or nan; floor keeps them
+    return f32(a // b)
+
+
+def fmod_py(a: float, b: float) -> float:
+    """Python float `%` (the sign of the divisor, exact); `x % 0.0` gives nan."""
+    if b == 0.0:
+        return NAN
+    return f32(a % b)
+
+
+def c_fmod(a: float, b: float) -> float:
+    """math.fmod: the sign of the dividend; exact. nan where Python raises."""
+    if b == 0.0 or a != a or b != b or a in (INF, -INF):
+        return NAN
+    return math.fmod(a, b)
+
+
+def fpow(a: float, b: float, name: str = "pow") -> float:
+    """IEEE pow with Python's values: negative base with non-integer exponent gives nan,
+    0 ** negative gives inf (Python raises for both)."""
+    try:
+        r = math.pow(a, b)
+    except ValueError:
+        if a == 0.0:
+            odd = b.is_integer() and int(b) % 2 == 1
+            r = math.copysign(INF, a) if odd else INF
+        else:
+            r = NAN
+    except OverflowError:
+        odd = b.is_integer() and int(b) % 2 == 1
+        r = -INF if (a < 0 and odd) else INF
+    return approx(name, (a, b), f32(r))
+
+
+def fmin(*xs):
+    """Python `min`: keeps the earlier value unless a later one is strictly smaller (so nan
+    in the first place sticks, nan later is skipped)."""
+    best = xs[0]
+    for x in xs[1:]:
+        if x < best:
+            best = x
+    return best
+
+
+def fmax(*xs):
+    best = xs[0]
+    for x in xs[1:]:
+        if x > best:
+            best = x
+    return best
+
+
+def _math1(fn, name: str, domain=None):
+    """A one-argument float function: float64 libm, then float32; nan outside the domain."""
+
+    def call(x: float) -> float:
+        if domain is not None and not domain(x):
+            r = NAN
+        else:
+            try:
+                r = fn(x)
+            except (ValueError, ZeroDivisionError):
+                r = NAN
+            except OverflowError:
+                r = INF
+        return approx(name, (x,), f32(r))
+
+    call.__name__ = name
+    return call
+
+
+def _log(fn):
+    def call(x: float) -> float:
+        if x == 0.0:
+            return -INF
+        if x != x or x < 0:
+            return NAN
+        return fn(x)
+
+    return call
+
+
+def _exp(fn):
+    def call(x: float) -> float:
+        try:
+            return fn(x)
+        except OverflowError:
+            return INF
+
+    return call
+
+
+def _hyp(fn):
+    def call(x: float) -> float:
+        try:
+            return fn(x)
+        except OverflowError:
+            return math.copysign(INF, x) if fn is math.sinh else INF
+
+    return call
+
+
+def _atanh(x: float) -> float:
+    if x == 1.0:
+        return INF
+    if x == -1.0:
+        return -INF
+    return math.atanh(x)
+
+
+def _acosh(x: float) -> float:
+    return INF if x == INF else math.acosh(x)
+
+
+def _trig(fn):
+    def call(x: float) -> float:
+        return NAN if x in (INF, -INF) else fn(x)
+
+    return call
+
+
+def _math2(fn, name: str):
+    def call(x: float, y: float) -> float:
+        try:
+            r = fn(x, y)
+        except (ValueError, ZeroDivisionError):
+            r = NAN
+        except OverflowError:
+            r = INF
+        return approx(name, (x, y), f32(r))
+
+    call.__name__ = name
+    return call
+
+
+def _fma(x: float, y: float, z: float) -> float:
+    # x*y of two float32 values is exact in float64; one more rounding (double rounding to
+    # float32 is harmless here because fma is compared with its own tolerance anyway).
+    return approx("fma", (x, y, z), f32(x * y + z))
+
+
+def _isnan(x: float) -> bool:
+    return x != x
+
+
+def _isinf(x: float) -> bool:
+    return x in (INF, -INF)
+
+
+def _isfinite(x: float) -> bool:
+    return not (x != x or x in (INF, -INF))
+
+
+def _hypot(x: float, y: float) -> float:
+    return approx("hypot", (x, y), f32(math.hypot(x, y)))
+
+
+# name -> (arity, result kind 'f'/'i'/'b', implementation taking float32 floats).
+# Arguments are promoted to float before the call (int and bool arguments too).
+MATH: dict[str, tuple[int, str, object]] = {
+    "sqrt": (1, "f", _math1(math.sqrt, "sqrt", lambda x: x != x or x >= 0)),
+    "exp": (1, "f", _math1(_exp(math.exp), "exp")),
+    "exp2": (1, "f", _math1(_exp(lambda x: 2.0**x), "exp2")),
+    "log": (1, "f", _math1(_log(math.log), "log")),
+    "log2": (1, "f", _math1(_log(math.log2), "log2")),
+    "log10": (1, "f", _math1(_log(math.log10), "log10")),
+    "sin": (1, "f", _math1(_trig(math.sin), "sin")),
+    "cos": (1, "f", _math1(_trig(math.cos), "cos")),
+    "tan": (1, "f", _math1(_trig(math.tan), "tan")),
+    "asin": (1, "f", _math1(math.asin, "asin")),
+    "acos": (1, "f", _math1(math.acos, "acos")),
+    "atan": (1, "f", _math1(math.atan, "atan")),
+    "atan2": (2, "f", _math2(math.atan2, "atan2")),
+    "sinh": (1, "f", _math1(_hyp(math.sinh), "sinh")),
+    "cosh": (1, "f", _math1(_hyp(math.cosh), "cosh")),
+    "tanh": (1, "f", _math1(math.tanh, "tanh")),
+    "asinh": (1, "f", _math1(math.asinh, "asinh")),
+    "acosh": (1, "f", _math1(_acosh, "acosh")),
+    "atanh": (1, "f", _math1(_atanh, "atanh")),
+    "pow": (2, "f", fpow),
+    "fabs": (1, "f", abs),
+    "copysign": (2, "f", math.copysign),
+    "degrees": (1, "f", _math1(math.degrees, "degrees")),
+    "radians": (1, "f", _math1(math.radians, "radians")),
+    "hypot": (2, "f", _hypot),
+    "fmod": (2, "f", c_fmod),
+    "fma": (3, "f", _fma),
+    "floor": (1, "i", floor_i),
+    "ceil": (1, "i", ceil_i),
+    "trunc": (1, "i", f2i),
+    "isnan": (1, "b", _isnan),
+    "isinf": (1, "b", _isinf),
+    "isfinite": (1, "b", _isfinite),
+}
+# `abs` is a builtin handled by type (int wraps, float is fabs).
+
+MATH_CONSTANTS = {"pi": math.pi, "e": math.e, "tau": math.tau, "inf": INF, "nan": NAN}
+
+# Names of operations the differential runner may perturb (they call `approx`).
+APPROXIMATE = {
+    "div", "sqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
+    "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "pow", "degrees",
+    "radians", "hypot", "fma",
+}

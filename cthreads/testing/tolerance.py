@@ -1,0 +1,141 @@
+"""The error each float operation may have on a Vulkan device, and how results are compared.
+
+Bounds follow the Vulkan specification's "Precision and Operation of SPIR-V Instructions" table
+(appendix "Vulkan Environment for SPIR-V"): + - * and conversions are correctly rounded (so
+exact here), `/` is 2.5 ULP, exp/exp2 3+2|x| ULP, log/log2 3 ULP (absolute 2^-21 inside
+[0.5, 2]), sqrt inherits 1/inversesqrt (2 ULP), pow inherits exp2(y*log2(x)), sin/cos are
+absolute 2^-11 inside [-pi, pi] (undefined outside), atan/atan2 4096 ULP, and the rest inherit
+the formula they are defined by. `bound()` returns an absolute bound, or UNDEFINED.
+docs/reliability.md explains how the differential runner turns these into output tolerances.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from . import semantics as S
+
+UNDEFINED = math.inf
+_LN2 = math.log(2.0)
+_PI = 3.14159274101257324  # float32(pi): arguments up to it are "inside [-pi, pi]"
+
+
+def ulp(x: float) -> float:
+    """Spacing of float32 values at `x` (2^-149 for subnormals and zero)."""
+    if x != x or x in (math.inf, -math.inf):
+        return math.inf
+    if x == 0.0:
+        return 2.0**-149
+    e = math.frexp(x)[1]  # |x| in [2^(e-1), 2^e)
+    return 2.0 ** max(e - 24, -149)
+
+
+def _exp_ulps(x: float) -> float:
+    return 3 + 2 * abs(x)
+
+
+def _log_err(x: float, r: float) -> float:
+    return 2.0**-21 if 0.5 <= x <= 2.0 else 3 * ulp(r)
+
+
+def bound(name: str, args: tuple, r: float) -> float:
+    """Largest absolute difference between the device's and the exact result of `name(*args)`
+    whose correctly rounded float32 value is `r`; UNDEFINED where Vulkan leaves it undefined."""
+    if any(a != a for a in args):
+        return 0.0  # nan in, nan out is all we require
+    x = args[0]
+    if name == "pow" and r != r:
+        return 0.0  # negative base, non-integer exponent: nan is the contract (Python's rule)
+    if r != r:
+        return UNDEFINED  # a domain error: the spec leaves the value undefined
+    if name == "div":
+        b = args[1]
+        if b == 0.0:
+            return 0.0  # IEEE inf/nan, required by the spec
+        if not 2.0**-126 <= abs(b) <= 2.0**126:
+            return UNDEFINED
+        return 2.5 * ulp(r)
+    if name == "sqrt":
+        return UNDEFINED if x < 0 else 5 * ulp(r)  # 1/inversesqrt: 2 ULP then 2.5 ULP
+    if name in ("exp", "exp2"):
+        return _exp_ulps(x) * ulp(r)
+    if name in ("log", "log2"):
+        return UNDEFINED if x <= 0 else _log_err(x, r)
+    if name == "log10":  # recipe: log2(x) * log10(2)
+        return UNDEFINED if x <= 0 else 0.302 * _log_err(x, math.log2(x)) + 1.5 * ulp(r)
+    if name in ("sin", "cos"):
+        return 2.0**-11 if abs(x) <= _PI else UNDEFINED
+    if name == "tan":  # sin/cos, each absolute 2^-11
+        c = abs(math.cos(x))
+        if abs(x) > _PI or c < 2.0**-9:
+            return UNDEFINED
+        return 2.0**-11 * (1 + abs(r)) / (c - 2.0**-11) + 2.5 * ulp(r)
+    if name in ("asin", "acos"):  # atan2(x, sqrt(1 - x*x))
+        return UNDEFINED if abs(x) > 1 else 4096 * ulp(r) + 2.0**-20
+    if name == "atan":
+        return 4096 * ulp(r)
+    if name == "atan2":
+        return UNDEFINED if x == 0.0 and args[1] == 0.0 else 4096 * ulp(r)
+    if name in ("sinh", "cosh", "tanh"):  # (exp(x) +- exp(-x)) [/ (exp(x) + exp(-x))]
+        if abs(x) > 80:
+            return UNDEFINED if name == "tanh" else _exp_ulps(x) * ulp(r) * 2
+        e1, e2 = math.exp(x), math.exp(-x)
+        num_err = _exp_ulps(x) * (ulp(e1) + ulp(e2))
+        if name == "tanh":
+            return num_err * (1 + abs(r)) / (e1 + e2) + 2.5 * ulp(r)
+        return num_err / 2 + ulp(r)
+    if name in ("asinh", "acosh"):  # log(x + sqrt(x*x +- 1))
+        if name == "acosh" and x < 1:
+            return UNDEFINED
+        s = math.sqrt(x * x + (1 if name == "asinh" else -1))
+        t = x + s
+        if t <= 0:
+            return UNDEFINED
+        t_err = 8 * ulp(max(abs(x), s)) + (0 if name == "asinh" else 2.0**-23 / max(s, 2.0**-60))
+        return t_err / t + _log_err(t, r) + ulp(r)
+    if name == "atanh":  # 0.5 * log((1 + x) / (1 - x))
+        if abs(x) >= 1:
+            return UNDEFINED
+        q = (1 + x) / (1 - x)
+        return 0.5 * (4 * ulp(q) / q + _log_err(q, r)) + ulp(r)
+    if name == "pow":  # exp2(y * log2(x)), with Python's sign rule for negative bases
+        y = args[1]
+        if x == 0.0 or x in (math.inf, -math.inf) or y in (math.inf, -math.inf):
+            return 0.0  # special values: the contract is Python's exact result
+        lg = math.log2(abs(x))
+        z = y * lg
+        z_err = abs(y) * _log_err(abs(x), lg) + 0.5 * ulp(z)
+        return abs(r) * (math.expm1(_LN2 * z_err) if z_err < 64 else math.inf) + _exp_ulps(z) * ulp(r)
+    if name in ("degrees", "radians"):
+        return 1.0 * ulp(r)  # one multiply by a rounded constant
+    if name == "hypot":
+        return 5.5 * ulp(r)  # sqrt(x*x + y*y)
+    if name == "fma":  # may be an OpFMul followed by an OpFAdd
+        return 0.5 * ulp(x * args[1]) + 0.5 * ulp(r)
+    raise KeyError(f"no error bound for {name!r}")
+
+
+class Perturber:
+    """`semantics.approx` hook for one emulator run: moves each approximate result by its whole
+    bound, in the direction `mode` says: +1, -1, or 'random' (a fresh sign per operation).
+    UNDEFINED results become nan (mode +1 or odd random draws) or a finite value, so the
+    differential runner sees them disagree between runs and leaves the outputs they reach alone."""
+
+    def __init__(self, mode, seed: int = 0):
+        self.mode = mode
+        self.rng = random.Random(seed)
+
+    def __call__(self, name: str, args: tuple, r: float) -> float:
+        sign = self.rng.choice((-1.0, 1.0)) if self.mode == "random" else float(self.mode)
+        if r in (math.inf, -math.inf) and not any(a != a for a in args):
+            return r  # overflow: the device overflows too (near the edge it may not: rare)
+        b = bound(name, args, r)
+        if b == 0.0:
+            return r
+        if b == UNDEFINED:
+            return math.nan if sign > 0 else (0.0 if r != r else r)
+        return S.f32(r + sign * b)
+
+
+__all__ = ["bound", "ulp", "Perturber", "UNDEFINED"]

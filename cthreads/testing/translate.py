@@ -1,0 +1,342 @@
+"""Translate a kernel's Python source into an instrumented Python function, one call per invocation.
+
+Types are inferred statically (parameters from annotations, locals from their annotation or first
+assignment), so every operator becomes the device operation for its types: int32 wrap, float32
+rounding, floor division, masked shifts, bounds-checked list access. Kernels with barriers become
+generators that `yield` at each barrier. Statement translation lives in `translate_stmt.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import math
+import re
+import textwrap
+import types
+from dataclasses import dataclass, field
+
+from . import semantics as S
+from .semantics import EmulationError
+
+INDEX_NAMES = ("GlobalIdx", "ThreadIdx", "BlockIdx", "BlockDim", "GridDim")
+_AXES = {"x": 0, "y": 1, "z": 2}
+_INDEX_VARS = {
+    "GlobalIdx": ("_ct_gx", "_ct_gy", "_ct_gz"),
+    "ThreadIdx": ("_ct_tx", "_ct_ty", "_ct_tz"),
+    "BlockIdx": ("_ct_bx", "_ct_by", "_ct_bz"),
+    "BlockDim": ("_ct_bdx", "_ct_bdy", "_ct_bdz"),
+    "GridDim": ("_ct_gdx", "_ct_gdy", "_ct_gdz"),
+}
+SCALARS = ("int", "float", "bool")
+_ZERO = {"int": "0", "float": "0.0", "bool": "False"}
+_MISSING = object()
+_INT_LITERAL = re.compile(r"-?[0-9]+")
+
+
+def wrapped(code: str) -> str:
+    """Inline int32 wrap of a Python int expression (cheaper than a call)."""
+    return f"((({code}) + 0x80000000 & 0xFFFFFFFF) - 0x80000000)"
+
+
+@dataclass
+class Translation:
+    """A kernel turned into Python: `factory(**launch_values)` returns the per-invocation function."""
+
+    name: str
+    params: list[tuple[str, str]]  # (name, 'int'|'float'|'bool'|'list[int]'|...)
+    written: set[str]
+    read: set[str]
+    has_barrier: bool
+    observes_workgroup: bool
+    uses_approx: bool
+    source: str  # the generated Python, for debugging
+    factory: object = None
+    line_map: dict[int, int] = field(default_factory=dict)  # generated line -> kernel line
+    filename: str = "<kernel>"
+
+
+class Resolver:
+    """Names a kernel may use from outside: module globals, closure cells, builtins."""
+
+    def __init__(self, func: types.FunctionType):
+        self.globals = func.__globals__
+        self.closure = {}
+        if func.__closure__:
+            for name, cell in zip(func.__code__.co_freevars, func.__closure__):
+                try:
+                    self.closure[name] = cell.cell_contents
+                except ValueError:  # empty cell
+                    pass
+
+    def lookup(self, name: str):
+        if name in self.closure:
+            return self.closure[name]
+        if name in self.globals:
+            return self.globals[name]
+        return getattr(builtins, name, _MISSING)
+
+    def dotted(self, node: ast.expr):
+        """The object an attribute chain like `a.b.c` names, or _MISSING."""
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.dotted(node.value)
+            if base is _MISSING:
+                return _MISSING
+            return getattr(base, node.attr, _MISSING)
+        return _MISSING
+
+
+def final_name(node: ast.expr) -> str | None:
+    """`a.b.GlobalIdx` -> 'GlobalIdx'; `GlobalIdx` -> 'GlobalIdx'."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def kernel_function(fn) -> types.FunctionType:
+    """The plain Python function behind a @Gpu kernel (or the function itself)."""
+    seen = 0
+    while not isinstance(fn, types.FunctionType) and seen < 5:
+        inner = getattr(fn, "__wrapped__", None) or getattr(fn, "fn", None) or getattr(fn, "func", None)
+        if inner is None:
+            break
+        fn, seen = inner, seen + 1
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"emulate() needs a @Gpu kernel or a Python function; got {type(fn).__name__}")
+    return fn
+
+
+class ExprTranslator:
+    """Expressions: `expr(node) -> (python_code, type)`."""
+
+    def __init__(self, func: types.FunctionType, tree: ast.FunctionDef, filename: str, line0: int):
+        self.func = func
+        self.tree = tree
+        self.filename = filename
+        self.line0 = line0  # add to ast line numbers to get file line numbers
+        self.resolver = Resolver(func)
+        self.scalars: dict[str, str] = {}  # params and locals -> type
+        self.lists: dict[str, str] = {}  # list params -> element type
+        self.locals: dict[str, str] = {}
+        self.read: set[str] = set()
+        self.written: set[str] = set()
+        self.uses_approx = False
+        self.observes_workgroup = False
+        self._tmp = 0
+
+    # ---------------------------------------------------------------------------- helpers
+
+    def error(self, node: ast.AST, message: str) -> EmulationError:
+        line = getattr(node, "lineno", 1) + self.line0
+        col = getattr(node, "col_offset", 0) + 1
+        return EmulationError(f"{self.filename}:{line}:{col}: in kernel `{self.tree.name}`: {message}")
+
+    def tmp(self) -> str:
+        self._tmp += 1
+        return f"_ct_t{self._tmp}"
+
+    @staticmethod
+    def coerce(code: str, src: str, dst: str) -> str:
+        if src == dst:
+            return code
+        if dst == "float":
+            if _INT_LITERAL.fullmatch(code):  # fold constants: they are common in kernels
+                return _float_literal(S.f32(float(int(code))))
+            return f"_ct_i2f({code})"
+        if dst == "int":
+            return f"_ct_int({code})"  # from bool
+        if dst == "bool":
+            return f"_ct_bool({code})"
+        raise AssertionError((src, dst))
+
+    @staticmethod
+    def join(a: str, b: str) -> str:
+        """The common type of two operands (Python promotion: bool < int < float)."""
+        if "float" in (a, b):
+            return "float"
+        if "int" in (a, b):
+            return "int"
+        return "bool"
+
+    def truth(self, node: ast.expr) -> str:
+        code, t = self.expr(node)
+        return code if t == "bool" else f"_ct_bool({code})"
+
+    def const(self, value, node: ast.AST) -> tuple[str, str]:
+        if isinstance(value, bool):
+            return ("True" if value else "False"), "bool"
+        if isinstance(value, int):
+            return repr(S.wrap(value)), "int"
+        if isinstance(value, float):
+            return _float_literal(S.f32(value)), "float"
+        raise self.error(node, f"constant {value!r} of type {type(value).__name__} is not a kernel value")
+
+    # ------------------------------------------------------------------------- expressions
+
+    def expr(self, node: ast.expr) -> tuple[str, str]:
+        method = getattr(self, "e_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(node, f"`{type(node).__name__}` expressions are not supported in kernels")
+        return method(node)
+
+    def e_Constant(self, node: ast.Constant):
+        return self.const(node.value, node)
+
+    def e_Name(self, node: ast.Name):
+        name = node.id
+        if name in self.scalars:
+            return name, self.scalars[name]
+        if name in self.lists:
+            raise self.error(node, f"list `{name}` can only be indexed (`{name}[i]`) or passed to len()")
+        value = self.resolver.lookup(name)
+        if value is _MISSING:
+            raise self.error(node, f"name `{name}` is not defined (assign it before use)")
+        return self.const(value, node)
+
+    def e_Attribute(self, node: ast.Attribute):
+        base = final_name(node.value)
+        if base in INDEX_NAMES and node.attr in _AXES:
+            if base != "GlobalIdx":
+                self.observes_workgroup = True
+            return _INDEX_VARS[base][_AXES[node.attr]], "int"
+        obj = self.resolver.dotted(node.value)
+        if obj is math and node.attr in S.MATH_CONSTANTS:
+            return self.const(S.MATH_CONSTANTS[node.attr], node)
+        value = self.resolver.dotted(node)
+        if value is _MISSING:
+            raise self.error(node, f"`{ast.unparse(node)}` is not a kernel value")
+        return self.const(value, node)
+
+    def e_Subscript(self, node: ast.Subscript):
+        name = node.value.id if isinstance(node.value, ast.Name) else None
+        if name not in self.lists:
+            raise self.error(node, "only list parameters can be indexed")
+        self.read.add(name)
+        idx = self.index(node.slice)
+        return self.load(name, idx), self.lists[name]
+
+    def index(self, node: ast.expr) -> str:
+        code, t = self.expr(node)
+        if t == "float":
+            raise self.error(node, "list index must be an int (use int(...))")
+        return code if t == "int" else f"_ct_int({code})"
+
+    def load(self, name: str, idx: str) -> str:
+        t = self.tmp()
+        zero = _ZERO[self.lists[name]]
+        return f"(_ct_L_{name}[{t}] if 0 <= ({t} := {idx}) < _ct_n_{name} else _ct_oob_r({name!r}, {t}, {zero}))"
+
+    def e_UnaryOp(self, node: ast.UnaryOp):
+        if isinstance(node.op, ast.Not):
+            return f"(not {self.truth(node.operand)})", "bool"
+        operand = node.operand
+        if isinstance(node.op, ast.USub) and isinstance(operand, ast.Constant) and type(operand.value) in (int, float):
+            return self.const(-operand.value, node)
+        code, t = self.expr(operand)
+        if isinstance(node.op, ast.UAdd):
+            return (code, t) if t != "bool" else (f"_ct_int({code})", "int")
+        if isinstance(node.op, ast.USub):
+            if t == "float":
+                return f"(-{code})", "float"
+            return wrapped(f"-{self.coerce(code, t, 'int')}"), "int"
+        if isinstance(node.op, ast.Invert):
+            return f"(~{self.coerce(code, t, 'int')})", "int"
+        raise self.error(node, "unsupported unary operator")
+
+    def e_BinOp(self, node: ast.BinOp):
+        a, ta = self.expr(node.left)
+        b, tb = self.expr(node.right)
+        op = type(node.op).__name__
+        if op == "Pow":
+            lit = node.right
+            if ta != "float" and tb != "float" and isinstance(lit, ast.Constant) and type(lit.value) is int and lit.value >= 0:
+                return f"_ct_ipow({self.coerce(a, ta, 'int')}, {lit.value})", "int"
+            self.uses_approx = True
+            return f"_ct_fpow({self.coerce(a, ta, 'float')}, {self.coerce(b, tb, 'float')})", "float"
+        if op in ("BitAnd", "BitOr", "BitXor"):
+            if ta == "float" or tb == "float":
+                raise self.error(node, "bitwise operators need int or bool operands")
+            sym = {"BitAnd": "&", "BitOr": "|", "BitXor": "^"}[op]
+            t = self.join(ta, tb)
+            return f"({self.coerce(a, ta, t)} {sym} {self.coerce(b, tb, t)})", t
+        if op in ("LShift", "RShift"):
+            if ta == "float" or tb == "float":
+                raise self.error(node, "shifts need int operands")
+            a, b = self.coerce(a, ta, "int"), self.coerce(b, tb, "int")
+            return (f"_ct_shl({a}, {b})" if op == "LShift" else f"({a} >> ({b} & 31))"), "int"
+        if op == "Div":
+            self.uses_approx = True
+            return f"_ct_fdiv({self.coerce(a, ta, 'float')}, {self.coerce(b, tb, 'float')})", "float"
+        if op not in ("Add", "Sub", "Mult", "FloorDiv", "Mod"):
+            raise self.error(node, f"operator `{op}` is not supported in kernels")
+        t = self.join(self.join(ta, tb), "int")
+        a, b = self.coerce(a, ta, t), self.coerce(b, tb, t)
+        sym = {"Add": "+", "Sub": "-", "Mult": "*"}.get(op)
+        if t == "int":
+            if sym:
+                return wrapped(f"{a} {sym} {b}"), "int"
+            return (f"_ct_idiv({a}, {b})" if op == "FloorDiv" else f"_ct_imod({a}, {b})"), "int"
+        if sym:
+            return f"_ct_f({a} {sym} {b})", "float"
+        return (f"_ct_ffloordiv({a}, {b})" if op == "FloorDiv" else f"_ct_fmodpy({a}, {b})"), "float"
+
+    def e_BoolOp(self, node: ast.BoolOp):
+        sym = " and " if isinstance(node.op, ast.And) else " or "
+        return "(" + sym.join(self.truth(v) for v in node.values) + ")", "bool"
+
+    def e_Compare(self, node: ast.Compare):
+        syms = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">="}
+        parts = []
+        left, tl = self.expr(node.left)
+        for i, (op, right_node) in enumerate(zip(node.ops, node.comparators)):
+            sym = syms.get(type(op).__name__)
+            if sym is None:
+                raise self.error(node, f"comparison `{type(op).__name__}` is not supported (use == != < <= > >=)")
+            right, tr = self.expr(right_node)
+            t = self.join(tl, tr)
+            if i + 1 < len(node.ops):  # evaluated once, reused by the next comparison
+                name = self.tmp()
+                parts.append(f"{self.coerce(left, tl, t)} {sym} {self.coerce(f'({name} := {right})', tr, t)}")
+                left, tl = name, tr
+            else:
+                parts.append(f"{self.coerce(left, tl, t)} {sym} {self.coerce(right, tr, t)}")
+        return "(" + " and ".join(f"({p})" for p in parts) + ")", "bool"
+
+    def e_IfExp(self, node: ast.IfExp):
+        cond = self.truth(node.test)
+        a, ta = self.expr(node.body)
+        b, tb = self.expr(node.orelse)
+        t = self.join(ta, tb)
+        return f"({self.coerce(a, ta, t)} if {cond} else {self.coerce(b, tb, t)})", t
+
+    def e_Call(self, node: ast.Call):
+        from .translate_calls import call
+
+        return call(self, node)
+
+
+def _float_literal(x: float) -> str:
+    if x != x:
+        return "_ct_nan"
+    if x in (math.inf, -math.inf):
+        return "_ct_inf" if x > 0 else "(-_ct_inf)"
+    return repr(x)
+
+
+def parse_kernel(func: types.FunctionType) -> tuple[ast.FunctionDef, str, int]:
+    """The kernel's `FunctionDef`, its file name, and the offset to file line numbers."""
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError) as exc:
+        raise EmulationError(f"cannot read the source of `{func.__name__}`: {exc}") from None
+    tree = ast.parse(textwrap.dedent(source))
+    fdef = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if not isinstance(fdef, ast.FunctionDef):
+        raise EmulationError(f"`{func.__name__}` is not a plain function definition")
+    filename = inspect.getsourcefile(func) or "<unknown>"
+    return fdef, filename, func.__code__.co_firstlineno - 1

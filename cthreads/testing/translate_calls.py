@@ -1,0 +1,106 @@
+"""Calls inside kernel expressions: builtins (abs, min, max, int, float, bool, len) and the math
+functions of `semantics.MATH`, spelled `math.f(x)` or imported by name."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+
+from . import semantics as S
+from .translate import _MISSING, ExprTranslator
+
+_BUILTINS = {"abs", "min", "max", "int", "float", "bool", "len"}
+
+
+def callee(tr: ExprTranslator, func: ast.expr) -> str | None:
+    """What a call's function names: a builtin, 'math.<f>', 'barrier', or None (unknown)."""
+    if isinstance(func, ast.Name):
+        if func.id == "__sync_threads":
+            return "barrier"
+        obj = tr.resolver.lookup(func.id)
+    elif isinstance(func, ast.Attribute):
+        base = tr.resolver.dotted(func.value)
+        if base is math:
+            return f"math.{func.attr}"
+        if func.attr == "arrive_and_wait" and (
+            getattr(base, "__gpu_builtin__", None) == "Barrier" or _final(func.value) == "Barrier"
+        ):
+            return "barrier"
+        obj = tr.resolver.dotted(func)
+    else:
+        return None
+    if obj is _MISSING:
+        return None
+    if getattr(obj, "__gpu_builtin__", None) == "sync_threads":
+        return "barrier"
+    for name in _BUILTINS:
+        if obj is getattr(builtins, name):
+            return name
+    name = getattr(obj, "__name__", None)
+    if name in S.MATH and getattr(math, name, None) is obj:
+        return f"math.{name}"
+    return None
+
+
+def _final(node: ast.expr) -> str | None:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+
+
+def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
+    what = callee(tr, node.func)
+    if node.keywords:
+        raise tr.error(node, "keyword arguments are not supported in kernel calls")
+    if what == "barrier":
+        raise tr.error(node, "a barrier is a statement of its own (`__sync_threads()` on its own line)")
+    if what is None:
+        raise tr.error(node, f"`{ast.unparse(node.func)}` is not a function kernels can call")
+    args = node.args
+    if what == "len":
+        if len(args) != 1 or not (isinstance(args[0], ast.Name) and args[0].id in tr.lists):
+            raise tr.error(node, "len() takes one list parameter")
+        return f"_ct_n_{args[0].id}", "int"
+    if what.startswith("math."):
+        return _math(tr, node, what[5:])
+    vals = [tr.expr(a) for a in args]
+    if what in ("int", "float", "bool"):
+        if len(vals) != 1:
+            raise tr.error(node, f"{what}() takes exactly one argument in kernels")
+        code, t = vals[0]
+        if what == "int":
+            return (f"_ct_f2i({code})" if t == "float" else tr.coerce(code, t, "int")), "int"
+        if what == "float":
+            return tr.coerce(code, t, "float"), "float"
+        return (code if t == "bool" else f"_ct_bool({code})"), "bool"
+    if what == "abs":
+        if len(vals) != 1:
+            raise tr.error(node, "abs() takes one argument")
+        code, t = vals[0]
+        return (f"_ct_abs({code})" if t == "float" else f"_ct_iabs({tr.coerce(code, t, 'int')})"), (
+            "float" if t == "float" else "int"
+        )
+    # min / max
+    if len(vals) < 2:
+        raise tr.error(node, f"{what}() takes two or more numbers in kernels (no iterables)")
+    t = vals[0][1]
+    for _, ti in vals[1:]:
+        t = tr.join(t, ti)
+    codes = ", ".join(tr.coerce(c, ti, t) for c, ti in vals)
+    return f"_ct_f{what}({codes})", t
+
+
+def _math(tr: ExprTranslator, node: ast.Call, name: str) -> tuple[str, str]:
+    entry = S.MATH.get(name)
+    if entry is None:
+        raise tr.error(node, f"math.{name} has no device counterpart (see the kernel language in SPEC §2)")
+    arity, result, _ = entry
+    if len(node.args) != arity:
+        raise tr.error(node, f"math.{name}() takes {arity} argument(s)")
+    codes = []
+    for a in node.args:
+        code, t = tr.expr(a)
+        codes.append(tr.coerce(code, t, "float"))
+    if name in S.APPROXIMATE:
+        tr.uses_approx = True
+    kind = {"f": "float", "i": "int", "b": "bool"}[result]
+    return f"_ct_m_{name}({', '.join(codes)})", kind

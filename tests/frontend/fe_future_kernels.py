@@ -1,0 +1,26 @@
+"""Kernels under `from __future__ import annotations` (string annotations, never evaluated)."""
+
+from __future__ import annotations
+
+from typing import List
+
+from cthreads.gpu.indices import GlobalIdx
+from cthreads.gpu.kernel import GpuKernel
+
+
+def scale(n: int, k: float, x: list[float], flags: List[bool]) -> None:
+    i: int = GlobalIdx.x
+    if i < n and flags[i]:
+        x[i] = x[i] * k
+
+
+def bad_str(s: str) -> None:
+    pass
+
+
+def returns_int(x: list[int]) -> int:
+    return 0
+
+
+def make(fn):
+    return GpuKernel(fn)
