@@ -59,7 +59,9 @@ class Barrier(threading.Barrier):
 
     def __init__(self, parties: int, action=None, timeout: float | None = None):
         if isinstance(parties, bool) or not isinstance(parties, int) or parties < 1:
-            raise ValueError(f"Barrier(parties) needs a positive int number of threads; got {parties!r}")
+            raise ValueError(
+                f"Barrier(parties) needs a positive int number of threads; got {parties!r}"
+            )
         super().__init__(parties, action, timeout)
 
     def _arrive_and_wait(self, timeout: float | None = None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-os.environ["CTHREADS_VALIDATION"] = "1"
+os.environ.setdefault("CTHREADS_VALIDATION", "1")  # on in CI; a device run may set 0
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 if "CTHREADS_CACHE_DIR" not in os.environ:
     os.environ["CTHREADS_CACHE_DIR"] = tempfile.mkdtemp(prefix="cthreads-test-cache-")

@@ -30,7 +30,10 @@ def map_expr(e: ir.Expr, fn: ExprFn) -> ir.Expr:
         e = dataclasses.replace(e, lhs=map_expr(e.lhs, fn), rhs=map_expr(e.rhs, fn))
     elif isinstance(e, ir.Select):
         e = dataclasses.replace(
-            e, cond=map_expr(e.cond, fn), if_true=map_expr(e.if_true, fn), if_false=map_expr(e.if_false, fn)
+            e,
+            cond=map_expr(e.cond, fn),
+            if_true=map_expr(e.if_true, fn),
+            if_false=map_expr(e.if_false, fn),
         )
     elif isinstance(e, ir.Call):
         e = dataclasses.replace(e, args=tuple(map_expr(a, fn) for a in e.args))
@@ -157,7 +160,11 @@ def _fold(e: ir.Expr) -> ir.Expr:
     C = ir.Const
     if isinstance(e, ir.Cast) and isinstance(e.operand, C):
         v = e.operand.value
-        if e.type.is_int and isinstance(v, float) and not (math.isfinite(v) and tr.INT_MIN <= int(v) <= tr.INT_MAX):
+        if (
+            e.type.is_int
+            and isinstance(v, float)
+            and not (math.isfinite(v) and tr.INT_MIN <= int(v) <= tr.INT_MAX)
+        ):
             return e  # undefined on the device: leave it there
         return tr.cast(e.operand, e.type)
     if isinstance(e, ir.Unary):
@@ -180,7 +187,11 @@ def _fold(e: ir.Expr) -> ir.Expr:
             return e
         if isinstance(a, C) and isinstance(b, C):
             if e.type.is_bool:
-                v = {BinOp.BIT_AND: a.value & b.value, BinOp.BIT_OR: a.value | b.value, BinOp.BIT_XOR: a.value ^ b.value}.get(e.op)
+                v = {
+                    BinOp.BIT_AND: a.value & b.value,
+                    BinOp.BIT_OR: a.value | b.value,
+                    BinOp.BIT_XOR: a.value ^ b.value,
+                }.get(e.op)
                 return e if v is None else tr.const(bool(v))
             if e.type.is_int:
                 v = _int_binary(e.op, a.value, b.value)
@@ -275,7 +286,8 @@ def annotate_usage(k: ir.Kernel) -> ir.Kernel:
                 elif isinstance(x, ir.Builtin) and x.kind is not ir.BuiltinKind.GLOBAL_ID:
                     observes = True
     params = tuple(
-        dataclasses.replace(p, reads=i in reads, writes=i in writes) if p.is_list else p for i, p in enumerate(k.params)
+        dataclasses.replace(p, reads=i in reads, writes=i in writes) if p.is_list else p
+        for i, p in enumerate(k.params)
     )
     return dataclasses.replace(k, params=params, observes_workgroup=observes)
 

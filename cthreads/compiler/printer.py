@@ -7,6 +7,7 @@ indented blocks. The format only changes deliberately (goldens depend on it).
 
 from __future__ import annotations
 
+import math
 import struct
 
 from . import ir
@@ -14,7 +15,7 @@ from . import ir
 
 def format_float(v: float) -> str:
     """The shortest decimal that reads back as the same float32."""
-    if v != v:
+    if math.isnan(v):
         return "nan"
     if v in (float("inf"), float("-inf")):
         return "inf" if v > 0 else "-inf"
@@ -73,7 +74,9 @@ class _Printer:
             if isinstance(s, ir.Assign):
                 out.append(f"{indent}%{s.name} = {self.expr(s.value)}")
             elif isinstance(s, ir.Store):
-                out.append(f"{indent}{self.param_name(s.list_index)}[{self.expr(s.index)}] = {self.expr(s.value)}")
+                out.append(
+                    f"{indent}{self.param_name(s.list_index)}[{self.expr(s.index)}] = {self.expr(s.value)}"
+                )
             elif isinstance(s, ir.If):
                 out.append(f"{indent}if {self.expr(s.cond)}:")
                 self.stmts(s.then, indent + "  ", out)
@@ -98,11 +101,16 @@ def format_kernel(k: ir.Kernel) -> str:
     """The whole kernel: header, parameters with their usage, locals, body."""
     p = _Printer(k)
     wg = ", ".join(map(str, k.workgroup_size))
-    out = [f"kernel {k.name} workgroup=({wg}) observes_workgroup={str(k.observes_workgroup).lower()}"]
+    out = [
+        f"kernel {k.name} workgroup=({wg}) observes_workgroup={str(k.observes_workgroup).lower()}"
+    ]
     for i, param in enumerate(k.params):
         usage = ""
         if param.is_list:
-            usage = " " + (" ".join(w for w, on in (("reads", param.reads), ("writes", param.writes)) if on) or "unused")
+            usage = " " + (
+                " ".join(w for w, on in (("reads", param.reads), ("writes", param.writes)) if on)
+                or "unused"
+            )
         out.append(f"  param {i} {param.name}: {param.type}{usage}")
     for name, t in k.locals.items():
         out.append(f"  local %{name}: {t}")

@@ -29,7 +29,7 @@ _current: contextvars.ContextVar[dict[str, Triple]] = contextvars.ContextVar(
 class IndexBuiltin:
     """One index builtin; `.x`, `.y`, `.z` are its components (ints)."""
 
-    __slots__ = ("_name", "_doc")
+    __slots__ = ("_doc", "_name")
     __gpu_builtin__ = "index"  # how the compiler recognises these objects
 
     def __init__(self, name: str, doc: str):
@@ -66,7 +66,9 @@ GridDim = IndexBuiltin("GridDim", "number of workgroups")
 def _triple(value: int | tuple[int, ...], what: str, fill: int) -> Triple:
     t = (value,) if isinstance(value, int) else tuple(value)
     if not 1 <= len(t) <= 3 or not all(isinstance(v, int) and v >= fill for v in t):
-        raise ValueError(f"invocation(): {what} must be an int >= {fill} or 1-3 of them; got {value!r}")
+        raise ValueError(
+            f"invocation(): {what} must be an int >= {fill} or 1-3 of them; got {value!r}"
+        )
     return (t + (fill, fill))[:3]  # type: ignore[return-value]
 
 
@@ -97,4 +99,12 @@ def invocation(
         _current.reset(token)
 
 
-__all__ = ["GlobalIdx", "ThreadIdx", "BlockIdx", "BlockDim", "GridDim", "IndexBuiltin", "invocation"]
+__all__ = [
+    "BlockDim",
+    "BlockIdx",
+    "GlobalIdx",
+    "GridDim",
+    "IndexBuiltin",
+    "ThreadIdx",
+    "invocation",
+]

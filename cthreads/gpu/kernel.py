@@ -14,7 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..compiler import ir
-from ..compiler.frontend.signature import SignatureError, check_signature, python_type_name, signature_node, signature_text
+from ..compiler.frontend.signature import (
+    SignatureError,
+    check_signature,
+    python_type_name,
+    signature_node,
+    signature_text,
+)
 from ..compiler.frontend.source import KernelSource
 from ..compiler.target import Target
 from ..errors import GpuCompileError
@@ -36,7 +42,13 @@ class GpuKernel:
 
     __gpu__ = True  # as cthreads-gpu marks its kernels
 
-    def __init__(self, fn: Callable[..., Any], *, log: bool = False, workgroup_size: int | tuple[int, ...] | None = None):
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        log: bool = False,
+        workgroup_size: int | tuple[int, ...] | None = None,
+    ):
         if not isinstance(log, bool):
             raise TypeError(f"@Gpu(log=...) takes True or False; got {log!r}")
         self._wg = _workgroup(workgroup_size)
@@ -62,7 +74,9 @@ class GpuKernel:
         return self._fn(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<GpuKernel {self.qualified_name}{signature_text('', self._params)} v{self.version}>"
+        return (
+            f"<GpuKernel {self.qualified_name}{signature_text('', self._params)} v{self.version}>"
+        )
 
     # ---------------------------------------------------------------- inspection
 
@@ -96,7 +110,11 @@ class GpuKernel:
 
     @property
     def firstlineno(self) -> int:
-        return self._source.firstlineno if self._source is not None else self._fn.__code__.co_firstlineno
+        return (
+            self._source.firstlineno
+            if self._source is not None
+            else self._fn.__code__.co_firstlineno
+        )
 
     @property
     def workgroup_size(self) -> tuple[int, int, int]:
@@ -120,9 +138,11 @@ class GpuKernel:
                     from ..compiler.frontend.constants import collect_constants
 
                     try:
-                        self._constants = collect_constants(self._fn, self._source, set(self.param_names))
-                    except SyntaxError:
-                        self._constants = {}
+                        self._constants = collect_constants(
+                            self._fn, self._source, set(self.param_names)
+                        )
+                    except GpuCompileError:
+                        self._constants = {}  # lower() reports the problem
             return self._constants
 
     def lower(self, target: Target | None = None) -> ir.Kernel:
@@ -194,13 +214,27 @@ class GpuKernel:
                 kind, elem = "list", t.elem.kind
                 nbytes = t.storage_bits // 8
                 inner = {"kind": elem, "spirv_type": elem, "elem_bytes": nbytes}
-                schema = {"kind": "list", "spirv_type": f"{elem}[]", "elem_bytes": nbytes, "inner": inner}
+                schema = {
+                    "kind": "list",
+                    "spirv_type": f"{elem}[]",
+                    "elem_bytes": nbytes,
+                    "inner": inner,
+                }
                 params.append(
-                    {"name": p.name, "pass_as": "ref", "kind": kind, "schema": schema, "elem_kind": elem, "elem_bytes": nbytes}
+                    {
+                        "name": p.name,
+                        "pass_as": "ref",
+                        "kind": kind,
+                        "schema": schema,
+                        "elem_kind": elem,
+                        "elem_bytes": nbytes,
+                    }
                 )
             else:
                 schema = {"kind": t.kind, "spirv_type": t.kind, "elem_bytes": t.bits // 8}
-                params.append({"name": p.name, "pass_as": "value", "kind": t.kind, "schema": schema})
+                params.append(
+                    {"name": p.name, "pass_as": "value", "kind": t.kind, "schema": schema}
+                )
         n_scalars = sum(not p.is_list for p in self._params)
         return {
             "symbol": self.name,
@@ -230,7 +264,9 @@ def _workgroup(value: int | tuple[int, ...] | None) -> tuple[int, int, int]:
         or not 1 <= len(dims) <= 3
         or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims)
     ):
-        raise TypeError(f"@Gpu(workgroup_size=...) takes a positive int or a tuple of 1 to 3 positive ints; got {value!r}")
+        raise TypeError(
+            f"@Gpu(workgroup_size=...) takes a positive int or a tuple of 1 to 3 positive ints; got {value!r}"
+        )
     return (*dims, 1, 1)[:3]  # type: ignore[return-value]
 
 
@@ -242,7 +278,9 @@ def _located_signature_error(fn: Any, err: SignatureError) -> GpuCompileError:
     message = err.message
     if source is not None:
         try:
-            return source.error(name, signature_node(source.function_node(), err), message, err.allowed)
+            return source.error(
+                name, signature_node(source.function_node(), err), message, err.allowed
+            )
         except (SyntaxError, GpuCompileError):
             pass  # no usable `def` source (a lambda, an edited file): report without a location
     return GpuCompileError(message, kernel=name, allowed=err.allowed)
@@ -251,7 +289,13 @@ def _located_signature_error(fn: Any, err: SignatureError) -> GpuCompileError:
 # ------------------------------------------------------------------------- decorator
 
 
-def Gpu(fn: Callable[..., Any] | None = None, /, *, log: bool = False, workgroup_size: int | tuple[int, ...] | None = None):
+def Gpu(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    log: bool = False,
+    workgroup_size: int | tuple[int, ...] | None = None,
+):
     """Declare a GPU kernel: `@Gpu`, `@Gpu(log=True)`, `@Gpu(workgroup_size=256)`.
 
     Checks the signature (`int`, `float`, `bool`, `list[int]`, `list[float]`, `list[bool]`
@@ -266,7 +310,10 @@ def Gpu(fn: Callable[..., Any] | None = None, /, *, log: bool = False, workgroup
         raise TypeError(
             f"@Gpu takes options as keywords (@Gpu(workgroup_size=256), @Gpu(log=True)); got {fn!r}"
         )
-    kernel = GpuKernel(fn, log=log, workgroup_size=workgroup_size)
+    try:
+        kernel = GpuKernel(fn, log=log, workgroup_size=workgroup_size)
+    except GpuCompileError as exc:
+        raise exc.with_traceback(None) from None  # point at the user's decorator, not at us
     _register(kernel)
     return kernel
 
@@ -314,4 +361,11 @@ def registry_generation() -> int:
     return _generation
 
 
-__all__ = ["Gpu", "GpuKernel", "registered_kernels", "get_kernel", "unregister", "registry_generation"]
+__all__ = [
+    "Gpu",
+    "GpuKernel",
+    "get_kernel",
+    "registered_kernels",
+    "registry_generation",
+    "unregister",
+]

@@ -4,6 +4,8 @@ Plain functions (not decorated): the tests wrap them. Positions matter to the go
 new kernels at the end of the file.
 """
 
+# ruff: noqa: B015, F821, F841, PLW0120, PLW0602 - kernels outside the language, on purpose
+
 import math
 
 from cthreads.gpu.indices import GlobalIdx
@@ -37,7 +39,7 @@ def uses_with(x: list[float]) -> None:
 
 
 def uses_lambda(x: list[float]) -> None:
-    f = lambda v: v + 1  # noqa: E731
+    f = lambda v: v + 1
     x[0] = 1.0
 
 
@@ -192,3 +194,26 @@ def unicode_columns(x: list[float]) -> None:
 
 def no_effect(x: list[float]) -> None:
     x[0] == 1.0
+
+
+# Signature errors: raised at decoration, with the same rendering.
+
+
+def str_param(s: str, x: list[float]) -> None:
+    x[0] = 1.0
+
+
+def missing_annotation(n, x: list[float]) -> None:
+    x[0] = 1.0
+
+
+def star_args(x: list[float], *more: list[float]) -> None:
+    x[0] = 1.0
+
+
+def default_value(x: list[float], n: int = 4) -> None:
+    x[0] = 1.0
+
+
+def returns_float(x: list[float]) -> float:
+    return x[0]

@@ -1,5 +1,7 @@
 """Kernels under `from __future__ import annotations` (string annotations, never evaluated)."""
 
+# ruff: noqa: UP006, UP035 - typing.List is one of the accepted spellings
+
 from __future__ import annotations
 
 from typing import List

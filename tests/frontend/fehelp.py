@@ -39,7 +39,9 @@ def rejects(fn, reason: str, at: str, allowed: str | None = None) -> GpuCompileE
     assert reason in err.reason, f"{reason!r} not in {err.reason!r}"
     assert err.filename == fn.__code__.co_filename
     assert err.line is not None and err.col is not None
-    assert err.line[err.col - 1 :].startswith(at), f"caret at {err.line[err.col - 1:]!r}, wanted {at!r}"
+    assert err.line[err.col - 1 :].startswith(at), (
+        f"caret at {err.line[err.col - 1 :]!r}, wanted {at!r}"
+    )
     assert err.allowed, "every compile error says what is allowed instead"
     if allowed is not None:
         assert allowed in err.allowed, f"{allowed!r} not in {err.allowed!r}"
@@ -60,4 +62,6 @@ def check_golden(path: Path, actual: str) -> None:
         path.write_text(actual)
         return
     expected = path.read_text()
-    assert actual == expected, f"{path.name} differs from its golden (CTHREADS_UPDATE_GOLDEN=1 rewrites)"
+    assert actual == expected, (
+        f"{path.name} differs from its golden (CTHREADS_UPDATE_GOLDEN=1 rewrites)"
+    )

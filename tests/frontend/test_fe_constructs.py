@@ -1,5 +1,7 @@
 """One accepting and one rejecting case per construct of the kernel language (SPEC §2)."""
 
+# ruff: noqa: F821, F823, F841, FURB163, PIE790, PLC3002, PLW0120, RET501, RUF059, UP018 - kernels written to probe the compiler
+
 from __future__ import annotations
 
 import math
@@ -139,14 +141,18 @@ def test_store_float_into_int_list():
     def k(x: list[int]) -> None:
         x[0] = 1.5
 
-    rejects(k, "cannot assign a float to an element of `x` (list[int])", at="x[0]", allowed="int(...)")
+    rejects(
+        k, "cannot assign a float to an element of `x` (list[int])", at="x[0]", allowed="int(...)"
+    )
 
 
 def test_store_int_into_bool_list():
     def k(x: list[bool]) -> None:
         x[0] = 1
 
-    rejects(k, "cannot assign an int to an element of `x` (list[bool])", at="x[0]", allowed="bool(...)")
+    rejects(
+        k, "cannot assign an int to an element of `x` (list[bool])", at="x[0]", allowed="bool(...)"
+    )
 
 
 def test_augmented_assign_to_list_param_itself():
@@ -622,14 +628,17 @@ def test_math_functions_every_spelling():
     assert "(call sin f32 $f)" in text and "(call cos f32 $f)" in text
     assert "(call sin f32 (f32 $a))" in text and "(call sqrt f32 $f)" in text
     assert "o[0] = (call floor i32 $f)" in text and "o[1] = $a" in text
-    assert "(call atan2 f32 $f 1.0)" in text and "(div f32 (call log f32 $f) (call log f32 2.0))" in text
+    assert (
+        "(call atan2 f32 $f 1.0)" in text
+        and "(div f32 (call log f32 $f) (call log f32 2.0))" in text
+    )
     assert "3.1415927" in text and "b[0] = (call isnan bool $f)" in text
 
 
 def test_cthreads_gpu_compat_bare_names():
     # cthreads-gpu kernels call sqrt/floor/__sync_threads without importing them
     def k(x: list[float]) -> None:
-        x[0] = sqrt(x[1]) + floor(x[2])  # noqa: F821
+        x[0] = sqrt(x[1]) + floor(x[2])
 
     assert "(call sqrt f32 x[1])" in ir_text(k)
 
@@ -717,7 +726,7 @@ def test_index_builtin_misuse():
 
 def test_missing_index_import_hint():
     def k(o: list[int]) -> None:
-        o[0] = BlockIdx2.x  # noqa: F821
+        o[0] = BlockIdx2.x
 
     err = compile_error(k)
     assert "name `BlockIdx2` is not defined" in err.reason
@@ -773,7 +782,7 @@ def test_module_constants_become_consts():
 def test_module_constant_shadowed_by_local():
     def k(x: list[int]) -> None:
         x[0] = N  # N is a local here (assigned below), as in Python
-        N = 3  # noqa: F841
+        N = 3
 
     rejects(k, "local `N` is used before it is assigned", at="N  #")
 

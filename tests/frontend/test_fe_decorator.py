@@ -1,5 +1,7 @@
 """`@Gpu`: forms and options, signature checks, metadata, plain-Python calls, the registry."""
 
+# ruff: noqa: UP006, UP035, UP037, S102 - List, quoted annotations, exec() are under test
+
 from __future__ import annotations
 
 import typing
@@ -14,7 +16,14 @@ from cthreads.compiler.target import Target
 from cthreads.errors import GpuCompileError
 from cthreads.gpu import indices
 from cthreads.gpu.indices import GlobalIdx
-from cthreads.gpu.kernel import Gpu, GpuKernel, get_kernel, registered_kernels, registry_generation, unregister
+from cthreads.gpu.kernel import (
+    Gpu,
+    GpuKernel,
+    get_kernel,
+    registered_kernels,
+    registry_generation,
+    unregister,
+)
 
 
 def test_bare_and_called_forms():
@@ -54,7 +63,7 @@ def test_bad_options():
 
     with pytest.raises(TypeError, match="options as keywords"):
         Gpu(256)
-    with pytest.raises(TypeError, match="log=...") :
+    with pytest.raises(TypeError, match="log=..."):
         Gpu(log="yes")(k)
     with pytest.raises(TypeError):
         Gpu(k, color="red")  # unknown option
@@ -92,7 +101,7 @@ def k_str(s: str, x: list[float]) -> None: ...
 def k_dict(d: dict, x: list[float]) -> None: ...
 def k_nested(x: list[list[float]]) -> None: ...
 def k_set(x: set[int]) -> None: ...
-def k_optional(x: Optional[int]) -> None: ...  # noqa: UP007
+def k_optional(x: Optional[int]) -> None: ...  # noqa: UP045
 def k_any(x: Any) -> None: ...
 def k_bare_list(x: list) -> None: ...
 def k_tuple(x: tuple[int, int]) -> None: ...
@@ -158,7 +167,9 @@ def test_non_functions_rejected():
 
 
 def test_accepted_annotation_spellings():
-    def k(a: int, b: float, c: bool, d: List[int], e: typing.List[float], f: "list[bool]", g: "int") -> None:
+    def k(
+        a: int, b: float, c: bool, d: List[int], e: typing.List[float], f: "list[bool]", g: "int"
+    ) -> None:
         pass
 
     types = [str(p.type) for p in kernel(k).signature]
@@ -177,7 +188,9 @@ def test_future_annotations_module():
 
 
 def test_any_identifier_may_name_a_parameter():
-    def k(out: list[float], in_: list[float], shared: int, main: float, buffer: int, sample: bool) -> None:
+    def k(
+        out: list[float], in_: list[float], shared: int, main: float, buffer: int, sample: bool
+    ) -> None:
         i = GlobalIdx.x
         uniform = in_[i] * main
         out[i] = uniform + shared + buffer + sample
@@ -271,7 +284,10 @@ def test_source_key():
     assert a.source_key == a2.source_key
     assert a.source_key != b.source_key  # constants are part of the key
     assert len(a.source_key) == 32 and a.source_key == a.source_key
-    assert kernel(saxpy.__wrapped__, workgroup_size=128).source_key != kernel(saxpy.__wrapped__).source_key
+    assert (
+        kernel(saxpy.__wrapped__, workgroup_size=128).source_key
+        != kernel(saxpy.__wrapped__).source_key
+    )
 
 
 def test_constants_are_read_once():
@@ -301,7 +317,9 @@ def test_source_unavailable():
     unregister(k)
     assert k.source is None
     assert isinstance(k.source_key, str)
-    with pytest.raises(GpuCompileError, match="source code of kernel `from_exec` is not available") as info:
+    with pytest.raises(
+        GpuCompileError, match="source code of kernel `from_exec` is not available"
+    ) as info:
         k.lower()
     assert "exec()" in info.value.allowed
     x = [0.0]
@@ -314,7 +332,7 @@ def test_indented_kernel_with_multiline_string():
         @staticmethod
         def k(x: list[float]) -> None:
             """A docstring
-whose continuation is not indented."""
+            whose continuation is not indented."""
             x[0] = bad_name  # noqa: F821
 
     with pytest.raises(GpuCompileError) as info:
@@ -339,7 +357,7 @@ def test_registry_and_redefinition():
     assert first in registered_kernels()
 
     @Gpu
-    def twice(x: list[float]) -> None:  # noqa: F811 - a redefinition replaces
+    def twice(x: list[float]) -> None:
         x[0] = 2.0
 
     assert twice is not first and twice.version == 2

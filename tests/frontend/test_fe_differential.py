@@ -9,10 +9,10 @@ import math
 
 import fe_kernels as K
 import pytest
+from fe_ir_eval import run_grid, run_python_grid
 from fehelp import kernel
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ir_eval import run_grid, run_python_grid
 
 from cthreads.gpu.indices import GlobalIdx
 
@@ -137,7 +137,7 @@ def semantics(a: int, b: int, f: float, out: list[int], g: list[float], flags: l
     g[3] = math.sqrt(abs(f)) + math.sin(f)
     g[4] = f if a < b < 100 else -f
     flags[0] = 0 <= a < b
-    flags[1] = not (a == b) and f != 0.0
+    flags[1] = not (a == b) and f != 0.0  # noqa: SIM201 - `not` of a comparison
 
 
 @settings(max_examples=80, deadline=None)

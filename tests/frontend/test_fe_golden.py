@@ -53,3 +53,17 @@ def test_every_bad_kernel_has_a_golden():
     names = {fn.__name__ for fn in BAD}
     files = {p.stem for p in (GOLDEN / "errors").glob("*.txt")}
     assert files <= names, f"stale goldens: {sorted(files - names)}"
+
+
+def test_decoration_errors_hide_frames():
+    from cthreads.gpu.kernel import Gpu
+
+    try:
+        Gpu(fe_bad_kernels.str_param)
+    except GpuCompileError as exc:
+        err = exc
+    else:  # pragma: no cover
+        pytest.fail("expected a signature error")
+    text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+    assert "cthreads/compiler" not in text and "kernel.py" in text  # only the decorator's frame
+    assert text.count('File "') == 2  # this test, then Gpu()

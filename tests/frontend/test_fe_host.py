@@ -18,7 +18,9 @@ def test_index_builtins_default_to_one_invocation():
 
 
 def test_invocation_sets_consistent_indices():
-    with invocation(group_id=(2, 1), local_id=(3, 0, 1), group_size=(64, 2, 2), num_groups=(4, 2, 1)):
+    with invocation(
+        group_id=(2, 1), local_id=(3, 0, 1), group_size=(64, 2, 2), num_groups=(4, 2, 1)
+    ):
         assert (GlobalIdx.x, GlobalIdx.y, GlobalIdx.z) == (2 * 64 + 3, 1 * 2 + 0, 0 * 2 + 1)
         assert GlobalIdx.x == BlockIdx.x * BlockDim.x + ThreadIdx.x
         assert (GridDim.x, GridDim.y) == (4, 2)
@@ -41,9 +43,8 @@ def test_invocation_is_per_thread():
 
 @pytest.mark.parametrize("bad", [{"group_size": 0}, {"local_id": -1}, {"group_id": (1, 2, 3, 4)}])
 def test_invocation_validates(bad):
-    with pytest.raises(ValueError, match="invocation"):
-        with invocation(**bad):
-            pass
+    with pytest.raises(ValueError, match="invocation"), invocation(**bad):
+        pass
 
 
 def test_index_builtins_are_read_only():
@@ -53,7 +54,10 @@ def test_index_builtins_are_read_only():
 
 
 def test_sync_threads_raises_on_host():
-    with pytest.raises(RuntimeError, match=r"__sync_threads\(\) is a workgroup barrier and only works inside a @Gpu kernel"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"__sync_threads\(\) is a workgroup barrier and only works inside a @Gpu kernel",
+    ):
         __sync_threads()
 
 

@@ -38,7 +38,11 @@ class CallLowerer:
         if isinstance(func, ast.Name) and func.id in x.ctx.py_locals:
             p = x.ctx.param(func.id)
             what = "parameter" if p is not None else "local variable"
-            x.fail(func, f"`{func.id}` is a {what} here, not a function, so it cannot be called", FUNCTIONS_ALLOWED)
+            x.fail(
+                func,
+                f"`{func.id}` is a {what} here, not a function, so it cannot be called",
+                FUNCTIONS_ALLOWED,
+            )
         if not x.is_static(func):
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
                 kind, inner = self.callee(func.value)  # `Barrier(4).arrive_and_wait()`
@@ -70,7 +74,11 @@ class CallLowerer:
                 return "intrinsic", func.attr
             if base is math and hasattr(math, func.attr):
                 x.fail(func, f"`{text}` has no device counterpart", _math_allowed())
-            obj = x.ctx.env.attribute(base, func.attr, dotted_path(func) or "") if base is not MISSING else MISSING
+            obj = (
+                x.ctx.env.attribute(base, func.attr, dotted_path(func) or "")
+                if base is not MISSING
+                else MISSING
+            )
         else:
             obj = x.ctx.env.lookup(func.id)
             if obj is MISSING:
@@ -95,13 +103,25 @@ class CallLowerer:
         if tag == "Barrier":
             return "barrier-class", text
         if obj is builtins.print:
-            x.fail(func, "print() is not available on the device", "write values into a list parameter and read them after join()")
+            x.fail(
+                func,
+                "print() is not available on the device",
+                "write values into a list parameter and read them after join()",
+            )
         if obj is builtins.round:
-            x.fail(func, "round() is not supported in kernels", "math.floor(x + 0.5), int(x) (truncates) or math.ceil(x)")
+            x.fail(
+                func,
+                "round() is not supported in kernels",
+                "math.floor(x + 0.5), int(x) (truncates) or math.ceil(x)",
+            )
         if obj is MISSING:
             x.fail(func, f"function `{text}` is not defined", FUNCTIONS_ALLOWED)
         if hasattr(obj, "__gpu_kernel_meta__"):
-            x.fail(func, f"calling another @Gpu kernel (`{text}`) from a kernel is not supported", "write the code inline")
+            x.fail(
+                func,
+                f"calling another @Gpu kernel (`{text}`) from a kernel is not supported",
+                "write the code inline",
+            )
         x.fail(func, f"calls to `{text}` are not supported in kernels", FUNCTIONS_ALLOWED)
 
     def is_barrier(self, node: ast.Call) -> bool:
@@ -127,14 +147,24 @@ class CallLowerer:
     def value(self, node: ast.Call) -> ir.Expr:
         kind, name = self.callee(node)
         if kind == "barrier":
-            self.x.fail(node, f"`{name}()` is a statement and has no value", f"{name}() on a line of its own")
+            self.x.fail(
+                node,
+                f"`{name}()` is a statement and has no value",
+                f"{name}() on a line of its own",
+            )
         if kind == "barrier-class":
             self.reject_barrier_construction(node, name)
         for kw in node.keywords:
-            self.x.fail(kw, "keyword arguments are not supported in kernel calls", "positional arguments")
+            self.x.fail(
+                kw, "keyword arguments are not supported in kernel calls", "positional arguments"
+            )
         for arg in node.args:
             if isinstance(arg, ast.Starred):
-                self.x.fail(arg, "starred arguments (`*x`) are not supported in kernels", "pass each value separately")
+                self.x.fail(
+                    arg,
+                    "starred arguments (`*x`) are not supported in kernels",
+                    "pass each value separately",
+                )
         if kind == "builtin":
             return getattr(self, "builtin_" + name)(node)
         return self.intrinsic(node, name)
@@ -143,7 +173,9 @@ class CallLowerer:
         n = len(node.args)
         if not lo <= n <= hi:
             want = str(lo) if lo == hi else f"{lo} to {hi}" if hi < 99 else f"at least {lo}"
-            self.x.fail(node, f"{name}() takes {want} argument(s) in kernels; got {n}", FUNCTIONS_ALLOWED)
+            self.x.fail(
+                node, f"{name}() takes {want} argument(s) in kernels; got {n}", FUNCTIONS_ALLOWED
+            )
 
     def builtin_abs(self, node: ast.Call) -> ir.Expr:
         self.arity(node, "abs", 1, 1)
@@ -153,7 +185,11 @@ class CallLowerer:
 
     def _minmax(self, node: ast.Call, name: str, op: BinOp) -> ir.Expr:
         if len(node.args) == 1:
-            self.x.fail(node, f"{name}() of a list is not supported in kernels", f"{name}(a, b, ...) of values, or a for-range loop over the list")
+            self.x.fail(
+                node,
+                f"{name}() of a list is not supported in kernels",
+                f"{name}(a, b, ...) of values, or a for-range loop over the list",
+            )
         self.arity(node, name, 2, 99)
         values = [self.x.expr(a) for a in node.args]
         t = values[0].type
@@ -171,8 +207,16 @@ class CallLowerer:
         return self._minmax(node, "max", BinOp.MAX)
 
     def _no_strings(self, node: ast.Call, name: str, extra: str = "") -> None:
-        if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-            self.x.fail(node.args[0], f"{name}() of a string is not supported in kernels", f"a number{extra}")
+        if (
+            node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            self.x.fail(
+                node.args[0],
+                f"{name}() of a string is not supported in kernels",
+                f"a number{extra}",
+            )
 
     def builtin_int(self, node: ast.Call) -> ir.Expr:
         self.arity(node, "int", 0, 1)
@@ -205,13 +249,19 @@ class CallLowerer:
 
     def builtin_pow(self, node: ast.Call) -> ir.Expr:
         if len(node.args) == 3:
-            self.x.fail(node, "pow() with a modulus is not supported in kernels", "pow(a, b) % m (or a loop for large exponents)")
+            self.x.fail(
+                node,
+                "pow() with a modulus is not supported in kernels",
+                "pow(a, b) % m (or a loop for large exponents)",
+            )
         self.arity(node, "pow", 2, 2)
         a, b = node.args
         return self.x.binary(node, ast.Pow(), self.x.expr(a), self.x.expr(b), None, b)
 
     def builtin_range(self, node: ast.Call) -> ir.Expr:
-        self.x.fail(node, "range() can only be used as `for i in range(...)`", "for i in range(a, b, step):")
+        self.x.fail(
+            node, "range() can only be used as `for i in range(...)`", "for i in range(a, b, step):"
+        )
 
     # -------------------------------------------------------------- intrinsics
 
@@ -220,9 +270,15 @@ class CallLowerer:
         shown = ast.unparse(node.func)
         if name == "log" and len(node.args) == 2:  # math.log(x, base)
             x, base = (tr.cast(self.x.expr(a), F32) for a in node.args)
-            return ir.Binary(F32, BinOp.DIV, ir.Call(F32, "log", (x,)), ir.Call(F32, "log", (base,)))
+            return ir.Binary(
+                F32, BinOp.DIV, ir.Call(F32, "log", (x,)), ir.Call(F32, "log", (base,))
+            )
         if len(node.args) != spec.arity:
-            self.x.fail(node, f"{shown}() takes {spec.arity} argument(s); got {len(node.args)}", f"{shown}({', '.join('xyz'[: spec.arity])})")
+            self.x.fail(
+                node,
+                f"{shown}() takes {spec.arity} argument(s); got {len(node.args)}",
+                f"{shown}({', '.join('xyz'[: spec.arity])})",
+            )
         args = [self.x.expr(a) for a in node.args]
         if spec.args == "n":
             t = tr.arith_type(args[0].type)

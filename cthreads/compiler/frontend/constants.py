@@ -19,7 +19,9 @@ def collect_constants(fn, source: KernelSource, param_names: set[str]) -> dict[s
     outside (closure cells, globals, attributes of modules)."""
     fn_node = source.function_node()
     nodes = list(walk_body(fn_node.body))
-    local = set(param_names) | {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    local = set(param_names) | {
+        n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
     env = Env(fn)
     out: dict[str, object] = {}
     for node in nodes:

@@ -1,8 +1,8 @@
 """Expression lowering: Python `ast` expressions -> typed IR expressions.
 
-One `visit_<Node>` per supported construct; anything else is a located compile error. Python's
-meaning is resolved here: int `/` gives float, `//` and `%` floor, `**` typing, chained
-comparisons, `and`/`or` values, bool in arithmetic as int.
+One `visit_<Node>` per supported construct; anything else is a located compile error. This
+module has the leaves (constants, names, module attributes, index builtins, list elements);
+operators live in `operators.py`, calls in `calls.py`.
 """
 
 from __future__ import annotations
@@ -12,45 +12,21 @@ import numbers
 import types
 
 from .. import ir
-from ..ir import BOOL, F32, I32, BinOp, CmpOp, UnOp
+from ..ir import BOOL, I32, BinOp, UnOp
 from . import typerules as tr
 from .calls import CallLowerer
 from .context import Context
 from .names import MISSING, chain_root, dotted_path, gpu_tag
+from .operators import INT_RANGE as _INT_RANGE
+from .operators import OperatorLowering
 from .signature import python_type_name
-from .source import Located, Position
+from .source import Located
 from .unsupported import FUNCTIONS_ALLOWED, VALUES_ALLOWED, describe
 
-_BINOPS = {
-    "Add": BinOp.ADD,
-    "Sub": BinOp.SUB,
-    "Mult": BinOp.MUL,
-    "Div": BinOp.DIV,
-    "FloorDiv": BinOp.FLOORDIV,
-    "Mod": BinOp.MOD,
-    "Pow": BinOp.POW,
-    "BitAnd": BinOp.BIT_AND,
-    "BitOr": BinOp.BIT_OR,
-    "BitXor": BinOp.BIT_XOR,
-    "LShift": BinOp.SHL,
-    "RShift": BinOp.SHR,
-}
-_OP_TEXT = {
-    "Add": "+", "Sub": "-", "Mult": "*", "Div": "/", "FloorDiv": "//", "Mod": "%", "Pow": "**",
-    "BitAnd": "&", "BitOr": "|", "BitXor": "^", "LShift": "<<", "RShift": ">>", "MatMult": "@",
-}  # fmt: skip
-_CMPOPS = {"Eq": CmpOp.EQ, "NotEq": CmpOp.NE, "Lt": CmpOp.LT, "LtE": CmpOp.LE, "Gt": CmpOp.GT, "GtE": CmpOp.GE}
-_CMP_REJECT = {
-    "Is": ("is", "`is` compares object identity, which kernels do not have", "== (or != for `is not`)"),
-    "IsNot": ("is not", "`is not` compares object identity, which kernels do not have", "!="),
-    "In": ("in", "`in` (membership) is not supported in kernels", "a for-range loop comparing x[i] one by one"),
-    "NotIn": ("not in", "`not in` (membership) is not supported in kernels", "a for-range loop comparing x[i] one by one"),
-}
 _AXES = {"x": 0, "y": 1, "z": 2}
-_INT_RANGE = "a value in [-2**31, 2**31 - 1] (kernel ints are 32-bit)"
 
 
-class ExprLowerer(Located):
+class ExprLowerer(OperatorLowering, Located):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.source = ctx.source
@@ -88,10 +64,22 @@ class ExprLowerer(Located):
             return tr.const(v)
         if isinstance(v, float):
             if not tr.fits_f32(v):
-                self.fail(node, f"float literal {v!r} is outside the float32 range (about 3.4e38)", "a smaller magnitude, or math.inf")
+                self.fail(
+                    node,
+                    f"float literal {v!r} is outside the float32 range (about 3.4e38)",
+                    "a smaller magnitude, or math.inf",
+                )
             return tr.const(v)
-        what = {str: "strings", bytes: "bytes", complex: "complex numbers", type(None): "None"}.get(type(v), "this constant")
-        self.fail(node, f"{what} are not supported in kernel expressions" if what != "None" else "None is not a value in kernels", VALUES_ALLOWED)
+        what = {str: "strings", bytes: "bytes", complex: "complex numbers", type(None): "None"}.get(
+            type(v), "this constant"
+        )
+        self.fail(
+            node,
+            f"{what} are not supported in kernel expressions"
+            if what != "None"
+            else "None is not a value in kernels",
+            VALUES_ALLOWED,
+        )
 
     def visit_Name(self, node: ast.Name) -> ir.Expr:
         name, ctx = node.id, self.ctx
@@ -108,7 +96,11 @@ class ExprLowerer(Located):
                 return ir.LocalRef(info.type, name)
             if p is not None:
                 return ir.ParamRef(p.type, ctx.param_index[name])
-            self.fail(node, f"local `{name}` is used before it is assigned", f"assign `{name}` above this line (e.g. `{name} = 0`)")
+            self.fail(
+                node,
+                f"local `{name}` is used before it is assigned",
+                f"assign `{name}` above this line (e.g. `{name} = 0`)",
+            )
         return self.static_value(node, ctx.env.lookup(name), name)
 
     def static_value(self, node: ast.expr, value: object, path: str) -> ir.Expr:
@@ -125,29 +117,59 @@ class ExprLowerer(Located):
         if isinstance(value, numbers.Real):
             v = float(value)
             if not tr.fits_f32(v):
-                self.fail(node, f"`{path}` is {v!r}, outside the float32 range", "a value within about +-3.4e38")
+                self.fail(
+                    node,
+                    f"`{path}` is {v!r}, outside the float32 range",
+                    "a value within about +-3.4e38",
+                )
             return tr.const(v)
         tag = gpu_tag(value)
         if tag == "index":
-            self.fail(node, f"`{path}` is an index builtin; read one component", f"{path}.x, {path}.y or {path}.z")
+            self.fail(
+                node,
+                f"`{path}` is an index builtin; read one component",
+                f"{path}.x, {path}.y or {path}.z",
+            )
         if tag in ("sync_threads", "Barrier", "Barrier-instance"):
-            self.fail(node, f"`{path}` cannot be used as a value", "__sync_threads() or Barrier.arrive_and_wait() as a statement")
+            self.fail(
+                node,
+                f"`{path}` cannot be used as a value",
+                "__sync_threads() or Barrier.arrive_and_wait() as a statement",
+            )
         if isinstance(value, types.ModuleType):
-            self.fail(node, f"module `{path}` cannot be used as a value", f"one of its functions or constants, e.g. {path}.<name>")
-        if isinstance(value, (list, tuple, dict, set, frozenset, str, bytes)) or hasattr(value, "__array__"):
+            self.fail(
+                node,
+                f"module `{path}` cannot be used as a value",
+                f"one of its functions or constants, e.g. {path}.<name>",
+            )
+        if isinstance(value, (list, tuple, dict, set, frozenset, str, bytes)) or hasattr(
+            value, "__array__"
+        ):
             self.fail(
                 node,
                 f"`{path}` is a module-level {type(value).__name__}; kernels read only int, float and bool constants from outside",
                 "pass it as a list parameter (list[int], list[float] or list[bool])",
             )
         if callable(value):
-            self.fail(node, f"`{path}` is a function; kernels can only call supported functions", FUNCTIONS_ALLOWED)
-        self.fail(node, f"`{path}` is a {type(value).__name__} object, which kernels cannot use", VALUES_ALLOWED)
+            self.fail(
+                node,
+                f"`{path}` is a function; kernels can only call supported functions",
+                FUNCTIONS_ALLOWED,
+            )
+        self.fail(
+            node,
+            f"`{path}` is a {type(value).__name__} object, which kernels cannot use",
+            VALUES_ALLOWED,
+        )
 
     def unknown_name(self, node: ast.AST, path: str) -> None:
         if path in ("GlobalIdx", "ThreadIdx", "BlockIdx", "BlockDim", "GridDim"):
             self.fail(node, f"name `{path}` is not defined", f"from cthreads.gpu import {path}")
-        self.fail(node, f"name `{path}` is not defined", "parameters, locals assigned above, and module-level int/float/bool constants")
+        self.fail(
+            node,
+            f"name `{path}` is not defined",
+            "parameters, locals assigned above, and module-level int/float/bool constants",
+        )
 
     def resolve_static(self, node: ast.expr) -> object:
         """The object a free name or a module attribute chain denotes (MISSING if unbound)."""
@@ -163,28 +185,50 @@ class ExprLowerer(Located):
     def is_static(self, node: ast.expr) -> bool:
         """A name chain rooted at a free (non-local) name: resolved at compile time."""
         root = chain_root(node)
-        return isinstance(root, ast.Name) and root.id not in self.ctx.py_locals and dotted_path(node) is not None
+        return (
+            isinstance(root, ast.Name)
+            and root.id not in self.ctx.py_locals
+            and dotted_path(node) is not None
+        )
 
     def visit_Attribute(self, node: ast.Attribute) -> ir.Expr:
         if not self.is_static(node):
             root = chain_root(node)
             p = self.ctx.param(root.id) if isinstance(root, ast.Name) else None
             if p is not None and p.is_list:
-                self.fail(node, f"lists have no attributes or methods in kernels (`{ast.unparse(node)}`)", f"{root.id}[i] and len({root.id})")
-            self.fail(node, f"attribute access `.{node.attr}` is not supported on kernel values", VALUES_ALLOWED)
+                self.fail(
+                    node,
+                    f"lists have no attributes or methods in kernels (`{ast.unparse(node)}`)",
+                    f"{root.id}[i] and len({root.id})",
+                )
+            self.fail(
+                node,
+                f"attribute access `.{node.attr}` is not supported on kernel values",
+                VALUES_ALLOWED,
+            )
         path = dotted_path(node) or node.attr
         base = self.resolve_static(node.value)
         if base is MISSING:
             self.unknown_name(node.value, dotted_path(node.value) or "")
         if gpu_tag(base) == "index":
             if node.attr not in _AXES:
-                self.fail(node, f"`{path}`: index builtins have components .x, .y and .z", "x, y or z")
-            return ir.Builtin(I32, ir.BuiltinKind(getattr(base, "name")), _AXES[node.attr])
+                self.fail(
+                    node, f"`{path}`: index builtins have components .x, .y and .z", "x, y or z"
+                )
+            return ir.Builtin(I32, ir.BuiltinKind(base.name), _AXES[node.attr])
         value = self.ctx.env.attribute(base, node.attr, path)
         if value is MISSING:
             if isinstance(base, types.ModuleType):
-                self.fail(node, f"module `{dotted_path(node.value)}` has no attribute `{node.attr}`", VALUES_ALLOWED)
-            self.fail(node, f"attribute `.{node.attr}` of `{dotted_path(node.value)}` cannot be read in a kernel", VALUES_ALLOWED)
+                self.fail(
+                    node,
+                    f"module `{dotted_path(node.value)}` has no attribute `{node.attr}`",
+                    VALUES_ALLOWED,
+                )
+            self.fail(
+                node,
+                f"attribute `.{node.attr}` of `{dotted_path(node.value)}` cannot be read in a kernel",
+                VALUES_ALLOWED,
+            )
         return self.static_value(node, value, path)
 
     # --------------------------------------------------------------------- lists
@@ -197,7 +241,11 @@ class ExprLowerer(Located):
                 return self.ctx.param_index[node.id]
             if node.id in self.ctx.py_locals:
                 t = self.expr(node).type  # raises "used before assigned" where that applies
-                self.fail(node, f"`{node.id}` is {tr.a_type(t)}; only list parameters can be {context}", "a list parameter x[i]")
+                self.fail(
+                    node,
+                    f"`{node.id}` is {tr.a_type(t)}; only list parameters can be {context}",
+                    "a list parameter x[i]",
+                )
         if isinstance(node, ast.Subscript):
             self.fail(
                 node,
@@ -210,12 +258,24 @@ class ExprLowerer(Located):
 
     def index(self, node: ast.expr) -> ir.Expr:
         if isinstance(node, ast.Slice):
-            self.fail(node, "slices are not supported in kernels", "one element at a time: x[i] inside a for loop")
+            self.fail(
+                node,
+                "slices are not supported in kernels",
+                "one element at a time: x[i] inside a for loop",
+            )
         if isinstance(node, ast.Tuple):
-            self.fail(node, "multi-dimensional indexing x[i, j] is not supported", "a flat list indexed as x[i * width + j]")
+            self.fail(
+                node,
+                "multi-dimensional indexing x[i, j] is not supported",
+                "a flat list indexed as x[i * width + j]",
+            )
         value = self.expr(node)
         if value.type.is_float:
-            self.fail(node, "list index must be an int, but this is a float", "int(...) to convert (it truncates toward zero)")
+            self.fail(
+                node,
+                "list index must be an int, but this is a float",
+                "int(...) to convert (it truncates toward zero)",
+            )
         if isinstance(value, ir.Const) and value.value < 0:
             self.fail(
                 node,
@@ -228,113 +288,6 @@ class ExprLowerer(Located):
         li = self.list_param(node.value, "indexed")
         elem = self.ctx.params[li].type.elem  # type: ignore[union-attr]
         return ir.Load(elem, li, self.index(node.slice))
-
-    # ----------------------------------------------------------------- operators
-
-    def visit_UnaryOp(self, node: ast.UnaryOp) -> ir.Expr:
-        if isinstance(node.op, ast.Not):
-            return ir.Unary(BOOL, UnOp.NOT, self.condition(node.operand))
-        operand = node.operand
-        if isinstance(node.op, ast.USub) and isinstance(operand, ast.Constant) and type(operand.value) is int:
-            # -2147483648 is a literal in spirit: check the range of the negated value.
-            if not tr.INT_MIN <= -operand.value <= tr.INT_MAX:
-                self.fail(node, f"int literal {-operand.value} does not fit in a 32-bit int", _INT_RANGE)
-            return tr.const(-operand.value)
-        value = self.expr(operand)
-        t = tr.arith_type(value.type)
-        if isinstance(node.op, ast.UAdd):
-            return tr.cast(value, t)
-        if isinstance(node.op, ast.USub):
-            return ir.Unary(t, UnOp.NEG, tr.cast(value, t))
-        if t.is_float:  # Invert
-            self.fail(node, "`~` needs an int operand, but this is a float", "int(...) first, or -x - 1")
-        return ir.Unary(I32, UnOp.INVERT, tr.cast(value, I32))
-
-    def visit_BinOp(self, node: ast.BinOp) -> ir.Expr:
-        return self.binary(node, node.op, self.expr(node.left), self.expr(node.right), node.left, node.right)
-
-    def binary(self, node: ast.AST, op: ast.operator, a: ir.Expr, b: ir.Expr, left=None, right=None) -> ir.Expr:
-        """`a op b` with Python's typing (`node` locates errors; `left`/`right` the operands)."""
-        name = type(op).__name__
-        where = self.operator_at(left, right, _OP_TEXT.get(name, "")) if left is not None else node
-        if name not in _BINOPS:
-            self.fail(where, f"operator `{_OP_TEXT.get(name, name)}` is not supported in kernels", "+ - * / // % ** & | ^ << >>")
-        irop = _BINOPS[name]
-        sym = _OP_TEXT[name]
-        if irop in (BinOp.DIV, BinOp.FLOORDIV, BinOp.MOD) and isinstance(b, ir.Const) and b.value == 0:
-            self.fail(right or node, f"division by zero (`{sym} 0`)", "a non-zero divisor")
-        if irop in (BinOp.BIT_AND, BinOp.BIT_OR, BinOp.BIT_XOR, BinOp.SHL, BinOp.SHR):
-            if a.type.is_float or b.type.is_float:
-                self.fail(where, f"`{sym}` needs int or bool operands, but got {tr.type_name(a.type)} and {tr.type_name(b.type)}", "int(...) to convert first")
-            if a.type.is_bool and b.type.is_bool and irop in (BinOp.BIT_AND, BinOp.BIT_OR, BinOp.BIT_XOR):
-                return ir.Binary(BOOL, irop, a, b)
-            if irop in (BinOp.SHL, BinOp.SHR) and isinstance(b, ir.Const) and b.value < 0:
-                self.fail(right or node, f"negative shift count {b.value}", "a shift count in 0..31")
-            return ir.Binary(I32, irop, tr.cast(a, I32), tr.cast(b, I32))
-        if irop is BinOp.DIV:
-            return ir.Binary(F32, irop, tr.cast(a, F32), tr.cast(b, F32))
-        t = tr.join(a.type, b.type)
-        if irop is BinOp.POW and t.is_int and not (isinstance(b, ir.Const) and b.value >= 0):
-            # int ** (negative or run-time int) is a float in Python whenever it is negative;
-            # a device type must be fixed at compile time, so it is always float here.
-            t = F32
-        return ir.Binary(t, irop, tr.cast(a, t), tr.cast(b, t))
-
-    def operator_at(self, left: ast.expr, right: ast.expr, text: str) -> ast.AST | Position:
-        """The position of operator `text` between two operands (for a precise caret)."""
-        if text and left.end_lineno == right.lineno:
-            line = self.source.lines[left.end_lineno + self.source._shift - self.source.firstlineno]
-            raw = line.encode("utf-8")
-            found = raw.find(text.encode(), left.end_col_offset, right.col_offset)
-            if found >= 0:
-                return Position(left.end_lineno, found)
-        return right
-
-    def visit_BoolOp(self, node: ast.BoolOp) -> ir.Expr:
-        values = [self.expr(v) for v in node.values]
-        op = BinOp.AND if isinstance(node.op, ast.And) else BinOp.OR
-        if all(v.type.is_bool for v in values):
-            result = values[0]
-            for v in values[1:]:
-                result = ir.Binary(BOOL, op, result, v)
-            return result
-        # Python's `a or b` is `a if a else b` (and `a and b` is `b if a else a`).
-        t = values[0].type
-        for v in values[1:]:
-            t = tr.join(t, v.type)
-        result = tr.cast(values[-1], t)
-        for v in reversed(values[:-1]):
-            cv = tr.cast(v, t)
-            test = tr.truthy(v)
-            result = ir.Select(t, test, cv, result) if op is BinOp.OR else ir.Select(t, test, result, cv)
-        return result
-
-    def visit_Compare(self, node: ast.Compare) -> ir.Expr:
-        left_node, left = node.left, self.expr(node.left)
-        parts: list[ir.Expr] = []
-        for op, right_node in zip(node.ops, node.comparators):
-            name = type(op).__name__
-            if name in _CMP_REJECT:
-                text, message, allowed = _CMP_REJECT[name]
-                self.fail(self.operator_at(left_node, right_node, text.split()[0]), message, allowed)
-            right = self.expr(right_node)
-            if left.type.is_bool and right.type.is_bool and name in ("Eq", "NotEq"):
-                parts.append(ir.Compare(BOOL, _CMPOPS[name], left, right))
-            else:
-                t = tr.join(left.type, right.type)
-                parts.append(ir.Compare(BOOL, _CMPOPS[name], tr.cast(left, t), tr.cast(right, t)))
-            # IR expressions are pure, so reusing `right` keeps "evaluated once" semantics.
-            left_node, left = right_node, right
-        result = parts[0]
-        for part in parts[1:]:
-            result = ir.Binary(BOOL, BinOp.AND, result, part)
-        return result
-
-    def visit_IfExp(self, node: ast.IfExp) -> ir.Expr:
-        cond = self.condition(node.test)
-        a, b = self.expr(node.body), self.expr(node.orelse)
-        t = a.type if a.type == b.type else tr.join(a.type, b.type)
-        return ir.Select(t, cond, tr.cast(a, t), tr.cast(b, t))
 
     def visit_Call(self, node: ast.Call) -> ir.Expr:
         return self.calls.value(node)

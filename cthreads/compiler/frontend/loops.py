@@ -25,7 +25,11 @@ if TYPE_CHECKING:
 def lower_for(s: StmtLowerer, node: ast.For) -> list[ir.Stmt]:
     ctx = s.ctx
     if node.orelse:
-        s.fail(keyword_position(s.source, node.body[-1], node.orelse[0], "else"), "`for ... else` is not supported in kernels", "a flag local set before `break`, tested after the loop")
+        s.fail(
+            keyword_position(s.source, node.body[-1], node.orelse[0], "else"),
+            "`for ... else` is not supported in kernels",
+            "a flag local set before `break`, tested after the loop",
+        )
     if not isinstance(node.target, ast.Name):
         s.fail(node.target, "a for loop must assign a single name", "for i in range(n):")
     args = _range_args(s, node)
@@ -35,11 +39,21 @@ def lower_for(s: StmtLowerer, node: ast.For) -> list[ir.Stmt]:
         s.assign_local(node.target, var, tr.const(0))  # reports: a list cannot be assigned
     info = ctx.locals.get(var)
     if info is not None and info.type != I32:
-        s.fail(node.target, f"loop variable `{var}` is {tr.a_type(info.type)} local (line {info.line}), but range() gives ints", "a new name for the loop variable")
+        s.fail(
+            node.target,
+            f"loop variable `{var}` is {tr.a_type(info.type)} local (line {info.line}), but range() gives ints",
+            "a new name for the loop variable",
+        )
 
     values = [tr.cast(a, I32) for a in args]
-    start, stop, step = values if len(values) == 3 else (
-        (values[0], values[1], tr.const(1)) if len(values) == 2 else (tr.const(0), values[0], tr.const(1))
+    start, stop, step = (
+        values
+        if len(values) == 3
+        else (
+            (values[0], values[1], tr.const(1))
+            if len(values) == 2
+            else (tr.const(0), values[0], tr.const(1))
+        )
     )
     body_stores = _stored_names(node.body)
     out: list[ir.Stmt] = []
@@ -79,8 +93,18 @@ def lower_for(s: StmtLowerer, node: ast.For) -> list[ir.Stmt]:
             cond = tr.const(False)  # range(a, b, 0): no iterations (documented)
     else:
         zero = tr.const(0)
-        up = ir.Binary(BOOL, BinOp.AND, ir.Compare(BOOL, CmpOp.GT, step, zero), ir.Compare(BOOL, CmpOp.LT, k, stop))
-        down = ir.Binary(BOOL, BinOp.AND, ir.Compare(BOOL, CmpOp.LT, step, zero), ir.Compare(BOOL, CmpOp.GT, k, stop))
+        up = ir.Binary(
+            BOOL,
+            BinOp.AND,
+            ir.Compare(BOOL, CmpOp.GT, step, zero),
+            ir.Compare(BOOL, CmpOp.LT, k, stop),
+        )
+        down = ir.Binary(
+            BOOL,
+            BinOp.AND,
+            ir.Compare(BOOL, CmpOp.LT, step, zero),
+            ir.Compare(BOOL, CmpOp.GT, k, stop),
+        )
         cond = ir.Binary(BOOL, BinOp.OR, up, down)
 
     ctx.loop_depth += 1
@@ -100,7 +124,11 @@ def _range_args(s: StmtLowerer, node: ast.For) -> list[ir.Expr]:
     if isinstance(it, ast.Name):
         p = s.ctx.param(it.id)
         if p is not None and p.is_list:
-            s.fail(it, f"kernels cannot iterate over a list directly (`for ... in {it.id}`)", f"for i in range(len({it.id})): v = {it.id}[i]")
+            s.fail(
+                it,
+                f"kernels cannot iterate over a list directly (`for ... in {it.id}`)",
+                f"for i in range(len({it.id})): v = {it.id}[i]",
+            )
     if not isinstance(it, ast.Call):
         s.fail(it, "only `for ... in range(...)` loops are supported in kernels", allowed)
     if not (s.x.is_static(it.func) and s.x.resolve_static(it.func) is builtins.range):
@@ -136,9 +164,17 @@ def _loads_outside(ctx, node: ast.For, var: str) -> int:
         for n in walk_body(ctx.fn_node.body):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
                 counts[n.id] = counts.get(n.id, 0) + 1
-    inside = sum(1 for n in walk_body(node.body) if isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Load))
+    inside = sum(
+        1
+        for n in walk_body(node.body)
+        if isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Load)
+    )
     # AugAssign targets read too (`v += 1` after the loop), though their ctx is Store.
-    aug = sum(1 for n in walk_body(ctx.fn_node.body) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == var)
+    aug = sum(
+        1
+        for n in walk_body(ctx.fn_node.body)
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == var
+    )
     return counts.get(var, 0) - inside + aug
 
 

@@ -48,11 +48,21 @@ def lower_kernel(
         try:
             params = check_signature(fn)
         except SignatureError as err:
-            raise source.error(name, signature_node(fn_node, err), err.message, err.allowed) from None
+            raise source.error(
+                name, signature_node(fn_node, err), err.message, err.allowed
+            ) from None
     _check_source_matches(source, fn_node, fn, name, params)
 
-    bound = {n.id for n in walk_body(fn_node.body) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    bound |= {n.target.id for n in walk_body(fn_node.body) if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    bound = {
+        n.id
+        for n in walk_body(fn_node.body)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    bound |= {
+        n.target.id
+        for n in walk_body(fn_node.body)
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+    }
     ctx = Context(name, source, Env(fn, frozen), params, fn_node, bound | {p.name for p in params})
     prologue: list[ir.Stmt] = []
     for i, p in enumerate(params):
@@ -78,7 +88,9 @@ def lower_kernel(
     return passes.optimize(kernel) if optimize else passes.annotate_usage(kernel)
 
 
-def _check_source_matches(source: KernelSource, fn_node: ast.FunctionDef, fn, name: str, params) -> None:
+def _check_source_matches(
+    source: KernelSource, fn_node: ast.FunctionDef, fn, name: str, params
+) -> None:
     """The source Python found must be this function's (a file edited after import is not)."""
     names = [a.arg for a in [*fn_node.args.posonlyargs, *fn_node.args.args]]
     if fn_node.name != fn.__name__ or names != [p.name for p in params]:

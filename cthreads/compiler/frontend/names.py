@@ -63,7 +63,10 @@ def gpu_tag(obj: object) -> str | None:
         tag = obj.__dict__.get("__gpu_builtin__")
     else:
         cls = obj if isinstance(obj, type) else type(obj)
-        tag = next((c.__dict__["__gpu_builtin__"] for c in cls.__mro__ if "__gpu_builtin__" in c.__dict__), None)
+        tag = next(
+            (c.__dict__["__gpu_builtin__"] for c in cls.__mro__ if "__gpu_builtin__" in c.__dict__),
+            None,
+        )
         if tag == "Barrier" and not isinstance(obj, type):
             tag = "Barrier-instance"
     return tag if isinstance(tag, str) else None

@@ -35,12 +35,18 @@ def type_from_node(node: ast.expr) -> Scalar | ListType | None:
         return type_from_text(node.value)
     if isinstance(node, ast.Name):
         return _SCALARS.get(node.id)
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "builtins":
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "builtins"
+    ):
         return _SCALARS.get(node.attr)
     if isinstance(node, ast.Subscript):
         base = node.value
         is_list = (isinstance(base, ast.Name) and base.id in _LIST_NAMES) or (
-            isinstance(base, ast.Attribute) and base.attr == "List" and isinstance(base.value, ast.Name)
+            isinstance(base, ast.Attribute)
+            and base.attr == "List"
+            and isinstance(base.value, ast.Name)
         )
         if is_list:
             elem = type_from_node(node.slice)
@@ -80,7 +86,9 @@ def describe_annotation(annotation: object) -> str:
     if isinstance(annotation, str):
         text = annotation.strip()
         while len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-            text = text[1:-1].strip()  # a quoted annotation under `from __future__ import annotations`
+            text = text[
+                1:-1
+            ].strip()  # a quoted annotation under `from __future__ import annotations`
         return text
     if isinstance(annotation, type) and not typing.get_args(annotation):
         return annotation.__qualname__
@@ -108,10 +116,18 @@ def check_signature(fn) -> tuple[Param, ...]:
             what="function",
         )
     if fn.__name__ == "<lambda>":
-        raise SignatureError("@Gpu cannot compile a lambda", "a `def` function with annotated parameters", what="function")
+        raise SignatureError(
+            "@Gpu cannot compile a lambda",
+            "a `def` function with annotated parameters",
+            what="function",
+        )
     if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_GENERATOR):
         kind = "a generator" if code.co_flags & inspect.CO_GENERATOR else "an async function"
-        raise SignatureError(f"a kernel cannot be {kind}", "a plain `def` function without `yield`/`async`", what="function")
+        raise SignatureError(
+            f"a kernel cannot be {kind}",
+            "a plain `def` function without `yield`/`async`",
+            what="function",
+        )
     nargs = code.co_argcount
     names = code.co_varnames[:nargs]
     if code.co_flags & inspect.CO_VARARGS:
@@ -148,7 +164,9 @@ def check_signature(fn) -> tuple[Param, ...]:
     for name in names:
         if name not in annotations:
             raise SignatureError(
-                f"parameter `{name}` has no type annotation", f"annotate it as {ALLOWED_PARAM_TYPES}", name
+                f"parameter `{name}` has no type annotation",
+                f"annotate it as {ALLOWED_PARAM_TYPES}",
+                name,
             )
         t = type_from_annotation(annotations[name])
         if t is None:

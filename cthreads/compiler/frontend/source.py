@@ -50,7 +50,17 @@ class KernelSource:
                 # rather than dedenting, so columns and multi-line strings stay exact.
                 text = "if 1:\n" + text
                 shift -= 1
-            module = ast.parse(text, filename=self.filename)
+            try:
+                module = ast.parse(text, filename=self.filename)
+            except SyntaxError as exc:  # the file was edited into invalid Python after import
+                raise GpuCompileError(
+                    f"the kernel's source does not parse any more: {exc.msg}",
+                    filename=self.filename,
+                    lineno=(exc.lineno or 1) + shift,
+                    col=exc.offset or 1,
+                    line=(exc.text or "").rstrip("\n"),
+                    allowed="fix the file and re-import the module",
+                ) from None
             node = module.body[0]
             if isinstance(node, ast.If):
                 node = node.body[0]
@@ -82,7 +92,9 @@ class KernelSource:
             col = len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
         return lineno + self._shift, col + 1, line.rstrip("\r\n")
 
-    def error(self, kernel: str, node: ast.AST, message: str, allowed: str | None = None) -> GpuCompileError:
+    def error(
+        self, kernel: str, node: ast.AST, message: str, allowed: str | None = None
+    ) -> GpuCompileError:
         lineno, col, line = self.position(node)
         return GpuCompileError(
             message,
@@ -103,7 +115,9 @@ class Position:
         self.lineno, self.col_offset = lineno, col_offset
 
 
-def keyword_position(source: KernelSource, first: ast.AST, last: ast.AST, keyword: str) -> ast.AST | Position:
+def keyword_position(
+    source: KernelSource, first: ast.AST, last: ast.AST, keyword: str
+) -> ast.AST | Position:
     """Where `keyword` starts a line between `first` (exclusive) and `last` (inclusive), scanning
     upward from `last`; `last` itself when not found."""
     pattern = re.compile(rf"\s*{keyword}\b")

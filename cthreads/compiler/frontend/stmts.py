@@ -58,21 +58,37 @@ class StmtLowerer(Located):
         self.x.expr(v)  # reports errors inside the expression first
         if isinstance(v, ast.Compare) and len(v.ops) == 1 and isinstance(v.ops[0], ast.Eq):
             self.fail(v, "this comparison has no effect", "did you mean `=` (assignment)?")
-        self.fail(v, "this expression statement has no effect", "assign its value to a local or a list element")
+        self.fail(
+            v,
+            "this expression statement has no effect",
+            "assign its value to a local or a list element",
+        )
 
     def visit_Return(self, node: ast.Return) -> list[ir.Stmt]:
-        if node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None):
-            self.fail(node.value, "a kernel cannot return a value", "write results into a list parameter (y[i] = value), then a bare `return`")
+        if node.value is not None and not (
+            isinstance(node.value, ast.Constant) and node.value.value is None
+        ):
+            self.fail(
+                node.value,
+                "a kernel cannot return a value",
+                "write results into a list parameter (y[i] = value), then a bare `return`",
+            )
         return [ir.Return()]
 
     def visit_Break(self, node: ast.Break) -> list[ir.Stmt]:
         if self.ctx.loop_depth == 0:
-            self.fail(node, "`break` outside a loop", "break inside `while` or `for ... in range(...)`")
+            self.fail(
+                node, "`break` outside a loop", "break inside `while` or `for ... in range(...)`"
+            )
         return [ir.Break()]
 
     def visit_Continue(self, node: ast.Continue) -> list[ir.Stmt]:
         if self.ctx.loop_depth == 0:
-            self.fail(node, "`continue` outside a loop", "continue inside `while` or `for ... in range(...)`")
+            self.fail(
+                node,
+                "`continue` outside a loop",
+                "continue inside `while` or `for ... in range(...)`",
+            )
         return [ir.Continue()]
 
     # ------------------------------------------------------------- control flow
@@ -83,7 +99,11 @@ class StmtLowerer(Located):
 
     def visit_While(self, node: ast.While) -> list[ir.Stmt]:
         if node.orelse:
-            self.fail(keyword_position(self.source, node.body[-1], node.orelse[0], "else"), "`while ... else` is not supported in kernels", "a flag local set before `break`, tested after the loop")
+            self.fail(
+                keyword_position(self.source, node.body[-1], node.orelse[0], "else"),
+                "`while ... else` is not supported in kernels",
+                "a flag local set before `break`, tested after the loop",
+            )
         cond = self.x.condition(node.test)
         self.ctx.loop_depth += 1
         try:
@@ -122,7 +142,11 @@ class StmtLowerer(Located):
 
     def unpack(self, target: ast.Tuple | ast.List, value_node: ast.expr) -> list[ir.Stmt]:
         if not isinstance(value_node, ast.Tuple) or len(value_node.elts) != len(target.elts):
-            self.fail(value_node, "unpacking is only supported from a tuple of the same length", "a, b = b, a")
+            self.fail(
+                value_node,
+                "unpacking is only supported from a tuple of the same length",
+                "a, b = b, a",
+            )
         values = [self.x.expr(v) for v in value_node.elts]
         out: list[ir.Stmt] = []
         held = []
@@ -145,7 +169,11 @@ class StmtLowerer(Located):
             index = self.x.index(target.slice)
             return [ir.Store(li, index, self.store_value(target, li, value))]
         if isinstance(target, ast.Attribute):
-            self.fail(target, "attribute assignment is not supported in kernels", "assign to a local or a list element x[i]")
+            self.fail(
+                target,
+                "attribute assignment is not supported in kernels",
+                "assign to a local or a list element x[i]",
+            )
         if isinstance(target, ast.Starred):
             self.fail(target, "starred assignment is not supported in kernels", "a, b = b, a")
         message, allowed = describe(target)
@@ -154,9 +182,13 @@ class StmtLowerer(Located):
     def store_value(self, target: ast.AST, li: int, value: ir.Expr) -> ir.Expr:
         p = self.ctx.params[li]
         elem = p.type.elem  # type: ignore[union-attr]
-        return self.coerce(target, value, elem, f"an element of `{p.name}` ({python_type_name(p.type)})")
+        return self.coerce(
+            target, value, elem, f"an element of `{p.name}` ({python_type_name(p.type)})"
+        )
 
-    def assign_local(self, node: ast.AST, name: str, value: ir.Expr, annotated: Scalar | None = None) -> list[ir.Stmt]:
+    def assign_local(
+        self, node: ast.AST, name: str, value: ir.Expr, annotated: Scalar | None = None
+    ) -> list[ir.Stmt]:
         ctx = self.ctx
         p = ctx.param(name)
         if p is not None and p.is_list:
@@ -170,12 +202,18 @@ class StmtLowerer(Located):
             t = annotated or value.type
             ctx.declare(name, t, node)
             return [ir.Assign(name, self.coerce(node, value, t, f"`{name}`"))]
-        what = f"parameter `{name}` ({tr.type_name(info.type)})" if p is not None else (
-            f"`{name}`, {tr.a_type(info.type)} local (first assigned on line {info.line}; {_WHY_LOCAL_TYPES})"
+        what = (
+            f"parameter `{name}` ({tr.type_name(info.type)})"
+            if p is not None
+            else (
+                f"`{name}`, {tr.a_type(info.type)} local (first assigned on line {info.line}; {_WHY_LOCAL_TYPES})"
+            )
         )
         return [ir.Assign(name, self.coerce(node, value, info.type, what, name))]
 
-    def coerce(self, node: ast.AST, value: ir.Expr, t: Scalar, what: str, local: str | None = None) -> ir.Expr:
+    def coerce(
+        self, node: ast.AST, value: ir.Expr, t: Scalar, what: str, local: str | None = None
+    ) -> ir.Expr:
         """`value` converted to `t` where Python's numbers allow it without loss of meaning."""
         vt = value.type
         if vt == t or (t.is_float and not vt.is_float) or (t.is_int and vt.is_bool):
@@ -187,7 +225,9 @@ class StmtLowerer(Located):
                 hint += f", or make `{local}` a float from its first assignment (e.g. `{local}: float = 0`)"
             self.fail(node, f"cannot assign {got} to {what}", hint)
         if t.is_bool:
-            self.fail(node, f"cannot assign {got} to {what}", "bool(...) or a comparison (e.g. x != 0)")
+            self.fail(
+                node, f"cannot assign {got} to {what}", "bool(...) or a comparison (e.g. x != 0)"
+            )
         self.fail(node, f"cannot assign {got} to {what}", "a value of the same type")
 
     def visit_AugAssign(self, node: ast.AugAssign) -> list[ir.Stmt]:
@@ -197,31 +237,51 @@ class StmtLowerer(Located):
             if p is not None and p.is_list:
                 self.assign_local(target, target.id, tr.const(0))  # reports the list error
             current = self.x.visit_Name(ast.Name(target.id, ast.Load(), **_pos(target)))
-            result = self.x.binary(node, node.op, current, self.x.expr(node.value), target, node.value)
+            result = self.x.binary(
+                node, node.op, current, self.x.expr(node.value), target, node.value
+            )
             return self.assign_local(target, target.id, result)
         if isinstance(target, ast.Subscript):
             li = self.x.list_param(target.value, "assigned by index")
             index = self.x.index(target.slice)
             elem = self.ctx.params[li].type.elem  # type: ignore[union-attr]
             current = ir.Load(elem, li, index)
-            result = self.x.binary(node, node.op, current, self.x.expr(node.value), target, node.value)
+            result = self.x.binary(
+                node, node.op, current, self.x.expr(node.value), target, node.value
+            )
             return [ir.Store(li, index, self.store_value(target, li, result))]
         return self.assign_to(target, tr.const(0))  # reports the unsupported target
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> list[ir.Stmt]:
         target = node.target
         if not isinstance(target, ast.Name):
-            self.fail(target, "annotations are only allowed on local names", f"name: {ALLOWED_LOCAL_TYPES} = value")
+            self.fail(
+                target,
+                "annotations are only allowed on local names",
+                f"name: {ALLOWED_LOCAL_TYPES} = value",
+            )
         name = target.id
         t = type_from_node(node.annotation)
         if isinstance(t, ir.ListType):
-            self.fail(node.annotation, "a local cannot be a list (lists exist only as parameters)", f"a local of type {ALLOWED_LOCAL_TYPES}")
+            self.fail(
+                node.annotation,
+                "a local cannot be a list (lists exist only as parameters)",
+                f"a local of type {ALLOWED_LOCAL_TYPES}",
+            )
         if t is None:
-            self.fail(node.annotation, f"unsupported local type `{ast.unparse(node.annotation)}`", ALLOWED_LOCAL_TYPES)
+            self.fail(
+                node.annotation,
+                f"unsupported local type `{ast.unparse(node.annotation)}`",
+                ALLOWED_LOCAL_TYPES,
+            )
         p = self.ctx.param(name)
         info = self.ctx.locals.get(name)
         if p is not None and p.type != t:
-            self.fail(node.annotation, f"parameter `{name}` is a {python_type_name(p.type)}; it cannot be re-declared as {tr.type_name(t)}", f"{name}: {python_type_name(p.type)}")
+            self.fail(
+                node.annotation,
+                f"parameter `{name}` is a {python_type_name(p.type)}; it cannot be re-declared as {tr.type_name(t)}",
+                f"{name}: {python_type_name(p.type)}",
+            )
         if p is None and info is not None and info.type != t:
             self.fail(
                 node.annotation,

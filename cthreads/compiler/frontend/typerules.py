@@ -33,7 +33,7 @@ def fits_f32(value: float) -> bool:
     return not math.isfinite(value) or abs(value) <= _F32_MAX * (1 + 2**-25)
 
 
-def const(value: int | float | bool, t: Scalar | None = None) -> ir.Const:
+def const(value: float | bool, t: Scalar | None = None) -> ir.Const:
     """A `Const` of Python value `value`, normalized to the device type."""
     if isinstance(value, bool) and (t is None or t.is_bool):
         return ir.Const(BOOL, value)

@@ -110,10 +110,21 @@ class Interpreter:
             return _norm(t, int(v) if t.is_int else v != 0 if t.is_bool else v)
         if isinstance(e, ir.Unary):
             v = self.expr(e.operand)
-            return {UnOp.NEG: lambda: _norm(t, -v), UnOp.NOT: lambda: not v, UnOp.INVERT: lambda: _norm(t, ~v)}[e.op]()
+            return {
+                UnOp.NEG: lambda: _norm(t, -v),
+                UnOp.NOT: lambda: not v,
+                UnOp.INVERT: lambda: _norm(t, ~v),
+            }[e.op]()
         if isinstance(e, ir.Compare):
             a, b = self.expr(e.lhs), self.expr(e.rhs)
-            return {CmpOp.EQ: a == b, CmpOp.NE: a != b, CmpOp.LT: a < b, CmpOp.LE: a <= b, CmpOp.GT: a > b, CmpOp.GE: a >= b}[e.op]
+            return {
+                CmpOp.EQ: a == b,
+                CmpOp.NE: a != b,
+                CmpOp.LT: a < b,
+                CmpOp.LE: a <= b,
+                CmpOp.GT: a > b,
+                CmpOp.GE: a >= b,
+            }[e.op]
         if isinstance(e, ir.Select):
             return self.expr(e.if_true) if self.expr(e.cond) else self.expr(e.if_false)
         if isinstance(e, ir.Binary):
