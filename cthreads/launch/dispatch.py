@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
-from ..residency.arena import lookup
+from ..gpu.kernel import GpuKernel as _GpuKernel
+from ..residency.arena import _resident
 from . import session
 from .binding import ListArg, check_aliasing, check_list, check_scalar, type_name
 from .completion import CompletionWatcher
@@ -25,38 +26,65 @@ _watchers: dict[int, CompletionWatcher] = {}
 
 @dataclass
 class _Plan:
-    """Per-kernel launch facts derived once from its compiled form."""
+    """Per-kernel launch facts derived once from its compiled form and the device."""
 
-    packer: struct.Struct
-    fields: tuple  # PushField, in offset order
+    scalar_params: tuple  # (index, Param) of scalar parameters
+    list_params: tuple  # (index, Param) of list parameters
+    pack: Any  # pack(total, base_group, grid_x, addr, count, scalar) -> bytes
     n_index: int | None
     wg: int  # logical workgroup width
     max_groups: int
     in_buffer: bool
-    block_size: int
+    direct_read: bool  # host reads device buffers directly (unified memory: CPU, iGPU)
+
+
+def _make_packer(fields: tuple, fmt: str):
+    """A function packing the parameter block, generated once per kernel so that a launch
+    does no per-field branching."""
+    exprs = []
+    for f in fields:
+        exprs.append(
+            {
+                "total": "total",
+                "base_group": "base_group",
+                "grid_x": "grid_x",
+                "addr": f"addr[{f.param}]",
+                "len": f"count[{f.param}]",
+                "scalar": f"scalar[{f.param}]",
+            }[f.role]
+        )
+    src = f"def pack(total, base_group, grid_x, addr, count, scalar):\n    return _pack({', '.join(exprs)})\n"
+    scope = {"_pack": struct.Struct(fmt).pack}
+    exec(src, scope)  # noqa: S102 - source built from our own field table above
+    return scope["pack"]
 
 
 def _plan(prep: session.Prepared, device: Any) -> _Plan:
     if prep.plan is None:
         compiled = prep.compiled
+        params = compiled.params
         n_index = next(
-            (i for i, p in enumerate(compiled.params) if p.name == "n" and not p.is_list and p.type.kind == "int"),
+            (i for i, p in enumerate(params) if p.name == "n" and not p.is_list and p.type.kind == "int"),
             None,
         )
         fields = tuple(sorted(compiled.push.fields, key=lambda f: f.offset))
         prep.plan = _Plan(
-            packer=struct.Struct(compiled.push.struct_format()),
-            fields=fields,
+            scalar_params=tuple((i, p) for i, p in enumerate(params) if not p.is_list),
+            list_params=tuple((i, p) for i, p in enumerate(params) if p.is_list),
+            pack=_make_packer(fields, compiled.push.struct_format()),
             n_index=n_index,
             wg=compiled.workgroup_size[0],
             max_groups=int(device.info.limits["max_compute_work_group_count"][0]),
             in_buffer=compiled.push.in_buffer,
-            block_size=compiled.push.size,
+            # Reading mapped device memory over PCIe (resizable BAR) is orders of magnitude
+            # slower than a copy into host-cached memory; only unified memory is read directly.
+            direct_read=device.info.type in ("cpu", "integrated"),
         )
     return prep.plan
 
 
-def _watcher(device: Any) -> CompletionWatcher:
+def watcher_for(device: Any) -> CompletionWatcher:
+    """The completion thread of `device`, started on first use."""
     watcher = _watchers.get(id(device))
     if watcher is None or watcher._device is not device:
         watcher = _watchers[id(device)] = CompletionWatcher(device)
@@ -72,9 +100,7 @@ def stop_watchers() -> None:
 
 def gpu(fn: Any, *args: Any, force: bool = False, **kwargs: Any) -> GpuJob:
     """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`."""
-    from ..gpu.kernel import GpuKernel
-
-    if not isinstance(fn, GpuKernel):
+    if type(fn) is not _GpuKernel and not isinstance(fn, _GpuKernel):
         name = getattr(fn, "__name__", type(fn).__name__)
         raise TypeError(f"gpu() needs a @Gpu kernel as its first argument; got `{name}`, which is not decorated with @Gpu")
     if kwargs:
@@ -83,78 +109,87 @@ def gpu(fn: Any, *args: Any, force: bool = False, **kwargs: Any) -> GpuJob:
             f"gpu() passes kernel arguments by position only; got keyword argument(s) {names} "
             f"for kernel `{fn.name}` (write gpu({fn.name}, {', '.join(fn.param_names)}))"
         )
-    if len(args) != len(fn.param_names):
+    if force:
+        session.prepare(force=True)
+    prep = session.state.prepared.get(fn.source_key)
+    if prep is None or prep.generation != session.state.generation:
+        with session.state.lock:
+            prep = session.kernel_for_launch(fn)
+    if len(args) != len(prep.compiled.params):
         raise TypeError(
             f"kernel `{fn.name}` takes {len(fn.param_names)} argument(s) "
             f"({', '.join(fn.param_names)}); got {len(args)}"
         )
-    if force:
-        session.prepare(force=True)
-    with session.state.lock:
-        prep = session.kernel_for_launch(fn)
-        device = session.state.device
-    return _launch(prep, device, args)
+    return _launch(prep, session.state.device, args)
 
 
 def _launch(prep: session.Prepared, device: Any, args: tuple) -> GpuJob:
-    compiled = prep.compiled
-    plan = _plan(prep, device)
-    params = compiled.params
-    scalars: dict[int, int | float] = {}
+    plan = prep.plan or _plan(prep, device)
+    scalar: dict[int, int | float] = {}
+    for i, param in plan.scalar_params:
+        scalar[i] = check_scalar(param, args[i])
     lists: list[ListArg] = []
-    for i, (param, value) in enumerate(zip(params, args)):
-        if param.is_list:
-            lists.append(check_list(i, param, value))
-        else:
-            scalars[i] = check_scalar(param, value)
+    resident: dict[int, Any] = {}
+    addr: dict[int, int] = {}
+    count: dict[int, int] = {}
+    for i, param in plan.list_params:
+        value = args[i]
+        res = _resident.get(id(value))
+        if res is not None and res.obj is value:
+            _check_resident(param, value, res)
+            resident[i] = res
+            addr[i] = res.buffer.address
+            count[i] = res.count
+        lists.append(check_list(i, param, value))
     if len(lists) > 1:
         check_aliasing(lists)
-    resident = _resident_args(lists, device)
 
     if plan.n_index is not None:
-        size = max(int(scalars[plan.n_index]), 0)
+        size = scalar[plan.n_index]
     else:
-        size = max((a.count for a in lists), default=0)
+        size = max(a.count for a in lists) if lists else 0
 
     commands: list[tuple] = []
     buffers: list[Any] = []
-    addresses: dict[int, tuple[int, int]] = {}
-    dev_bufs: dict[int, Any] = {}
     writebacks: list[tuple[ListArg, Any]] = []
     try:
+        dev_bufs = {}
         for arg in lists:
-            res = resident.get(arg.index)
-            if res is not None:
-                dev_bufs[arg.index] = res.buffer
-                addresses[arg.index] = (res.buffer.address, res.count)
+            if arg.index in resident:
                 continue
             dev_buf = dev_bufs[arg.index] = device.buffer(arg.nbytes)
             buffers.append(dev_buf)
-            target = dev_buf if dev_buf.host_visible else device.buffer(arg.nbytes, usage="upload")
-            if target is not dev_buf:
-                buffers.append(target)
-            _fill(target, arg)
-            if target is not dev_buf:
-                commands.append(("copy", target, dev_buf, arg.nbytes, 0, 0))
-            addresses[arg.index] = (dev_buf.address, arg.count)
+            if dev_buf.host_visible:
+                _fill(dev_buf, arg)
+            else:
+                staging = device.buffer(arg.nbytes, usage="upload")
+                buffers.append(staging)
+                _fill(staging, arg)
+                commands.append(("copy", staging, dev_buf, arg.nbytes, 0, 0))
+            addr[arg.index] = dev_buf.address
+            count[arg.index] = arg.count
         if size > 0:
-            commands.extend(_dispatches(prep, plan, device, size, scalars, addresses, buffers))
+            _dispatches(prep, plan, device, size, addr, count, scalar, buffers, commands)
         for arg in lists:
             if not arg.param.writes:
                 continue
-            if arg.index in resident:
-                writebacks.append((arg, resident[arg.index]))
+            res = resident.get(arg.index)
+            if res is not None:
+                writebacks.append((arg, res))
                 continue
             dev_buf = dev_bufs[arg.index]
-            if dev_buf.host_visible:
+            if plan.direct_read and dev_buf.host_visible:
                 writebacks.append((arg, dev_buf))
             else:
                 down = device.buffer(arg.nbytes, usage="download")
                 buffers.append(down)
                 commands.append(("copy", dev_buf, down, arg.nbytes, 0, 0))
                 writebacks.append((arg, down))
-        keep = tuple(buffers) + tuple(r.buffer for r in resident.values()) + tuple(a.value for a in lists)
-        value = device.submit(commands, keep=keep) if commands else 0
+        if commands:
+            keep: tuple = (*buffers, *[r.buffer for r in resident.values()], args)
+            value = device.submit(commands, keep=keep)
+        else:
+            value = 0
         for arg in lists:
             res = resident.get(arg.index)
             if res is not None:
@@ -165,33 +200,27 @@ def _launch(prep: session.Prepared, device: Any, args: tuple) -> GpuJob:
         for buf in buffers:
             buf.release()
         raise
-    return GpuJob(device, value, compiled.name, writebacks, buffers, _watcher(device))
+    return GpuJob(device, value, prep.compiled.name, writebacks, buffers)
 
 
-def _resident_args(lists: list[ListArg], device: Any) -> dict[int, Any]:
-    """Arena-bound arguments (SPEC §7: by identity plus length), checked against the kernel."""
-    found: dict[int, Any] = {}
-    for arg in lists:
-        res = lookup(arg.value)
-        if res is None:
-            continue
-        res.check_alive()
-        if res.count != arg.count:
-            raise GpuInvalidArgument(
-                f"`{arg.param.name}` is bound in a GpuArena as `{res.name}` with {res.count} "
-                f"elements but now has {arg.count}",
-                param=arg.param.name,
-                hint=f"re-bind it (arena.bind({res.name}=...)) after changing its length",
-            )
-        if res.kind != arg.param.type.elem.kind:
-            raise GpuArgumentTypeError(
-                f"`{arg.param.name}` expects {type_name(arg.param.type)}; the resident `{res.name}` "
-                f"holds {res.kind} elements",
-                param=arg.param.name,
-                hint="bind a list or array of the kernel's element type",
-            )
-        found[arg.index] = res
-    return found
+def _check_resident(param: Any, value: Any, res: Any) -> None:
+    """An arena-bound argument (SPEC §7: by identity plus length), checked against the kernel."""
+    res.check_alive()
+    n = len(value) if isinstance(value, list) else memoryview(value).nbytes // (1 if res.pack == "B" else 4)
+    if res.count != n:
+        raise GpuInvalidArgument(
+            f"`{param.name}` is bound in a GpuArena as `{res.name}` with {res.count} "
+            f"elements but now has {n}",
+            param=param.name,
+            hint=f"re-bind it (arena.bind({res.name}=...)) after changing its length",
+        )
+    if res.kind != param.type.elem.kind:
+        raise GpuArgumentTypeError(
+            f"`{param.name}` expects {type_name(param.type)}; the resident `{res.name}` "
+            f"holds {res.kind} elements",
+            param=param.name,
+            hint="bind a list or array of the kernel's element type",
+        )
 
 
 def _fill(buf: Any, arg: ListArg) -> None:
@@ -222,57 +251,42 @@ def _dispatches(
     plan: _Plan,
     device: Any,
     size: int,
-    scalars: dict[int, int | float],
-    addresses: dict[int, tuple[int, int]],
+    addr: dict[int, int],
+    count: dict[int, int],
+    scalar: dict[int, int | float],
     buffers: list[Any],
-) -> list[tuple]:
+    commands: list[tuple],
+) -> None:
+    """Append the dispatch(es) covering `size` logical invocations to `commands`."""
     wg = plan.wg
     grid_x = -(-size // wg)
     total = grid_x * wg
     if total > 0xFFFFFFFF:
         raise GpuInvalidArgument(f"problem size {size} exceeds 2**32 invocations", hint="split the work")
-
-    def block(base_group: int) -> bytes:
-        values = []
-        for f in plan.fields:
-            role = f.role
-            if role == "addr":
-                values.append(addresses[f.param][0])
-            elif role == "len":
-                values.append(addresses[f.param][1])
-            elif role == "scalar":
-                values.append(scalars[f.param])
-            elif role == "total":
-                values.append(total)
-            elif role == "base_group":
-                values.append(base_group)
-            elif role == "grid_x":
-                values.append(grid_x)
-        return plan.packer.pack(*values)
-
-    def push_for(base_group: int) -> bytes:
-        data = block(base_group)
-        if not plan.in_buffer:
-            return data
-        # The block travels like a list: device memory, written directly or through staging.
-        pbuf = device.buffer(len(data))
-        buffers.append(pbuf)
-        if pbuf.host_visible:
-            pbuf.write(data)
-        else:
-            staging = device.buffer(len(data), usage="upload")
-            buffers.append(staging)
-            staging.write(data)
-            staged.append(("copy", staging, pbuf, len(data), 0, 0))
-        return struct.pack("<Q", pbuf.address)
-
     pipeline = prep.pipeline
-    staged: list[tuple] = []
-    out: list[tuple] = []
     if not prep.compiled.observes_workgroup:
         groups = min(-(-total // prep.physical_wg), plan.max_groups)
-        out.append(("dispatch", pipeline, push_for(0), (groups, 1, 1)))
+        block = plan.pack(total, 0, grid_x, addr, count, scalar)
+        commands.append(("dispatch", pipeline, _push(plan, device, block, buffers, commands), (groups, 1, 1)))
+        return
+    for base in range(0, grid_x, plan.max_groups):
+        block = plan.pack(total, base, grid_x, addr, count, scalar)
+        groups = min(plan.max_groups, grid_x - base)
+        commands.append(("dispatch", pipeline, _push(plan, device, block, buffers, commands), (groups, 1, 1)))
+
+
+def _push(plan: _Plan, device: Any, block: bytes, buffers: list[Any], commands: list[tuple]) -> bytes:
+    """The push-constant bytes: the block itself, or the address of a buffer holding it when it
+    exceeds the device's push-constant space (the block travels like a list)."""
+    if not plan.in_buffer:
+        return block
+    pbuf = device.buffer(len(block))
+    buffers.append(pbuf)
+    if pbuf.host_visible:
+        pbuf.write(block)
     else:
-        for base in range(0, grid_x, plan.max_groups):
-            out.append(("dispatch", pipeline, push_for(base), (min(plan.max_groups, grid_x - base), 1, 1)))
-    return staged + out
+        staging = device.buffer(len(block), usage="upload")
+        buffers.append(staging)
+        staging.write(block)
+        commands.append(("copy", staging, pbuf, len(block), 0, 0))
+    return struct.pack("<Q", pbuf.address)

@@ -26,16 +26,18 @@ class GpuJob(Job):
         kernel_name: str,
         writebacks: list[tuple[ListArg, Any]],
         buffers: list[Any],
-        watcher: Any,
     ) -> None:
-        super().__init__()
+        # Job.__init__ is not called: a device job needs none of the host-thread machinery,
+        # and a launch must stay cheap.
         self._state = "running"
+        self._result = None
+        self._error = None
+        self._thread = None
         self._device = device
         self._value = value
         self._kernel_name = kernel_name
         self._writebacks = writebacks
         self._buffers = buffers
-        self._watcher = watcher
         self._device_done = value <= 0
         self._lock = threading.Lock()
 
@@ -96,7 +98,9 @@ class GpuJob(Job):
                 except RuntimeError:
                     pass  # the loop was closed meanwhile: nobody is awaiting any more
 
-            self._watcher.watch(self._value, resolve)
+            from .dispatch import watcher_for
+
+            watcher_for(self._device).watch(self._value, resolve)
             yield from future.__await__()
             self._device_done = True
         self._finish(True)
