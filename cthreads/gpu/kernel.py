@@ -177,6 +177,33 @@ class GpuKernel:
 
         return format_kernel(self.lower(target))
 
+    # -- inspection without launching (SPEC §3) -----------------------------------------------
+    def compiled(self, target: Target | None = None) -> Any:
+        """The `CompiledKernel` for `target` (default: the current device's target, else the
+        default one), from the cache when unchanged. Never launches anything."""
+        from ..launch.session import compiled_for
+
+        return compiled_for(self, target)
+
+    def spirv(self, target: Target | None = None) -> bytes:
+        """The SPIR-V module as bytes."""
+        return self.compiled(target).spirv
+
+    def disassemble(self, target: Target | None = None) -> str:
+        """The SPIR-V module as text (`spirv-dis`)."""
+        from ..compiler.spirv.tools import disassemble
+
+        return disassemble(self.compiled(target).spirv)
+
+    def cache_key(self, target: Target | None = None) -> str:
+        """The key of this kernel's entry in the on-disk cache."""
+        return self.compiled(target).cache_key
+
+    def contract(self, target: Target | None = None) -> dict[str, Any]:
+        """The launch contract: parameter names and types, which lists it reads and writes,
+        and the workgroup shape."""
+        return self.compiled(target).contract()
+
     @property
     def source_key(self) -> str:
         """A hex hash of everything the compiled output depends on apart from the target and
