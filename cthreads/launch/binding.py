@@ -64,6 +64,12 @@ class ListArg:
 def check_scalar(param: Param, value: Any) -> int | float:
     """Check a scalar argument; returns the value to put in the push constants."""
     kind = param.type.kind
+    # Fast paths for the exact builtin types (every launch passes through here).
+    t = type(value)
+    if t is int and kind == "int" and INT32_MIN <= value <= INT32_MAX:
+        return value
+    if t is float and kind == "float" and -FLOAT32_MAX <= value <= FLOAT32_MAX:
+        return value
     if kind == "bool":
         if isinstance(value, bool) or type(value).__name__ == "bool_":
             return int(bool(value))

@@ -36,6 +36,7 @@ class _Plan:
     max_groups: int
     in_buffer: bool
     direct_read: bool  # host reads device buffers directly (unified memory: CPU, iGPU)
+    writes_lists: bool  # some list parameter is written (aliasing must be checked)
 
 
 def _make_packer(fields: tuple, fmt: str):
@@ -79,6 +80,7 @@ def _plan(prep: session.Prepared, device: Any) -> _Plan:
             # Reading mapped device memory over PCIe (resizable BAR) is orders of magnitude
             # slower than a copy into host-cached memory; only unified memory is read directly.
             direct_read=device.info.type in ("cpu", "integrated"),
+            writes_lists=any(p.is_list and p.writes for p in params),
         )
     return prep.plan
 
@@ -140,8 +142,10 @@ def _launch(prep: session.Prepared, device: Any, args: tuple) -> GpuJob:
             resident[i] = res
             addr[i] = res.buffer.address
             count[i] = res.count
-        lists.append(check_list(i, param, value))
-    if len(lists) > 1:
+            lists.append(ListArg(i, param, value, res.count, res.nbytes, res.pack, None))
+        else:
+            lists.append(check_list(i, param, value))
+    if len(lists) > 1 and plan.writes_lists:
         check_aliasing(lists)
 
     if plan.n_index is not None:

@@ -146,3 +146,19 @@ def test_elapsed_ms_is_reported_or_none():
     job.join()
     ms = job.elapsed_ms
     assert ms is None or ms >= 0.0
+
+
+def test_log_true_names_the_device(caplog):
+    from cthreads.gpu import device_name
+
+    @Gpu(log=True)
+    def logged(x: list[float]) -> None:
+        i: int = GlobalIdx.x
+        x[i] = 1.0
+
+    with caplog.at_level("INFO", logger="cthreads.gpu"):
+        gpu(logged, [0.0]).join()
+    assert any("logged" in r.getMessage() and device_name() in r.getMessage() for r in caplog.records)
+    from cthreads.gpu.kernel import unregister
+
+    unregister(logged)
