@@ -1,0 +1,118 @@
+"""`python -m cthreads.gpu`: look at devices, compile a module's kernels, manage the cache.
+
+    python -m cthreads.gpu info                      devices, the default, limits, features, cache
+    python -m cthreads.gpu compile MODULE.py [--spv DIR] [--spvasm DIR]
+    python -m cthreads.gpu cache clear
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import runpy
+import shutil
+import sys
+from pathlib import Path
+
+from .. import config
+from ..errors import CThreadsGPUError, GpuCompileError
+
+
+def _dir_size(path: Path) -> tuple[int, int]:
+    files = [p for p in path.rglob("*") if p.is_file()] if path.exists() else []
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def cmd_info(_: argparse.Namespace) -> int:
+    from .. import runtime
+
+    try:
+        devices = runtime.list_devices()
+    except CThreadsGPUError as exc:
+        print(f"no Vulkan: {exc}")
+        devices = []
+    chosen = None
+    if devices:
+        try:
+            chosen = runtime.get_device().info
+        except CThreadsGPUError as exc:
+            print(f"no usable device: {exc}")
+    for info in devices:
+        mark = "*" if chosen is not None and info.index == chosen.index else " "
+        print(f"{mark} [{info.index}] {info.name} ({info.type}), Vulkan {info.api_version}, "
+              f"driver {info.driver_name} {info.driver_version}")
+    if chosen is not None:
+        print(f"\ndefault device: [{chosen.index}] {chosen.name}"
+              + (f" (CTHREADS_DEVICE={config.device_selector()})" if config.device_selector() else ""))
+        print("limits:")
+        for key, value in sorted(chosen.limits.items()):
+            print(f"  {key}: {value}")
+        heaps = ", ".join(f"{h['size'] / 2**30:.1f} GiB{' device-local' if h.get('device_local') else ''}"
+                          for h in chosen.memory_heaps)
+        print(f"memory heaps: {heaps}")
+        print("features: " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in sorted(chosen.features.items())))
+    root = config.cache_dir()
+    count, size = _dir_size(root)
+    print(f"\ncache: {root} ({count} files, {size / 1024:.1f} KiB)")
+    return 0 if chosen is not None else 1
+
+
+def cmd_compile(opts: argparse.Namespace) -> int:
+    from ..compiler.spirv.tools import disassemble
+    from .kernel import registered_kernels
+
+    before = {id(k) for k in registered_kernels()}
+    runpy.run_path(opts.module, run_name="__cthreads_compile__")
+    kernels = [k for k in registered_kernels() if id(k) not in before]
+    if not kernels:
+        print(f"{opts.module}: no @Gpu kernels found")
+        return 1
+    failures = 0
+    for kernel in kernels:
+        try:
+            compiled = kernel.compiled()
+        except GpuCompileError as exc:
+            failures += 1
+            print(f"{kernel.name}: does not compile\n{exc}\n", file=sys.stderr)
+            continue
+        contract = compiled.contract()
+        print(f"{kernel.name}: {len(compiled.spirv)} bytes of SPIR-V, cache key {compiled.cache_key}")
+        print("  " + json.dumps(contract))
+        for folder, suffix in ((opts.spv, ".spv"), (opts.spvasm, ".spvasm")):
+            if folder:
+                out = Path(folder)
+                out.mkdir(parents=True, exist_ok=True)
+                path = out / f"{kernel.name}{suffix}"
+                if suffix == ".spv":
+                    path.write_bytes(compiled.spirv)
+                else:
+                    path.write_text(disassemble(compiled.spirv))
+                print(f"  wrote {path}")
+    return 1 if failures else 0
+
+
+def cmd_cache(opts: argparse.Namespace) -> int:
+    root = config.cache_dir()
+    count, size = _dir_size(root)
+    if opts.action == "clear":
+        if root.exists():
+            shutil.rmtree(root)
+        print(f"removed {count} files ({size / 1024:.1f} KiB) from {root}")
+    else:
+        print(f"{root}: {count} files, {size / 1024:.1f} KiB")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cthreads.gpu", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="devices, the default device, limits, features, cache")
+    comp = sub.add_parser("compile", help="compile every @Gpu kernel of a module and print its contract")
+    comp.add_argument("module", help="path of a Python file defining @Gpu kernels")
+    comp.add_argument("--spv", metavar="DIR", help="write each kernel's SPIR-V here")
+    comp.add_argument("--spvasm", metavar="DIR", help="write each kernel's disassembly here")
+    cache = sub.add_parser("cache", help="show or clear the on-disk cache")
+    cache.add_argument("action", choices=["clear", "show"])
+    opts = parser.parse_args(argv)
+    handler = {"info": cmd_info, "compile": cmd_compile, "cache": cmd_cache}[opts.command]
+    return handler(opts)
