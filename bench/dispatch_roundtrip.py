@@ -5,6 +5,8 @@ wait for it, many times. Prints microseconds per round trip for:
   rebuilt   push constants packed and the command tuple built anew every time (re-recorded)
   native    `reused` straight on the C device object (no Python wrapper call)
   batch16   16 dependent dispatches per submission, per dispatch
+  queued    1000 one-dispatch submissions, then one wait, per submission (coalesced into a
+            few batches by the native submitter; see native/README.md)
 
 Usage: python bench/dispatch_roundtrip.py [--iters N] [--json]
 """
@@ -64,6 +66,12 @@ def main() -> None:
         for _ in range(n // 16 or 1):
             wait(submit(batch))
 
+    def queued(n):
+        for _ in range(n // 1000 or 1):
+            for _ in range(1000):
+                value = submit(cmds)
+            wait(value)
+
     results = {
         "device": dev.info.name,
         "reused_us": _time(reused, args.iters),
@@ -71,6 +79,12 @@ def main() -> None:
         "native_us": _time(native, args.iters),
         "batch16_per_dispatch_us": _time(batch16, args.iters),  # n dispatches per call
     }
+    before = dev.stats().get("queue_submits", 0)
+    results["queued1000_per_submit_us"] = _time(queued, max(1000, args.iters // 1000 * 1000))
+    calls = 6 * max(1, args.iters // 1000) + 1  # warm-up + 5 repeats, 1000 submits each
+    results["queued1000_submits_per_vkQueueSubmit"] = (
+        1000 * calls / max(1, dev.stats().get("queue_submits", 0) - before)
+    )
     check = [0] * 64
     buf.unpack_into_list(check, "i")
     assert check == [7] * 64 or len(set(check)) == 1, check[:4]
@@ -80,7 +94,8 @@ def main() -> None:
         print(f"device: {results['device']}")
         for k, v in results.items():
             if k != "device":
-                print(f"{k:28s} {v:9.1f} us")
+                unit = " us" if k.endswith("_us") else ""
+                print(f"{k:38s} {v:9.1f}{unit}")
     runtime.shutdown()
 
 

@@ -146,15 +146,30 @@ typedef struct CtAlloc {
 } CtAlloc;
 
 #define CT_NCLASS 200
-#define CT_RING 64
+#define CT_RING 64                 /* command buffers (one per batch) */
 #define CT_MAX_PUSH 256
-#define CT_TIMINGS 256
+#define CT_TIMINGS 1024            /* elapsed_ms results remembered, by value */
+#define CT_QPAIRS 1024             /* timestamp query pairs (one per timed submit in flight) */
+#define CT_BATCH_MAX_CMDS 256      /* a pending batch is submitted once it holds this many... */
+#define CT_BATCH_MAX_BYTES (64ull << 20) /* ...or this many bytes of copies and fills */
 
+enum { CT_SLOT_FREE = 0, CT_SLOT_OPEN = 1, CT_SLOT_SUBMITTED = 2 };
+
+/* One batch: a command buffer holding the commands of one or more submit() calls, whose
+ * timeline values are first..value; it signals `value`. state moves FREE -> OPEN (being
+ * appended to, the pending batch) -> SUBMITTED under state_lock, and back to FREE when retired
+ * (GIL held). keep / timed are touched only with the GIL held. */
 typedef struct {
     VkCommandBuffer cb;
-    uint64_t value;             /* 0: free */
-    PyObject *keep;             /* references held until value completes */
-    int timed;
+    int state;                  /* CT_SLOT_*; read without the lock with __atomic loads */
+    uint64_t first, value;
+    int ncmds;
+    VkDeviceSize nbytes;
+    VkPipeline bound;           /* pipeline bound at the end of the recording so far */
+    PyObject **keep;            /* strong references released when the batch retires */
+    Py_ssize_t nkeep, keep_cap;
+    struct CtTimed { uint64_t value; uint32_t pair; } *timed;
+    int ntimed, timed_cap;
 } CtSlot;
 
 enum { CT_KIND_DEVICE = 0, CT_KIND_UPLOAD = 1, CT_KIND_DOWNLOAD = 2, CT_NKINDS = 3 };
@@ -187,15 +202,36 @@ typedef struct {
     /* pipelines */
     VkPipelineCache cache;
     CtPipeline *pipelines;      /* live pipelines, destroyed with the device */
-    /* submission */
-    pthread_mutex_t queue_lock;
+    /* submission (batch.c). Lock order: state_lock, then queue_lock. Neither holder ever
+       waits for the GIL, runs Python code or allocates Python objects. */
+    pthread_mutex_t queue_lock; /* vkQueueSubmit / vkDeviceWaitIdle */
+    pthread_mutex_t state_lock; /* pending, submitted, next_value, slot OPEN/SUBMITTED, recording */
+    pthread_cond_t bg_cond;     /* wakes the background submitter */
+    pthread_t bg_thread;
+    int bg_started, bg_stop;
+    int locks_ready;
     VkSemaphore timeline;
     VkCommandPool cmd_pool;
     VkQueryPool query_pool;
     CtSlot ring[CT_RING];
-    int ring_next;              /* next slot to use (oldest when the ring is full) */
+    int ring_next;              /* where the search for a free slot starts */
+    int pending;                /* slot index of the open batch, -1 when none */
     uint64_t next_value;        /* last assigned timeline value */
-    uint64_t completed;         /* cached semaphore counter */
+    uint64_t submitted;         /* highest value handed to the queue */
+    uint64_t completed;         /* cached semaphore counter (GIL) */
+    uint64_t nbatches;          /* vkQueueSubmit calls made (written under queue_lock) */
+    uint64_t last_enqueue_ns;   /* when the last submit was recorded (state_lock) */
+    /* failures of batch submissions; err_lock guards them (held for a few loads/stores) */
+    pthread_mutex_t err_lock;
+    int nfail;                  /* != 0: read the fields below under err_lock */
+    VkResult fail_err, fail_unreported;
+    uint64_t fail_lo, fail_hi;  /* values of the last failed batch */
+    int bg_lost;                /* device loss seen by the background thread */
+    VkResult inject;            /* test hook: the next queue submission "returns" this */
+    /* timestamps (GIL) */
+    uint32_t qnext;
+    uint8_t qbusy[CT_QPAIRS];
+    uint64_t qvalue[CT_QPAIRS];
     struct { uint64_t value; double ms; } timings[CT_TIMINGS];
 } CtDevice;
 
@@ -225,6 +261,10 @@ typedef struct {
     int has_atomic_float_ext;
     uint32_t api;
 } CtFeatures;
+
+/* fields read without their lock (documented per field) */
+#define CT_LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define CT_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
 /* ---- cross-file functions -------------------------------------------------------------- */
 
@@ -280,13 +320,43 @@ PyObject *ct_device_pipeline(CtDevice *dev, PyObject *args, PyObject *kwds);
 PyObject *ct_device_pipeline_cache_data(CtDevice *dev, PyObject *unused);
 void ct_pipelines_destroy_all(CtDevice *dev);
 
-/* submit.c */
+/* record.c */
+typedef struct {
+    int kind; /* 0 dispatch, 1 copy, 2 fill */
+    CtPipeline *pipe;
+    uint32_t groups[3];
+    CtAlloc *src, *dst;
+    VkDeviceSize nbytes, src_off, dst_off;
+    uint32_t fill;
+    uint8_t push[CT_MAX_PUSH];
+} CtOp;
+int ct_parse_op(CtDevice *dev, PyObject *cmd, Py_ssize_t idx, CtOp *op);
+void ct_record_ops(CtDevice *dev, VkCommandBuffer cb, const CtOp *ops, Py_ssize_t n,
+                   VkPipeline *bound);
+void ct_record_barrier(CtDevice *dev, VkCommandBuffer cb, int to_host);
+
+/* ring.c */
 int ct_ring_create(CtDevice *dev);
 void ct_ring_destroy(CtDevice *dev);
 void ct_ring_retire(CtDevice *dev);
-PyObject *ct_device_submit(CtDevice *dev, PyObject *args, PyObject *kwds);
-PyObject *ct_device_wait(CtDevice *dev, PyObject *args, PyObject *kwds);
+
+/* batch.c */
+int ct_bg_start(CtDevice *dev);
+void ct_bg_stop(CtDevice *dev);
+int ct_flush_pending(CtDevice *dev, uint64_t upto);
+int ct_check_failed(CtDevice *dev, uint64_t value, int for_submit);
+uint64_t ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
+                    Py_ssize_t nitems, PyObject *kept, int timed);
+VkResult ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns);
+int ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns);
+
+/* submit.c */
+PyObject *ct_device_submit(CtDevice *dev, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames);
+PyObject *ct_device_wait(CtDevice *dev, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames);
 PyObject *ct_device_completed(CtDevice *dev, PyObject *unused);
 PyObject *ct_device_elapsed_ms(CtDevice *dev, PyObject *arg);
+PyObject *ct_device_wait_idle(CtDevice *dev, PyObject *unused);
 
 #endif

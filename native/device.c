@@ -8,9 +8,10 @@
  *   Device.submit(commands, keep=(), timed=False) -> int                      (submit.c)
  *   Device.wait(value, timeout=None) -> bool; completed() -> int;
  *   Device.elapsed_ms(value) -> float | None; last_value -> int               (submit.c)
- *   Device.wait_idle() -> None; trim() -> None; stats() -> dict; destroy() -> None
+ *   Device.wait_idle() -> None (submit.c); trim() -> None; stats() -> dict; destroy() -> None
  *   Device.alive -> bool; host_visible_device_local -> bool
- * Teardown order: stop new work, wait for host operations, wait idle, drop in-flight references,
+ * Teardown order: stop new work, submit the pending batch, join the submission thread, wait for
+ * host operations, wait idle, drop in-flight references,
  * pipelines, memory, ring, semaphore, pipeline cache, device.
  */
 #include "cthreads.h"
@@ -31,7 +32,7 @@ ct_device_check(CtDevice *dev)
                  "shutdown() cannot be used. Create new ones from the current device");
         return -1;
     }
-    if (dev->lost) {
+    if (dev->lost || CT_LOAD(dev->bg_lost)) {
         ct_raise(dev->st->GpuDeviceLost,
                  "the Vulkan device was lost (VK_ERROR_DEVICE_LOST); call shutdown() and init() "
                  "to start a new device");
@@ -93,6 +94,10 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     }
     self->inst = (CtInstance *)Py_NewRef(inst_obj);
     pthread_mutex_init(&self->queue_lock, NULL);
+    pthread_mutex_init(&self->state_lock, NULL);
+    pthread_mutex_init(&self->err_lock, NULL);
+    pthread_cond_init(&self->bg_cond, NULL);
+    self->locks_ready = 1;
 
     uint32_t n = 0;
     inst->fn.vkEnumeratePhysicalDevices(inst->instance, &n, NULL);
@@ -228,6 +233,8 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
         ct_raise_vk(st, r, "vkCreatePipelineCache");
         goto done;
     }
+    if (ct_bg_start(self) < 0)
+        goto done;
     self->state = CT_ALIVE;
     rc = 0;
 done:
@@ -251,6 +258,10 @@ device_destroy(CtDevice *self)
     }
     if (self->state == CT_ALIVE)
         self->state = CT_CLOSING;
+    /* the pending batch is submitted, not dropped: its waiters see it complete */
+    if (ct_flush_pending(self, UINT64_MAX) < 0) /* (after a loss it fails: waiters see the loss) */
+        PyErr_Clear();
+    ct_bg_stop(self);
     /* host operations running without the GIL (copies, waits, submits) finish first */
     while (self->active > 0) {
         Py_BEGIN_ALLOW_THREADS
@@ -264,6 +275,8 @@ device_destroy(CtDevice *self)
     Py_END_ALLOW_THREADS
     self->state = CT_DESTROYED;
     ct_ring_destroy(self);         /* drops in-flight references (may run Python code) */
+    if (self->device == VK_NULL_HANDLE) /* ...such as a finalizer calling destroy() */
+        return;
     ct_pipelines_destroy_all(self);
     ct_memory_destroy_all(self);
     if (self->cache != VK_NULL_HANDLE)
@@ -288,8 +301,13 @@ Device_dealloc(CtDevice *self)
     PyTypeObject *tp = Py_TYPE(self);
     if (self->device != VK_NULL_HANDLE)
         device_destroy(self);
-    if (self->inst != NULL)
+    if (self->locks_ready) {
         pthread_mutex_destroy(&self->queue_lock);
+        pthread_mutex_destroy(&self->state_lock);
+        pthread_mutex_destroy(&self->err_lock);
+        pthread_cond_destroy(&self->bg_cond);
+        self->locks_ready = 0;
+    }
     Py_CLEAR(self->inst);
     tp->tp_free(self);
     Py_DECREF(tp);
@@ -313,30 +331,6 @@ Device_buffer(CtDevice *self, PyObject *args, PyObject *kwds)
 }
 
 static PyObject *
-Device_wait_idle(CtDevice *self, PyObject *unused)
-{
-    if (ct_device_check(self) < 0)
-        return NULL;
-    VkResult r;
-    self->active++;
-    Py_BEGIN_ALLOW_THREADS
-    pthread_mutex_lock(&self->queue_lock);
-    r = self->fn.vkDeviceWaitIdle(self->device);
-    pthread_mutex_unlock(&self->queue_lock);
-    Py_END_ALLOW_THREADS
-    self->active--;
-    if (r != VK_SUCCESS) {
-        if (r == VK_ERROR_DEVICE_LOST)
-            self->lost = 1;
-        return ct_raise_vk(self->st, r, "vkDeviceWaitIdle");
-    }
-    if (ct_device_refresh_completed(self) < 0)
-        return NULL;
-    ct_ring_retire(self);
-    Py_RETURN_NONE;
-}
-
-static PyObject *
 Device_trim(CtDevice *self, PyObject *unused)
 {
     if (ct_device_check(self) < 0 || ct_device_refresh_completed(self) < 0)
@@ -349,7 +343,7 @@ Device_trim(CtDevice *self, PyObject *unused)
 static PyObject *
 Device_stats(CtDevice *self, PyObject *unused)
 {
-    Py_ssize_t live = 0, pooled = 0;
+    Py_ssize_t live = 0, pooled = 0, deferred = 0, pipelines = 0;
     VkDeviceSize live_bytes = 0;
     for (CtAlloc *a = self->all; a != NULL; a = a->all_next) {
         live++;
@@ -359,22 +353,58 @@ Device_stats(CtDevice *self, PyObject *unused)
         for (int c = 0; c < CT_NCLASS; c++)
             for (CtAlloc *a = self->pools[t][c]; a != NULL; a = a->free_next)
                 pooled++;
-    int inflight = 0;
-    for (int i = 0; i < CT_RING; i++)
-        inflight += self->ring[i].value != 0;
-    return Py_BuildValue("{s:n,s:K,s:n,s:K,s:K,s:i,s:K,s:K}", "allocations", live,
-                         "allocated_bytes", (unsigned long long)live_bytes, "pooled", pooled,
-                         "pooled_bytes", (unsigned long long)self->pooled_bytes,
-                         "pool_cap", (unsigned long long)self->pool_cap,
-                         "ring_in_flight", inflight,
-                         "last_value", (unsigned long long)self->next_value,
-                         "completed", (unsigned long long)self->completed);
+    for (CtAlloc *a = self->deferred; a != NULL; a = a->free_next)
+        deferred++;
+    for (CtPipeline *p = self->pipelines; p != NULL; p = p->next)
+        pipelines++;
+    int open = 0, in_flight = 0, keep = 0;
+    for (int i = 0; i < CT_RING; i++) {
+        int s = CT_LOAD(self->ring[i].state);
+        open += s == CT_SLOT_OPEN;
+        in_flight += s == CT_SLOT_SUBMITTED;
+        keep += (int)self->ring[i].nkeep;
+    }
+    int cbs = self->cmd_pool != VK_NULL_HANDLE ? CT_RING : 0;
+    uint64_t counter = self->completed; /* fresh, without submitting anything */
+    if (self->state == CT_ALIVE && self->timeline != VK_NULL_HANDLE)
+        self->fn.vkGetSemaphoreCounterValue(self->device, self->timeline, &counter);
+    uint64_t nbatches = CT_LOAD(self->nbatches);
+    return Py_BuildValue(
+        "{s:n,s:n,s:n,s:K,s:n,s:n,s:K,s:K,s:n,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:K,s:K}",
+        /* Vulkan objects alive: one VkBuffer bound to one VkDeviceMemory per allocation */
+        "allocations", live, "vk_buffers", live, "vk_memory", live,
+        "allocated_bytes", (unsigned long long)live_bytes,
+        "buffers_in_use", live - pooled - deferred, "pooled", pooled,
+        "pooled_bytes", (unsigned long long)self->pooled_bytes,
+        "pool_cap", (unsigned long long)self->pool_cap,
+        "pipelines", pipelines, "command_buffers", cbs,
+        /* batches: open (pending), submitted and not yet retired, and references they hold */
+        "batches_pending", open, "batches_in_flight", in_flight, "ring_in_flight", open + in_flight,
+        "kept_objects", keep, "submit_thread", self->bg_started,
+        "queue_submits", (unsigned long long)nbatches,
+        "last_value", (unsigned long long)self->next_value,
+        "submitted", (unsigned long long)CT_LOAD(self->submitted),
+        "completed", (unsigned long long)counter);
+}
+
+static PyObject *
+Device_inject_submit_error(CtDevice *self, PyObject *arg)
+{
+    long code = PyLong_AsLong(arg);
+    if (code == -1 && PyErr_Occurred())
+        return NULL;
+    if (ct_device_check(self) < 0)
+        return NULL;
+    pthread_mutex_lock(&self->state_lock);
+    self->inject = (VkResult)code;
+    pthread_mutex_unlock(&self->state_lock);
+    Py_RETURN_NONE;
 }
 
 static PyObject *
 Device_get_alive(CtDevice *self, void *c)
 {
-    return PyBool_FromLong(self->state == CT_ALIVE && !self->lost);
+    return PyBool_FromLong(self->state == CT_ALIVE && !self->lost && !CT_LOAD(self->bg_lost));
 }
 
 static PyObject *
@@ -398,15 +428,18 @@ static PyMethodDef Device_methods[] = {
      "pipeline(spirv, push_size, spec=None, entry='main') -> Pipeline"},
     {"pipeline_cache_data", (PyCFunction)ct_device_pipeline_cache_data, METH_NOARGS,
      "pipeline_cache_data() -> bytes: the VkPipelineCache contents"},
-    {"submit", (PyCFunction)(void (*)(void))ct_device_submit, METH_VARARGS | METH_KEYWORDS,
+    {"submit", (PyCFunction)(void (*)(void))ct_device_submit, METH_FASTCALL | METH_KEYWORDS,
      "submit(commands, keep=(), timed=False) -> int timeline value"},
-    {"wait", (PyCFunction)(void (*)(void))ct_device_wait, METH_VARARGS | METH_KEYWORDS,
+    {"wait", (PyCFunction)(void (*)(void))ct_device_wait, METH_FASTCALL | METH_KEYWORDS,
      "wait(value, timeout=None) -> bool"},
     {"completed", (PyCFunction)ct_device_completed, METH_NOARGS, "completed() -> int"},
     {"elapsed_ms", (PyCFunction)ct_device_elapsed_ms, METH_O, "elapsed_ms(value) -> float | None"},
-    {"wait_idle", (PyCFunction)Device_wait_idle, METH_NOARGS, "wait_idle() -> None"},
+    {"wait_idle", (PyCFunction)ct_device_wait_idle, METH_NOARGS, "wait_idle() -> None"},
     {"trim", (PyCFunction)Device_trim, METH_NOARGS, "trim() -> None: free idle pooled memory"},
-    {"stats", (PyCFunction)Device_stats, METH_NOARGS, "stats() -> dict of pool/ring counters"},
+    {"stats", (PyCFunction)Device_stats, METH_NOARGS,
+     "stats() -> dict: Vulkan objects alive, pool and batch counters"},
+    {"_inject_submit_error", (PyCFunction)Device_inject_submit_error, METH_O,
+     "_inject_submit_error(vk_result) -> None: test hook, the next queue submission fails so"},
     {"destroy", (PyCFunction)Device_destroy, METH_NOARGS, "destroy() -> None (idempotent)"},
     {NULL}
 };

@@ -13,6 +13,8 @@
 
 #include <string.h>
 
+#define CT_PREFETCH 16 /* items ahead to prefetch */
+
 static int
 elem_size(CtState *st, const char *fmt)
 {
@@ -78,6 +80,7 @@ ct_buffer_pack_list(CtBuffer *self, PyObject *args, PyObject *kwds)
     char *dst = prepare(self, n, fmt, offset, &size, &a);
     if (dst == NULL)
         return NULL;
+    Py_ssize_t pf = n >= 4096 ? CT_PREFETCH : n; /* (short lists are cache-hot) */
     /* items are read directly: nothing here calls back into Python code that could resize
        the list (PyLong/PyFloat conversions of exact-type subclasses use their C values) */
     switch (fmt[0]) {
@@ -85,6 +88,8 @@ ct_buffer_pack_list(CtBuffer *self, PyObject *args, PyObject *kwds)
         float *out = (float *)dst;
         for (Py_ssize_t i = 0; i < n; i++) {
             PyObject *it = items[i];
+            if (i + pf < n) /* the items are scattered objects: fetch ahead */
+                __builtin_prefetch(items[i + pf]);
             if (PyFloat_Check(it))
                 out[i] = (float)PyFloat_AS_DOUBLE(it);
             else if (PyLong_Check(it) && !PyBool_Check(it)) {
@@ -104,6 +109,8 @@ ct_buffer_pack_list(CtBuffer *self, PyObject *args, PyObject *kwds)
         int32_t *out = (int32_t *)dst;
         for (Py_ssize_t i = 0; i < n; i++) {
             PyObject *it = items[i];
+            if (i + pf < n)
+                __builtin_prefetch(items[i + pf]);
             if (!PyLong_Check(it) || PyBool_Check(it))
                 return bad_elem(st, i, it, "int");
             int overflow = 0;
@@ -164,17 +171,41 @@ ct_buffer_unpack_into_list(CtBuffer *self, PyObject *args, PyObject *kwds)
         return NULL;
     if (ct_sync_range(self->dev, a, (VkDeviceSize)offset, (VkDeviceSize)(n * size), 0) < 0)
         return ct_raise(st->VulkanOutOfMemory, "invalidating mapped memory failed");
+    Py_ssize_t pf = n >= 4096 ? CT_PREFETCH : n;
+    if (fmt[0] == 'f') {
+        /* An exact float that only this list references is overwritten in place: nothing
+           else can observe it, and it saves an allocation and a free per element (after the
+           first writeback every item is such a float). Anything else is replaced by a new
+           float, whose old item is dropped: that may run arbitrary code (a __del__) that
+           shrinks the list, so the size is re-checked every step. */
+        for (Py_ssize_t i = 0; i < n && i < PyList_GET_SIZE(lst); i++) {
+            PyObject **slot = &PySequence_Fast_ITEMS(lst)[i];
+            if (i + pf < n && i + pf < PyList_GET_SIZE(lst))
+                __builtin_prefetch(PySequence_Fast_ITEMS(lst)[i + pf], 1);
+            float f;
+            memcpy(&f, src + 4 * i, 4);
+            PyObject *old = *slot;
+#ifndef Py_GIL_DISABLED
+            if (PyFloat_CheckExact(old) && Py_REFCNT(old) == 1) {
+                ((PyFloatObject *)old)->ob_fval = (double)f;
+                continue;
+            }
+#endif
+            PyObject *v = PyFloat_FromDouble((double)f);
+            if (v == NULL)
+                return NULL;
+            *slot = v;
+            Py_XDECREF(old);
+            if (self->alloc != a || self->dev->state != CT_ALIVE) /* a finalizer released it */
+                return ct_raise(st->GpuUseAfterDestroy, "the buffer was released during unpacking");
+        }
+        Py_RETURN_NONE;
+    }
     /* Replacing an item drops the old one, which may run arbitrary code (a __del__) that
        shrinks the list: re-check the size every step. */
     for (Py_ssize_t i = 0; i < n && i < PyList_GET_SIZE(lst); i++) {
         PyObject *v;
         switch (fmt[0]) {
-        case 'f': {
-            float f;
-            memcpy(&f, src + 4 * i, 4);
-            v = PyFloat_FromDouble((double)f);
-            break;
-        }
         case 'i': {
             int32_t x;
             memcpy(&x, src + 4 * i, 4);

@@ -79,7 +79,9 @@ class Device:
         self._dev.trim()
 
     def stats(self) -> dict[str, int]:
-        """Pool and ring counters (allocations, pooled bytes, values in flight)."""
+        """Vulkan objects alive (vk_buffers, vk_memory, pipelines, command_buffers), pool
+        counters (buffers_in_use, pooled, pooled_bytes) and batch counters (batches_pending,
+        batches_in_flight, kept_objects, queue_submits, submitted, completed). Submits nothing."""
         return self._dev.stats()
 
     # -- pipelines --------------------------------------------------------------------------
@@ -105,16 +107,23 @@ class Device:
     # -- submission -------------------------------------------------------------------------
 
     def submit(self, commands: Iterable[Command], *, keep: tuple = (), timed: bool = False) -> int:
-        """Record and submit `commands` in order; returns the timeline value at which they
-        complete. `keep` objects stay referenced (and buffers unrecycled) until then."""
+        """Record `commands` in stream order; returns the timeline value at which they
+        complete. `keep` objects stay referenced (and buffers unrecycled) until then.
+
+        On an idle queue the commands are submitted at once; while work is in flight (or
+        launches come in a stream) they join one pending batch that the device's submitter
+        thread sends when the in-flight work completes, or that `wait()` on one of its values
+        sends at once (native/README.md, "Submission coalescing")."""
         return self._dev.submit(commands, keep, timed)
 
     def wait(self, value: int, timeout: float | None = None) -> bool:
-        """Wait (GIL released) until `value` completes; False when `timeout` seconds pass."""
+        """Wait (GIL released) until `value` completes; False when `timeout` seconds pass.
+        A value still in the pending batch makes that batch go out first."""
         return self._dev.wait(value, timeout)
 
     def completed(self) -> int:
-        """The highest completed timeline value."""
+        """The highest completed timeline value (a poll: when the in-flight work is done, a
+        pending batch is submitted now rather than when the submitter thread wakes)."""
         return self._dev.completed()
 
     poll = completed

@@ -134,3 +134,20 @@ def test_unpack_survives_finalizers_that_shrink_the_list(device):
     target.extend([Shrinker(), 0, 0, 0])
     buf.unpack_into_list(target, "i")
     assert target == [1]
+
+
+def test_unpack_never_changes_a_float_seen_elsewhere(device):
+    n = 5000  # long enough for the prefetching loops
+    buf = device.buffer(4 * n)
+    buf.write(np.arange(n, dtype=np.float32))
+    shared = 123.5
+    sub = MyFloat(7.0)
+    out = [shared] * 10 + [sub] + [float(i) + 0.25 for i in range(11, n)]
+    private = out[20]
+    buf.unpack_into_list(out, "f")
+    assert out == [float(i) for i in range(n)]
+    assert all(type(v) is float for v in out)
+    assert shared == 123.5 and sub == 7.0  # referenced elsewhere: replaced, not overwritten
+    assert private == 20.25
+    buf.unpack_into_list(out, "f")  # now each item is owned by the list alone: reused
+    assert out == [float(i) for i in range(n)]

@@ -1,0 +1,146 @@
+/* cthreads._native — ring: the batches' command buffers, the timeline semaphore and the
+ * timestamp query pool; dropping what a completed batch keeps (retirement).
+ *
+ * Python API: none directly. ct_ring_retire runs with the GIL held and no lock held: the
+ * references it drops may run finalizers, which may submit again.
+ */
+#include "cthreads.h"
+
+#include <string.h>
+
+#define LOAD CT_LOAD
+#define STORE CT_STORE
+
+int
+ct_ring_create(CtDevice *dev)
+{
+    dev->pending = -1;
+    VkSemaphoreTypeCreateInfo tci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE, .initialValue = 0};
+    VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &tci};
+    VkResult r = dev->fn.vkCreateSemaphore(dev->device, &sci, NULL, &dev->timeline);
+    if (r != VK_SUCCESS) {
+        ct_raise_vk(dev->st, r, "vkCreateSemaphore (timeline)");
+        return -1;
+    }
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                   .queueFamilyIndex = dev->queue_family};
+    r = dev->fn.vkCreateCommandPool(dev->device, &pci, NULL, &dev->cmd_pool);
+    if (r != VK_SUCCESS) {
+        ct_raise_vk(dev->st, r, "vkCreateCommandPool");
+        return -1;
+    }
+    VkCommandBuffer cbs[CT_RING];
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = dev->cmd_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = CT_RING};
+    r = dev->fn.vkAllocateCommandBuffers(dev->device, &ai, cbs);
+    if (r != VK_SUCCESS) {
+        ct_raise_vk(dev->st, r, "vkAllocateCommandBuffers");
+        return -1;
+    }
+    for (int i = 0; i < CT_RING; i++)
+        dev->ring[i].cb = cbs[i];
+    if (dev->timestamp_bits > 0) {
+        VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                     .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                     .queryCount = 2 * CT_QPAIRS};
+        r = dev->fn.vkCreateQueryPool(dev->device, &qci, NULL, &dev->query_pool);
+        if (r != VK_SUCCESS) {
+            ct_raise_vk(dev->st, r, "vkCreateQueryPool");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* After the background thread stopped and the device is idle: drop every reference. */
+void
+ct_ring_destroy(CtDevice *dev)
+{
+    dev->pending = -1;
+    for (int i = 0; i < CT_RING; i++) {
+        CtSlot *s = &dev->ring[i];
+        PyObject **keep = s->keep;
+        Py_ssize_t nk = s->nkeep;
+        s->keep = NULL;
+        s->nkeep = s->keep_cap = 0;
+        s->state = CT_SLOT_FREE;
+        PyMem_Free(s->timed);
+        s->timed = NULL;
+        s->ntimed = s->timed_cap = 0;
+        for (Py_ssize_t k = 0; k < nk; k++)
+            Py_DECREF(keep[k]);
+        PyMem_Free(keep);
+    }
+    if (dev->device == VK_NULL_HANDLE)
+        return;
+    if (dev->query_pool != VK_NULL_HANDLE)
+        dev->fn.vkDestroyQueryPool(dev->device, dev->query_pool, NULL);
+    if (dev->cmd_pool != VK_NULL_HANDLE)
+        dev->fn.vkDestroyCommandPool(dev->device, dev->cmd_pool, NULL);
+    if (dev->timeline != VK_NULL_HANDLE)
+        dev->fn.vkDestroySemaphore(dev->device, dev->timeline, NULL);
+    dev->query_pool = VK_NULL_HANDLE;
+    dev->cmd_pool = VK_NULL_HANDLE;
+    dev->timeline = VK_NULL_HANDLE;
+}
+
+static void
+record_timing(CtDevice *dev, uint32_t pair, uint64_t value)
+{
+    uint64_t t[2];
+    VkResult r = dev->fn.vkGetQueryPoolResults(dev->device, dev->query_pool, 2 * pair, 2,
+                                               sizeof t, t, sizeof t[0], VK_QUERY_RESULT_64_BIT);
+    if (r != VK_SUCCESS)
+        return;
+    uint64_t mask = dev->timestamp_bits >= 64 ? ~0ull : ((1ull << dev->timestamp_bits) - 1);
+    uint64_t ticks = (t[1] - t[0]) & mask;
+    dev->timings[value % CT_TIMINGS].value = value;
+    dev->timings[value % CT_TIMINGS].ms = (double)ticks * dev->props.limits.timestampPeriod / 1e6;
+}
+
+/* Recycle batches whose value completed (dev->completed must be fresh enough). GIL held. */
+void
+ct_ring_retire(CtDevice *dev)
+{
+    for (int i = 0; i < CT_RING; i++) {
+        CtSlot *s = &dev->ring[i];
+        if (LOAD(s->state) != CT_SLOT_SUBMITTED || s->value > dev->completed)
+            continue;
+        for (int t = 0; t < s->ntimed; t++) {
+            record_timing(dev, s->timed[t].pair, s->timed[t].value);
+            dev->qbusy[s->timed[t].pair] = 0;
+        }
+        s->ntimed = 0;
+        /* detach the references first: dropping them may run Python code (which may submit
+           into this very slot once it is free) */
+        PyObject *small[16], **keep = s->keep;
+        Py_ssize_t nk = s->nkeep;
+        if (nk <= 16) {
+            memcpy(small, keep, sizeof(PyObject *) * (size_t)nk);
+            keep = small;
+        } else {
+            s->keep = NULL;
+            s->keep_cap = 0;
+        }
+        s->nkeep = 0;
+        STORE(s->state, CT_SLOT_FREE);
+        for (Py_ssize_t k = 0; k < nk; k++)
+            Py_DECREF(keep[k]);
+        if (keep != small)
+            PyMem_Free(keep);
+    }
+    if (dev->deferred != NULL && dev->state == CT_ALIVE) {
+        for (CtAlloc **pp = &dev->deferred; *pp != NULL;) {
+            CtAlloc *a = *pp;
+            if (a->last_use <= dev->completed) {
+                *pp = a->free_next;
+                ct_alloc_free(dev, a);
+            } else
+                pp = &a->free_next;
+        }
+    }
+}

@@ -1,0 +1,288 @@
+"""The misuse table (issue 6): ways to call the API wrongly. Each raises the documented exception
+with a message that names the culprit, never crashes, and leaves the library working: after
+every case a valid launch must still succeed."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from cthreads.gpu import (
+    GlobalIdx,
+    Gpu,
+    GpuArena,
+    GpuCompileError,
+    GpuInvalidArgument,
+    VulkanOutOfMemory,
+    gpu,
+)
+from cthreads.gpu.kernel import unregister
+from cthreads.sync import Barrier, __sync_threads
+
+
+@Gpu
+def axpy(n: int, a: float, x: list[float], y: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < n:
+        y[i] = a * x[i] + y[i]
+
+
+@Gpu
+def flags(n: int, f: list[bool], out: list[int]) -> None:
+    i: int = GlobalIdx.x
+    if i < n and f[i]:
+        out[i] = 1
+
+
+def good(*over):
+    args = [3, 2.0, [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]
+    for i, v in over:
+        args[i] = v
+    return gpu(axpy, *args)
+
+
+def ro_array():
+    a = np.zeros(3, np.float32)
+    a.setflags(write=False)
+    return a
+
+
+def decorate(src_fn):
+    """Decorate a kernel defined by `src_fn` (a nested def whose source inspect can read)."""
+    try:
+        kernel = Gpu(src_fn)
+    except BaseException:
+        raise
+    try:
+        gpu(kernel, *([0] * len(kernel.param_names)))
+    finally:
+        unregister(kernel)
+
+
+# --- kernels outside the language: each fails alone, at launch --------------------------------
+
+
+def k_assert(x: list[float]) -> None:
+    assert x[0] > 0
+
+
+def k_try(x: list[float]) -> None:
+    try:
+        x[0] = 1.0
+    except ValueError:
+        pass
+
+
+def k_raise(x: list[float]) -> None:
+    raise ValueError("no")
+
+
+def k_with(x: list[float]) -> None:
+    with open("f"):
+        pass
+
+
+def k_lambda(x: list[float]) -> None:
+    f = lambda v: v  # noqa: E731
+    x[0] = 1.0
+
+
+def k_comprehension(x: list[float]) -> None:
+    y = [v for v in range(3)]
+    x[0] = 1.0
+
+
+def k_print(x: list[float]) -> None:
+    print(x[0])
+
+
+def k_nested_index(x: list[float]) -> None:
+    x[0][1] = 2.0
+
+
+def k_return_value(x: list[float]) -> None:
+    return 1
+
+
+def k_barrier_ctor(x: list[float]) -> None:
+    b = Barrier(4)
+    x[0] = 1.0
+
+
+def k_unknown_name(x: list[float]) -> None:
+    x[0] = undefined_thing
+
+
+def k_string(x: list[float]) -> None:
+    x[0] = "text"
+
+
+def k_slice(x: list[float]) -> None:
+    x[0:2] = 1.0
+
+
+def k_float_index(x: list[float]) -> None:
+    x[1.5] = 1.0
+
+
+def k_list_method(x: list[float]) -> None:
+    x.append(1.0)
+
+
+def k_global(x: list[float]) -> None:
+    global something
+    x[0] = 1.0
+
+
+def launch_kernel(fn):
+    kernel = Gpu(fn)
+    try:
+        return gpu(kernel, [0.0])
+    finally:
+        unregister(kernel)
+
+
+def bad_signature(annotation_src: str):
+    """Decorating a kernel whose signature is outside SPEC §2."""
+    scope: dict = {}
+    exec(f"def bad{annotation_src}:\n    pass\n", {"Gpu": Gpu}, scope)
+    return Gpu(scope["bad"])
+
+
+def host_barrier():
+    __sync_threads()
+
+
+def closed_loop_await():
+    loop = asyncio.new_event_loop()
+    loop.close()
+    job = good()
+    try:
+        loop.run_until_complete(job)
+    finally:
+        job.join()
+
+
+def huge_array():
+    big = np.zeros(3 * 2**30 // 4 + 1, np.float32)  # over 3 GiB: more than lavapipe can allocate
+    gpu(axpy, 1, 1.0, big, [0.0]).join()
+
+
+def arena_after_release():
+    arena = GpuArena()
+    arena.release()
+    arena.bind(x=[1.0])
+
+
+def arena_twice():
+    xs = [1.0]
+    a = GpuArena().bind(x=xs)
+    try:
+        GpuArena().bind(y=xs)
+    finally:
+        a.release()
+
+
+def arena_length_changed():
+    xs = [1.0, 2.0, 3.0]
+    a = GpuArena().bind(x=xs)
+    try:
+        xs.pop()
+        gpu(axpy, 2, 1.0, xs, [0.0, 0.0]).join()
+    finally:
+        a.release()
+
+
+def arena_sync_unknown():
+    a = GpuArena().bind(x=[1.0])
+    try:
+        a.sync("y")
+    finally:
+        a.release()
+
+
+CASES = [
+    # (id, call, exception, message fragment)
+    ("not-a-kernel", lambda: gpu(len, [1]), TypeError, "not decorated with @Gpu"),
+    ("kernel-is-none", lambda: gpu(None), TypeError, "needs a @Gpu kernel"),
+    ("keyword-args", lambda: gpu(axpy, n=3), TypeError, "keyword argument(s) `n`"),
+    ("too-few", lambda: gpu(axpy, 3), TypeError, "takes 4 argument(s) (n, a, x, y); got 1"),
+    ("too-many", lambda: good((0, 3)) and gpu(axpy, 1, 2.0, [1.0], [1.0], 5), TypeError, "got 5"),
+    ("str-for-int", lambda: good((0, "3")), TypeError, "`n` expects int (int32); got str"),
+    ("none-for-int", lambda: good((0, None)), TypeError, "`n` expects int (int32); got NoneType"),
+    ("bool-for-int", lambda: good((0, True)), TypeError, "`n` expects int (int32); got bool"),
+    ("float-for-int", lambda: good((0, 3.0)), TypeError, "`n` expects int (int32); got float"),
+    ("int-overflow", lambda: good((0, 2**31)), GpuInvalidArgument, "outside [-2**31, 2**31 - 1]"),
+    ("int-underflow", lambda: good((0, -(2**31) - 1)), GpuInvalidArgument, "`n` expects int (int32)"),
+    ("float-overflow", lambda: good((1, 1e300)), GpuInvalidArgument, "`a` expects float (float32); got 1e+300"),
+    ("complex-for-float", lambda: good((1, 1j)), TypeError, "`a` expects float (float32); got complex"),
+    ("float-for-list", lambda: good((2, 1.0)), TypeError, "`x` expects list[float] (float32); got float"),
+    ("tuple-for-list", lambda: good((2, (1.0, 2.0))), TypeError, "`x` expects list[float] (float32); got tuple"),
+    ("dict-for-list", lambda: good((2, {0: 1.0})), TypeError, "`x` expects list[float] (float32); got dict"),
+    ("str-element", lambda: good((2, [1.0, "2", 3.0])), TypeError, "`x` expects list[float] (float32); element 1"),
+    ("none-element", lambda: good((3, [0.0, None, 0.0])), TypeError, "`y` expects list[float] (float32); element 1"),
+    ("nested-list", lambda: good((2, [[1.0]])), TypeError, "`x` expects list[float] (float32); element 0"),
+    ("empty-list", lambda: good((2, [])), GpuInvalidArgument, "`x` expects a non-empty list[float]"),
+    ("empty-array", lambda: good((2, np.zeros(0, np.float32))), GpuInvalidArgument, "`x` expects a non-empty"),
+    ("float64-array", lambda: good((2, np.zeros(3))), TypeError, "got numpy array of float64"),
+    ("int32-array-for-float", lambda: good((2, np.zeros(3, np.int32))), TypeError, "got numpy array of int32"),
+    ("float16-array", lambda: good((2, np.zeros(3, np.float16))), TypeError, "got numpy array of float16"),
+    ("non-contiguous", lambda: good((2, np.zeros(6, np.float32)[::2])), GpuInvalidArgument, "C-contiguous"),
+    ("fortran-2d", lambda: good((2, np.zeros((3, 3), np.float32, order="F"))), GpuInvalidArgument, "C-contiguous"),
+    ("read-only-written", lambda: good((3, ro_array())), GpuInvalidArgument, "`y` is written by the kernel"),
+    ("same-object-written", lambda: gpu(axpy, 1, 1.0, *([[1.0]] * 2)), GpuInvalidArgument, "same object"),
+    ("int-for-bool", lambda: gpu(flags, 1, [1], [0]), TypeError, "`f` expects list[bool] (bool (or uint8)); element 0"),
+    ("float-array-for-bool", lambda: gpu(flags, 1, np.zeros(1, np.float32), [0]), TypeError, "`f` expects list[bool]"),
+    ("int-list-overflow", lambda: gpu(flags, 1, [True], [2**33]), GpuInvalidArgument, "`out` expects list[int] (int32); element 0"),
+    ("assert", lambda: launch_kernel(k_assert), GpuCompileError, "assert"),
+    ("try", lambda: launch_kernel(k_try), GpuCompileError, "try"),
+    ("raise", lambda: launch_kernel(k_raise), GpuCompileError, "raise"),
+    ("with", lambda: launch_kernel(k_with), GpuCompileError, "with"),
+    ("lambda", lambda: launch_kernel(k_lambda), GpuCompileError, "lambda"),
+    ("comprehension", lambda: launch_kernel(k_comprehension), GpuCompileError, "comprehension"),
+    ("print", lambda: launch_kernel(k_print), GpuCompileError, "print"),
+    ("nested-index", lambda: launch_kernel(k_nested_index), GpuCompileError, "k_nested_index"),
+    ("return-value", lambda: launch_kernel(k_return_value), GpuCompileError, "return"),
+    ("barrier-ctor", lambda: launch_kernel(k_barrier_ctor), GpuCompileError, "Barrier"),
+    ("unknown-name", lambda: launch_kernel(k_unknown_name), GpuCompileError, "undefined_thing"),
+    ("string-value", lambda: launch_kernel(k_string), GpuCompileError, "k_string"),
+    ("slice", lambda: launch_kernel(k_slice), GpuCompileError, "slic"),
+    ("float-index", lambda: launch_kernel(k_float_index), GpuCompileError, "index"),
+    ("list-method", lambda: launch_kernel(k_list_method), GpuCompileError, "append"),
+    ("global-stmt", lambda: launch_kernel(k_global), GpuCompileError, "global"),
+    ("str-annotation", lambda: bad_signature("(x: str) -> None"), TypeError, "`x`"),
+    ("missing-annotation", lambda: bad_signature("(x) -> None"), TypeError, "`x`"),
+    ("dict-annotation", lambda: bad_signature("(x: dict) -> None"), TypeError, "`x`"),
+    ("nested-list-annotation", lambda: bad_signature("(x: list[list[float]]) -> None"), TypeError, "`x`"),
+    ("varargs", lambda: bad_signature("(*xs: float) -> None"), TypeError, "xs"),
+    ("kwargs", lambda: bad_signature("(**kw: float) -> None"), TypeError, "kw"),
+    ("int-return", lambda: bad_signature("(x: list[float]) -> int"), TypeError, "return"),
+    ("host-sync-threads", host_barrier, RuntimeError, "__sync_threads"),
+    ("host-barrier-class", lambda: Barrier.arrive_and_wait(), RuntimeError, "arrive_and_wait"),
+    ("closed-loop", closed_loop_await, RuntimeError, "closed"),
+    ("huge-array", huge_array, VulkanOutOfMemory, "cannot allocate 3221225476 bytes"),
+    ("arena-after-release", arena_after_release, GpuInvalidArgument, "released"),
+    ("arena-bind-twice", arena_twice, GpuInvalidArgument, "already bound as `x` in another arena"),
+    ("arena-length-changed", arena_length_changed, GpuInvalidArgument, "with 3 elements but now has 2"),
+    ("arena-sync-unknown", arena_sync_unknown, GpuInvalidArgument, "no binding named `y`"),
+    ("arena-empty", lambda: GpuArena().bind(x=[]), GpuInvalidArgument, "empty"),
+    ("arena-bad-dtype", lambda: GpuArena().bind(x=np.zeros(2)), TypeError, "float64"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_misuse(case):
+    _, call, exc_type, fragment = case
+    with pytest.raises(exc_type) as info:
+        call()
+    assert fragment in str(info.value), str(info.value)
+    # the library keeps working
+    y = [0.0, 0.0, 0.0]
+    gpu(axpy, 3, 2.0, [1.0, 2.0, 3.0], y).join()
+    assert y == [2.0, 4.0, 6.0]
+
+
+def test_table_is_large_enough():
+    assert len(CASES) >= 40

@@ -1,0 +1,382 @@
+"""Submission coalescing: submits made while work is in flight join one pending batch, which
+the background thread submits when the in-flight work completes (or a wait, a poll past the
+in-flight work, or the batch cap submits it sooner). See native/README.md."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+import weakref
+
+import numpy as np
+import pytest
+
+from cthreads import runtime
+from cthreads.errors import GpuDeviceLost, GpuUseAfterDestroy, VulkanOutOfMemory
+
+VK_ERROR_OUT_OF_DEVICE_MEMORY = -2
+VK_ERROR_DEVICE_LOST = -4
+
+
+class Token:
+    """A keep object we can watch with a weakref."""
+
+
+def _eventually(pred, seconds=10.0):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.001)
+    return pred()
+
+
+def _busy(device, kernels, iters=30000):
+    """Put a slow kernel in flight; returns its value and buffer."""
+    n = 1 << 14
+    buf = device.buffer(4 * n)
+    value = device.submit([kernels.dispatch("spin", n, buf.address, n, iters)], keep=(buf,))
+    return value, buf
+
+
+def _counter(device, n=256, start=0):
+    buf = device.buffer(4 * n)
+    buf.write(np.full(n, start, np.int32))
+    return buf
+
+
+def _read(buf, n=256):
+    out = np.empty(n, np.int32)
+    buf.read_into(out)
+    return out
+
+
+def test_thousand_dependent_submits_without_waits(device, kernels):
+    device.wait_idle()
+    n = 256
+    buf = _counter(device, n)
+    before = device.stats()["queue_submits"]
+    busy, _ = _busy(device, kernels)
+    values = [
+        device.submit([kernels.dispatch("add_i32", n, buf.address, n, 1)], keep=(buf,))
+        for _ in range(1000)
+    ]
+    assert values == sorted(values) and len(set(values)) == 1000  # one value per submit
+    assert device.wait(values[-1], timeout=60)
+    assert (_read(buf, n) == 1000).all()
+    batches = device.stats()["queue_submits"] - before
+    assert batches < 500, batches  # coalesced (1 + about 1000 / 256 while the spin runs)
+    assert device.completed() >= busy
+
+
+def test_lone_submit_on_idle_queue_goes_out_at_once(device, kernels):
+    device.wait_idle()
+    buf = _counter(device)
+    time.sleep(0.002)  # quiet for longer than the stream window (100 µs)
+    value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    st = device.stats()
+    assert st["submitted"] >= value and st["batches_pending"] == 0
+    # nobody waits: the counter still reaches it
+    assert _eventually(lambda: device.stats()["completed"] >= value)
+
+
+def test_pending_batch_is_submitted_by_the_background_thread(device, kernels):
+    device.wait_idle()
+    buf = _counter(device)
+    busy, _ = _busy(device, kernels)
+    value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    if device.stats()["completed"] < busy:  # still in flight: the submit was appended
+        assert device.stats()["submitted"] < value
+    # stats() submits nothing: only the background thread can make this happen
+    assert _eventually(lambda: device.stats()["completed"] >= value)
+    assert device.wait(value, timeout=0)
+    assert (_read(buf) == 1).all()
+
+
+def test_value_in_a_pending_batch_is_not_completed(device, kernels):
+    device.wait_idle()
+    buf = _counter(device)
+    busy, _ = _busy(device, kernels, iters=80000)
+    value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    done = device.completed()
+    if done < busy:
+        assert done < value
+        assert not device.wait(value, timeout=0)
+    assert device.wait(value, timeout=60)
+    assert device.completed() >= value
+
+
+def test_wait_on_an_intermediate_value_of_a_pending_batch(device, kernels):
+    device.wait_idle()
+    bufs = [_counter(device) for _ in range(10)]
+    busy, _ = _busy(device, kernels, iters=80000)
+    values = [
+        device.submit([kernels.dispatch("add_i32", 256, b.address, 256, 1)], keep=(b,))
+        for b in bufs
+    ]
+    if device.completed() < busy:
+        assert device.stats()["batches_pending"] == 1
+    assert device.wait(values[4], timeout=60)  # submits the pending batch at once
+    assert device.completed() >= values[4]
+    for b in bufs[:5]:
+        assert (_read(b) == 1).all()
+    assert device.wait(values[-1], timeout=60)
+    for b in bufs:
+        assert (_read(b) == 1).all()
+
+
+def test_poll_past_the_in_flight_work_submits_the_pending_batch(device, kernels):
+    device.wait_idle()
+    buf = _counter(device)
+    _busy(device, kernels)
+    value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    assert _eventually(lambda: device.completed() >= value)
+
+
+def test_batch_cap_submits_without_the_in_flight_work_completing(device, kernels):
+    device.wait_idle()
+    buf = _counter(device)
+    busy, _ = _busy(device, kernels, iters=80000)
+    values = [
+        device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+        for _ in range(300)
+    ]
+    st = device.stats()
+    if st["completed"] < busy:  # the first 256 went out when the batch filled up
+        assert st["submitted"] >= values[255]
+        assert st["batches_pending"] == 1
+    assert device.wait(values[-1], timeout=60)
+    assert (_read(buf) == 300).all()
+
+
+def test_keep_objects_live_until_their_batch_completes(device, kernels):
+    device.wait_idle()
+    buf = _counter(device)
+    _busy(device, kernels)
+    token = Token()
+    ref = weakref.ref(token)
+    value = device.submit(
+        [kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf, token)
+    )
+    del token
+    gc.collect()
+    if device.stats()["completed"] < value:
+        assert ref() is not None
+    device.wait(value)
+    device.completed()
+    gc.collect()
+    assert ref() is None
+
+
+def test_buffer_of_a_pending_batch_is_not_reused(device, kernels):
+    device.wait_idle()
+    n = 1 << 12
+    _busy(device, kernels, iters=80000)
+    buf = device.buffer(4 * n)
+    addr = buf.address
+    value = device.submit([kernels.dispatch("add_i32", n, buf.address, n, 1)], keep=(buf,))
+    buf.release()
+    fresh = [device.buffer(4 * n) for _ in range(3)]
+    if device.stats()["completed"] < value:
+        assert addr not in [f.address for f in fresh]
+    device.wait(value)
+    for f in fresh:
+        f.release()
+
+
+def test_timed_submits_inside_one_batch(device, kernels):
+    if not device.info.limits.get("timestamp_period"):
+        pytest.skip("no timestamps on this device")
+    device.wait_idle()
+    buf = _counter(device)
+    _busy(device, kernels)
+    values = [
+        device.submit(
+            [kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,), timed=True
+        )
+        for _ in range(5)
+    ]
+    untimed = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    device.wait(untimed)
+    for v in values:
+        ms = device.elapsed_ms(v)
+        assert ms is not None and ms >= 0.0
+    assert device.elapsed_ms(untimed) is None
+
+
+def test_many_timed_submits_recycle_query_pairs(device, kernels):
+    device.wait_idle()
+    buf = _counter(device)
+    values = [
+        device.submit(
+            [kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,), timed=True
+        )
+        for _ in range(2100)  # more than the query pairs (1024): old ones are waited for
+    ]
+    device.wait(values[-1])
+    assert (_read(buf) == 2100).all()
+    assert device.elapsed_ms(values[-1]) is not None
+
+
+def test_threads_hammer_submit_and_wait(device, kernels):
+    kernels.pipe("add_i32")
+    n_threads, rounds, n = 8, 200, 256
+    errors: list[BaseException] = []
+    start = threading.Barrier(n_threads + 1)
+    last = [0]
+
+    def worker(tid: int) -> None:
+        try:
+            buf = _counter(device, n, tid)
+            start.wait()
+            for r in range(rounds):
+                value = device.submit(
+                    [kernels.dispatch("add_i32", n, buf.address, n, 1)], keep=(buf,)
+                )
+                last[0] = max(last[0], value)
+                if r % 7 == 0:
+                    assert device.wait(value, timeout=60)
+                if r % 11 == 0:
+                    device.completed()
+            assert device.wait(value, timeout=60)
+            assert (_read(buf, n) == tid + rounds).all()
+            buf.release()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def waiter() -> None:  # waits on whatever was handed out last, intermediate or not
+        try:
+            start.wait()
+            while any(t.is_alive() for t in threads):
+                v = last[0]
+                if v:
+                    assert device.wait(v, timeout=60)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(n_threads)]
+    w = threading.Thread(target=waiter)
+    for t in threads:
+        t.start()
+    w.start()
+    for t in threads:
+        t.join()
+    w.join()
+    assert not errors, errors
+    device.wait_idle()
+    st = device.stats()
+    assert st["ring_in_flight"] == 0 and st["kept_objects"] == 0
+
+
+def test_background_submit_failure_surfaces_on_next_wait_and_submit(device, kernels):
+    device.wait_idle()
+    buf = _counter(device)
+    busy, _ = _busy(device, kernels)
+    device._dev._inject_submit_error(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    appended = device.stats()["completed"] < busy
+    if appended:  # the background thread submits (and fails) the batch
+        assert _eventually(lambda: device.stats()["completed"] >= value)
+        with pytest.raises(VulkanOutOfMemory):
+            device.submit([])  # the next submit reports it once
+        with pytest.raises(VulkanOutOfMemory):
+            device.wait(value)  # and a wait on one of its values reports it
+    # the device stays usable
+    ok = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    assert device.wait(ok)
+    device._dev._inject_submit_error(0)
+
+
+def test_lone_submit_failure_raises_at_once(device, kernels):
+    device.wait_idle()
+    buf = _counter(device)
+    device._dev._inject_submit_error(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    with pytest.raises(VulkanOutOfMemory):
+        device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    assert device.wait(value)
+    assert (_read(buf) == 1).all()  # the failed submit's commands did not run
+
+
+def test_device_lost_in_background_submit(device, kernels):
+    device.wait_idle()
+    buf = _counter(device)
+    _busy(device, kernels)
+    device._dev._inject_submit_error(VK_ERROR_DEVICE_LOST)
+    value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    with pytest.raises(GpuDeviceLost):
+        device.wait(value, timeout=60)
+        device.wait(value, timeout=60)  # (a lone submit failed in the first wait's flush)
+    assert not device.alive
+    runtime.shutdown()
+    fresh = runtime.get_device()
+    assert fresh.alive and fresh is not device
+
+
+def test_shutdown_with_a_pending_batch_completes_it(device, kernels):
+    device.wait_idle()
+    buf = _counter(device)
+    _busy(device, kernels, iters=50000)
+    token = Token()
+    ref = weakref.ref(token)
+    value = device.submit(
+        [kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf, token)
+    )
+    del token
+    pending = device.stats()["batches_pending"]
+    assert pending in (0, 1)
+    runtime.shutdown()  # submits the pending batch, joins the thread, waits idle: no hang
+    assert not device.alive
+    gc.collect()
+    assert ref() is None
+    with pytest.raises(GpuUseAfterDestroy):
+        device.wait(value)
+    with pytest.raises(GpuUseAfterDestroy):
+        device.submit([])
+
+
+def test_waiter_blocked_during_shutdown_returns(device, kernels):
+    device.wait_idle()
+    buf = _counter(device)
+    _busy(device, kernels, iters=50000)
+    value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    results: list[object] = []
+
+    def waiter():
+        try:
+            results.append(device.wait(value, timeout=60))
+        except GpuUseAfterDestroy as exc:
+            results.append(exc)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    time.sleep(0.01)
+    runtime.shutdown()
+    t.join(timeout=30)
+    assert not t.is_alive()
+    assert results and (results[0] is True or isinstance(results[0], GpuUseAfterDestroy))
+
+
+def test_stats_count_vulkan_objects(device):
+    device.wait_idle()
+    device.completed()
+    s0 = device.stats()
+    assert s0["command_buffers"] == 64 and s0["submit_thread"] == 1
+    assert s0["vk_buffers"] == s0["vk_memory"] == s0["allocations"]
+    pipe = device.pipeline(runtime.load_shader("fill_u32"), 16)
+    assert device.stats()["pipelines"] == s0["pipelines"] + 1
+    del pipe
+    gc.collect()
+    assert device.stats()["pipelines"] == s0["pipelines"]
+    buf = device.buffer(3 * 1024 * 1024 + 12345)  # a size class nobody pooled
+    s1 = device.stats()
+    assert s1["vk_buffers"] == s0["vk_buffers"] + 1
+    assert s1["buffers_in_use"] == s0["buffers_in_use"] + 1
+    buf.release()
+    s2 = device.stats()
+    assert s2["buffers_in_use"] == s0["buffers_in_use"] and s2["pooled"] == s0["pooled"] + 1
+    device.trim()
+    s3 = device.stats()
+    assert s3["vk_buffers"] == s3["buffers_in_use"] == s0["buffers_in_use"] and s3["pooled"] == 0
+    assert s3["kept_objects"] == 0 and s3["ring_in_flight"] == 0
