@@ -189,6 +189,8 @@ def _has_buffer(value: Any) -> bool:
 def check_aliasing(lists: list[ListArg]) -> None:
     """Refuse one object passed for two list parameters when the kernel writes either: each list
     is its own device buffer, so Python's aliasing could not be honoured."""
+    if len({id(arg.value) for arg in lists}) == len(lists):
+        return  # the common case: all distinct
     seen: dict[int, ListArg] = {}
     for arg in lists:
         other = seen.get(id(arg.value))

@@ -127,6 +127,7 @@ def gpu(fn: Any, *args: Any, force: bool = False, **kwargs: Any) -> GpuJob:
 
 def _launch(prep: session.Prepared, device: Any, args: tuple) -> GpuJob:
     plan = prep.plan or _plan(prep, device)
+    generation = prep.generation
     scalar: dict[int, int | float] = {}
     for i, param in plan.scalar_params:
         scalar[i] = check_scalar(param, args[i])
@@ -138,7 +139,8 @@ def _launch(prep: session.Prepared, device: Any, args: tuple) -> GpuJob:
         value = args[i]
         res = _resident.get(id(value))
         if res is not None and res.obj is value:
-            _check_resident(param, value, res)
+            if res.generation != generation or res.count != len(value) or res.kind != param.type.elem.kind:
+                _check_resident(param, value, res)
             resident[i] = res
             addr[i] = res.buffer.address
             count[i] = res.count
@@ -269,7 +271,7 @@ def _dispatches(
         raise GpuInvalidArgument(f"problem size {size} exceeds 2**32 invocations", hint="split the work")
     pipeline = prep.pipeline
     if not prep.compiled.observes_workgroup:
-        groups = min(-(-total // prep.physical_wg), plan.max_groups)
+        groups = min(-(-total // (prep.physical_wg * prep.compiled.elements_per_invocation)), plan.max_groups)
         block = plan.pack(total, 0, grid_x, addr, count, scalar)
         commands.append(("dispatch", pipeline, _push(plan, device, block, buffers, commands), (groups, 1, 1)))
         return
