@@ -65,6 +65,9 @@ class CompiledKernel:
     cache_key: str
     ir_text: str = ""
     entry_point: str = "main"
+    # Logical invocations one physical invocation covers per grid-stride step: 4 in the vector
+    # form (16-byte list accesses, codegen_vec.py), else 1. Launch divides its group count by it.
+    elements_per_invocation: int = 1
 
     def contract(self) -> dict:
         """Plain-data description: parameter names/types and which lists are read/written."""
@@ -80,4 +83,5 @@ class CompiledKernel:
             ],
             "workgroup_size": self.workgroup_size,
             "observes_workgroup": self.observes_workgroup,
+            "elements_per_invocation": self.elements_per_invocation,
         }

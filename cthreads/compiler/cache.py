@@ -13,10 +13,11 @@ import os
 import tempfile
 from pathlib import Path
 
+from .. import config
 from .artifact import CompiledKernel, PushField, PushLayout
 from .ir import ListType, Param, Scalar
 
-COMPILER_VERSION = "0.1.0"
+COMPILER_VERSION = "0.2.0"  # 0.2: the 4-wide vector form (elements_per_invocation)
 _MAGIC = b"CTK1"
 
 # Counts compilations that missed the cache in this process (tests assert on it, not timers).
@@ -24,8 +25,9 @@ stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
 
 
 def cache_key(source_key: str, target_key: str) -> str:
-    """The hex key of one kernel build."""
-    text = f"{COMPILER_VERSION}\0{source_key}\0{target_key}"
+    """The hex key of one kernel build (compiler options read from `config` are part of it)."""
+    options = "vec" if config.vectorize_enabled() else "novec"
+    text = f"{COMPILER_VERSION}\0{source_key}\0{target_key}\0{options}"
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -55,6 +57,7 @@ def encode(kernel: CompiledKernel) -> bytes:
         "cache_key": kernel.cache_key,
         "ir_text": kernel.ir_text,
         "entry_point": kernel.entry_point,
+        "elements_per_invocation": kernel.elements_per_invocation,
     }
     blob = json.dumps(meta, separators=(",", ":")).encode()
     body = len(blob).to_bytes(4, "little") + blob + kernel.spirv
@@ -86,6 +89,7 @@ def decode(data: bytes) -> CompiledKernel:
         cache_key=meta["cache_key"],
         ir_text=meta["ir_text"],
         entry_point=meta["entry_point"],
+        elements_per_invocation=int(meta.get("elements_per_invocation", 1)),
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from .. import config
 from ..errors import GpuCompileError, GpuInternalCompilerError
 from . import ir
 from .artifact import CompiledKernel
@@ -26,12 +27,15 @@ def compile_kernel(
     validate: bool = True,
     cache_key: str = "",
     ir_text: str | None = None,
+    vectorize: bool | None = None,
 ) -> CompiledKernel:
     """Compile one kernel for `target`.
 
     `validate` runs `spirv-val --target-env vulkan1.2` (a subprocess, a few ms; launch keeps it on
     for cache misses). `cache_key` is stored as given. `ir_text` defaults to the frontend
-    printer's rendering when that module is available.
+    printer's rendering when that module is available. `vectorize` (default: on unless
+    `CTHREADS_NO_VECTORIZE=1`) lets element-wise kernels take the 4-wide form with 16-byte list
+    accesses; `CompiledKernel.elements_per_invocation` says which form was emitted.
 
     The returned contract's `params` carry reads/writes as the body actually uses the lists (the
     declared flags OR'ed with what codegen saw), so launch never skips downloading a written list.
@@ -39,8 +43,10 @@ def compile_kernel(
     _check_target(kernel, target)
     if ir_text is None:
         ir_text = _print_ir(kernel)
+    if vectorize is None:
+        vectorize = config.vectorize_enabled()
     try:
-        words, push, observes, usage = generate(kernel, target)
+        words, push, observes, usage, per_invocation = generate(kernel, target, vectorize)
     except UnsupportedFeature as exc:
         raise GpuCompileError(
             str(exc),
@@ -82,6 +88,7 @@ def compile_kernel(
         observes_workgroup=observes,
         cache_key=cache_key,
         ir_text=ir_text,
+        elements_per_invocation=per_invocation,
     )
 
 

@@ -60,7 +60,7 @@ def test_in_buffer_fallback():
 
 
 def test_decorations_saxpy():
-    s = Spv(compile_kernel(SAXPY, Target(), validate=False).spirv)
+    s = Spv(compile_kernel(SAXPY, Target(), validate=False, vectorize=False).spirv)
     assert s.caps == {Capability.Shader, Capability.PhysicalStorageBufferAddresses}
     restrict = s.blocks_with(Decoration.Restrict)
     nonwritable = s.blocks_with(Decoration.NonWritable)
@@ -88,8 +88,8 @@ def test_bool_lists_use_8bit_storage():
 
 
 def test_grid_stride_form_for_non_observing_kernel():
-    ck = compile_kernel(SAXPY, Target(), validate=False)
-    assert not ck.observes_workgroup
+    ck = compile_kernel(SAXPY, Target(), validate=False, vectorize=False)
+    assert not ck.observes_workgroup and ck.elements_per_invocation == 1
     s = Spv(ck.spirv)
     spec_ids = sorted(
         d[1] for decs in s.decorations.values() for d in decs if d[0] == Decoration.SpecId

@@ -18,15 +18,29 @@ from cthreads.compiler.target import Target
 
 GOLDEN = Path(__file__).with_name("golden")
 NAMES = ["saxpy", "boolops", "collatz", "blocks", "many", "control"]
+VECTOR = ["saxpy"]  # golden of the 4-wide form, `<name>_x4.spvasm`
 
 
-@pytest.mark.skipif(not tools.available("spirv-dis"), reason="spirv-tools not installed")
-@pytest.mark.parametrize("name", NAMES)
-def test_spvasm_golden(name):
-    text = tools.disassemble(compile_kernel(ZOO[name], Target(), validate=False).spirv)
-    path = GOLDEN / f"{name}.spvasm"
+def _check(text: str, path: Path, name: str) -> None:
     if os.environ.get("CTHREADS_REGEN_GOLDEN") == "1":
         GOLDEN.mkdir(exist_ok=True)
         path.write_text(text)
     assert path.exists(), f"missing golden {path}; run with CTHREADS_REGEN_GOLDEN=1"
     assert text == path.read_text(), f"{name}: SPIR-V changed; regenerate goldens if intended"
+
+
+@pytest.mark.skipif(not tools.available("spirv-dis"), reason="spirv-tools not installed")
+@pytest.mark.parametrize("name", NAMES)
+def test_spvasm_golden(name):
+    """The scalar form (one logical invocation per grid-stride step)."""
+    ck = compile_kernel(ZOO[name], Target(), validate=False, vectorize=False)
+    _check(tools.disassemble(ck.spirv), GOLDEN / f"{name}.spvasm", name)
+
+
+@pytest.mark.skipif(not tools.available("spirv-dis"), reason="spirv-tools not installed")
+@pytest.mark.parametrize("name", VECTOR)
+def test_spvasm_golden_vector(name):
+    """The 4-wide form: vec4 loads/stores of every list in full blocks, scalar tail."""
+    ck = compile_kernel(ZOO[name], Target(), validate=False, vectorize=True)
+    assert ck.elements_per_invocation == 4
+    _check(tools.disassemble(ck.spirv), GOLDEN / f"{name}_x4.spvasm", f"{name}_x4")

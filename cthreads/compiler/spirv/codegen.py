@@ -8,6 +8,8 @@ parameter once and maps the physical dispatch to logical invocations (SPEC §4):
   `for g = GlobalInvocationId.x; g < total; g += NumWorkgroups.x * WorkgroupSize.x`, with the
   workgroup size a specialization constant (SpecId 0/1/2), so launch picks any shape and any
   group count covers any n;
+  element-wise kernels (vectorize.py) instead walk blocks of 4 consecutive indexes with 16-byte
+  list accesses and a scalar tail (codegen_vec.py; `elements_per_invocation` 4);
 - kernels that observe it keep `LocalSize = kernel.workgroup_size`; BlockIdx.x is
   WorkgroupId.x + base_group (push) and GridDim.x is grid_x (push), so a grid split over several
   dispatches is invisible to the kernel.
@@ -28,6 +30,7 @@ from .builder import Function, Module
 from .codegen_expr import ExprGen, UnsupportedFeature
 from .codegen_math import MathGen
 from .codegen_stmt import StmtGen
+from .codegen_vec import VecGen
 from .grammar import (
     AddressingModel,
     BuiltIn,
@@ -42,6 +45,8 @@ from .grammar import (
 )
 from .layout import push_layout
 from .usage import Usage, scan
+from .vectorize import WIDTH, VecPlan
+from .vectorize import plan as vector_plan
 
 PSB = StorageClass.PhysicalStorageBuffer
 _BUILTIN_VAR = {
@@ -66,8 +71,8 @@ class ListInfo:
         self.len = 0  # SSA id of the element count (i32) inside `body`
 
 
-class Codegen(StmtGen, MathGen, ExprGen):
-    def __init__(self, kernel: ir.Kernel, target: Target) -> None:
+class Codegen(VecGen, StmtGen, MathGen, ExprGen):
+    def __init__(self, kernel: ir.Kernel, target: Target, vectorize: bool = True) -> None:
         self.k = kernel
         self.target = target
         self.m = m = Module()
@@ -87,6 +92,11 @@ class Codegen(StmtGen, MathGen, ExprGen):
         self.lists: dict[int, ListInfo] = {}
         self._declare_lists()
         self._declare_params()
+        self.vec: VecPlan | None = (
+            vector_plan(kernel, self.usage, self.observes) if vectorize else None
+        )
+        if self.vec is not None:
+            self._declare_vec_views()
 
     # ----------------------------------------------------------------------- types
     def ty(self, t: ir.Scalar) -> int:
@@ -235,10 +245,27 @@ class Codegen(StmtGen, MathGen, ExprGen):
                 ptypes.append(self._member[("scalar", i)][1])
             else:
                 ptypes.append(self.t_i32)
+        body_id = self._body_function(inputs, ptypes, k.name)
+        vbody_id = 0
+        if self.vec is not None:
+            vbody_id = self._body_function(inputs, ptypes, f"{k.name}_x{WIDTH}", vector=True)
+        main = Function(m, self.t_void, m.t_function(self.t_void))
+        m.name(main.id, "main")
+        self._emit_main(main, body_id, vbody_id, inputs)
+        main.finish()
+        m.entry_point(ExecutionModel.GLCompute, main.id, "main", self.interface)
+        return m.words()
+
+    def _body_function(self, inputs, ptypes, name: str, vector: bool = False) -> int:
+        """`body(g, addrs..., lens..., scalars...)`; the vector body takes per accessed list a
+        cell and a stored-flag pointer (written lists) or the lane's loaded value (read-only)."""
+        m, k = self.m, self.k
+        extra = self.vec_extra_types() if vector else []
+        all_types = tuple(ptypes) + tuple(t for _, _, t in extra)
         body = Function(
-            m, self.t_void, m.t_function(self.t_void, tuple(ptypes)), FunctionControl.Inline
+            m, self.t_void, m.t_function(self.t_void, all_types), FunctionControl.Inline
         )
-        m.name(body.id, k.name)
+        m.name(body.id, name)
         args = {}
         for (role, i), t in zip(inputs, ptypes):
             pid = args[(role, i)] = body.param(t)
@@ -251,17 +278,21 @@ class Codegen(StmtGen, MathGen, ExprGen):
                 m.name(pid, k.params[i].name)
             else:
                 m.name(pid, role)
-        self.emit_body(body, args)
+        access: dict[int, tuple[int, int, int]] = {}  # list -> (value, cell, flag)
+        for role, i, t in extra:
+            pid = body.param(t)
+            m.name(pid, f"{k.params[i].name}_{role}")
+            v, c, f = access.get(i, (0, 0, 0))
+            access[i] = (
+                (pid, c, f) if role == "value" else (v, pid, f) if role == "cell" else (v, c, pid)
+            )
+        self.emit_body(body, args, access)
         body.finish()
+        return body.id
 
-        main = Function(m, self.t_void, m.t_function(self.t_void))
-        m.name(main.id, "main")
-        self._emit_main(main, body.id, inputs)
-        main.finish()
-        m.entry_point(ExecutionModel.GLCompute, main.id, "main", self.interface)
-        return m.words()
-
-    def _emit_main(self, fn: Function, body_id: int, inputs: list[tuple[str, int | None]]) -> None:
+    def _emit_main(
+        self, fn: Function, body_id: int, vbody_id: int, inputs: list[tuple[str, int | None]]
+    ) -> None:
         m, k, i32 = self.m, self.k, self.t_i32
         code = fn.body
         emit = Module.emit
@@ -326,6 +357,9 @@ class Codegen(StmtGen, MathGen, ExprGen):
         emit(code, Op.CompositeExtract, u32, wgx_u, wg, 0)
         emit(code, Op.Bitcast, i32, wgx, wgx_u)
         emit(code, Op.IMul, i32, stride, x_of(BuiltIn.NumWorkgroups), wgx)
+        if self.vec is not None:
+            self.emit_vec_loop(fn, vals, inputs, body_id, vbody_id, total, g0, stride)
+            return
         header, loop_body, cont, merge = (m.new_id() for _ in range(4))
         g, g_next, inside = m.new_id(), m.new_id(), m.new_id()
         emit(code, Op.Branch, header)
@@ -361,9 +395,12 @@ Codegen.DISPATCH = {
 }
 
 
-def generate(kernel: ir.Kernel, target: Target) -> tuple[list[int], PushLayout, bool, Usage]:
+def generate(
+    kernel: ir.Kernel, target: Target, vectorize: bool = True
+) -> tuple[list[int], PushLayout, bool, Usage, int]:
     """SPIR-V words, the parameter block layout, whether the kernel observes its workgroup (as
-    declared, or found in the body), and the body's usage record."""
-    cg = Codegen(kernel, target)
+    declared, or found in the body), the body's usage record, and the logical invocations one
+    grid-stride step covers (4 in the vector form, codegen_vec.py; else 1)."""
+    cg = Codegen(kernel, target, vectorize)
     words = cg.generate()
-    return words, cg.layout, cg.observes, cg.usage
+    return words, cg.layout, cg.observes, cg.usage, WIDTH if cg.vec is not None else 1

@@ -31,9 +31,12 @@ class StmtGen:
 
     STMTS: ClassVar[dict] = {}
 
-    def emit_body(self, fn, args: dict) -> None:
+    def emit_body(self, fn, args: dict, access: dict | None = None) -> None:
+        """Emit the kernel body into `fn`. `access` (vector body only, codegen_vec.py) maps a
+        list to (value, cell, flag) ids that replace its memory accesses."""
         m, k = self.m, self.k
         self.fn, self.code, self.args = fn, fn.body, args
+        self.access = access or {}
         self.cur_label, self.terminated = fn.entry_label, False
         self.loops: list[tuple[int, int]] = []  # (merge, continue) of enclosing loops
         for (role, i), v in args.items():
@@ -184,6 +187,10 @@ class StmtGen:
 
     def load(self, e: ir.Load) -> int:
         li = self.lists[e.list_index]
+        redirect = self.access.get(e.list_index)
+        if redirect is not None:  # vector body: the index is this lane's own, in range
+            value, cell, _ = redirect
+            return value or self.op(Op.Load, li.storage, cell)
         zero = self.zero(e.type)
         if isinstance(e.index, ir.Const) and e.index.value < 0:
             return zero
@@ -203,6 +210,12 @@ class StmtGen:
 
     def _store(self, s: ir.Store) -> None:
         li = self.lists[s.list_index]
+        redirect = self.access.get(s.list_index)
+        if redirect is not None:  # vector body: record the lane's value; main writes it back
+            _, cell, flag = redirect
+            self.ins(Op.Store, cell, self.expr(s.value))
+            self.ins(Op.Store, flag, self.kb(True))
+            return
         if isinstance(s.index, ir.Const) and s.index.value < 0:
             return
         idx = self.expr(s.index)
