@@ -8,4 +8,4 @@ from __future__ import annotations
 from .emulate import emulate, kernel_workgroup
 from .semantics import EmulationError, KernelUndefined
 
-__all__ = ["emulate", "EmulationError", "KernelUndefined", "kernel_workgroup"]
+__all__ = ["EmulationError", "KernelUndefined", "emulate", "kernel_workgroup"]

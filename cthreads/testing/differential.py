@@ -53,7 +53,11 @@ class Mismatch:
 
     def __str__(self) -> str:
         exact = self.emulator[0]
-        extra = "" if len(set(map(repr, self.emulator))) == 1 else f" (perturbed runs: {self.emulator[1:]})"
+        extra = (
+            ""
+            if len(set(map(repr, self.emulator))) == 1
+            else f" (perturbed runs: {self.emulator[1:]})"
+        )
         return f"{self.list}[{self.index}]: device {self.device!r}, emulator {exact!r}{extra}"
 
 
@@ -70,8 +74,8 @@ class DifferentialMismatch(AssertionError):
 
 
 def _same_float(d: float, e: float) -> bool:
-    if d != d or e != e:
-        return d != d and e != e
+    if math.isnan(d) or math.isnan(e):
+        return math.isnan(d) and math.isnan(e)
     if d == e:
         return True  # also 0.0 == -0.0: the sign of zero is not compared
     return abs(d) < _FLT_MIN and abs(e) < _FLT_MIN  # subnormals may be flushed (Vulkan allows)
@@ -79,22 +83,24 @@ def _same_float(d: float, e: float) -> bool:
 
 def compare_float(d: float, runs: list[float]) -> str:
     """'ok', 'tolerant', 'unstable' or 'bad' for device value `d` against emulator runs."""
-    nans = sum(1 for v in runs if v != v)
+    nans = sum(1 for v in runs if math.isnan(v))
     if nans == len(runs):
-        return "ok" if d != d else "bad"
+        return "ok" if math.isnan(d) else "bad"
     if nans:
         return "unstable"
     lo, hi = min(runs), max(runs)
     if lo == hi or all(_same_float(v, runs[0]) for v in runs):
         return "ok" if _same_float(d, runs[0]) else "bad"
-    if d != d:
+    if math.isnan(d):
         return "bad"
     width = hi - lo
     slack = 0.5 * width + 2 * max(ulp(lo), ulp(hi)) if width != math.inf else math.inf
     return "tolerant" if lo - slack <= d <= hi + slack else "bad"
 
 
-def emulator_runs(kernel: Any, args: tuple, *, perturbed: int = 4, seed: int = 0) -> list[list[list]]:
+def emulator_runs(
+    kernel: Any, args: tuple, *, perturbed: int = 4, seed: int = 0
+) -> list[list[list]]:
     """Final list contents per emulator run: exact first, then perturbed (if the kernel has
     approximate operations). A perturbed run that hits undefined behaviour is dropped."""
     tr = translate(kernel)
@@ -132,7 +138,8 @@ def compare(names: list[str], device: list[list], runs: list[list[list]]) -> Rep
         for idx, d in enumerate(dev):
             values = [run[li][idx] for run in runs]
             if isinstance(values[0], float):
-                verdict = compare_float(float(d), values)
+                # f32(): a list the device never stored to keeps the caller's (float64) values
+                verdict = compare_float(S.f32(float(d)), values)
             elif all(v == values[0] for v in values):
                 verdict = "ok" if d == values[0] and type(d) is type(values[0]) else "bad"
             else:
@@ -147,14 +154,19 @@ def compare(names: list[str], device: list[list], runs: list[list[list]]) -> Rep
     return report
 
 
-def check_kernel(kernel_or_source: Any, args: tuple, *, perturbed: int = 4, seed: int = 0, device_runs=None) -> Report:
+def check_kernel(
+    kernel_or_source: Any, args: tuple, *, perturbed: int = 4, seed: int = 0, device_runs=None
+) -> Report:
     """Run on the device and in the emulator and compare; raise `DifferentialMismatch` with the
     kernel's source and inputs if they disagree. `kernel_or_source`: a @Gpu kernel, a module
     source defining `kern`, or a `KernelCase` (then `args` may be None).
     `device_runs` replaces the device (a function (kernel, args) -> lists), for self-tests."""
     source = None
     if isinstance(kernel_or_source, KernelCase):
-        source, args = kernel_or_source.source, kernel_or_source.fresh_args() if args is None else args
+        source, args = (
+            kernel_or_source.source,
+            kernel_or_source.fresh_args() if args is None else args,
+        )
         kernel = load_kernel(source)
     elif isinstance(kernel_or_source, str):
         source = kernel_or_source
@@ -183,4 +195,12 @@ def check_kernel(kernel_or_source: Any, args: tuple, *, perturbed: int = 4, seed
     return report
 
 
-__all__ = ["check_kernel", "compare_float", "emulator_runs", "Report", "Stats", "STATS", "DifferentialMismatch"]
+__all__ = [
+    "STATS",
+    "DifferentialMismatch",
+    "Report",
+    "Stats",
+    "check_kernel",
+    "compare_float",
+    "emulator_runs",
+]

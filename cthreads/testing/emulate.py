@@ -29,7 +29,11 @@ def kernel_workgroup(fn: Any) -> tuple[int, int, int]:
     for source in (fn, getattr(fn, "__gpu_kernel_meta__", None), getattr(fn, "options", None)):
         if source is None:
             continue
-        value = source.get("workgroup_size") if isinstance(source, dict) else getattr(source, "workgroup_size", None)
+        value = (
+            source.get("workgroup_size")
+            if isinstance(source, dict)
+            else getattr(source, "workgroup_size", None)
+        )
         if value is not None:
             return _triple(value, "workgroup_size")
     return (DEFAULT_WORKGROUP, 1, 1)
@@ -40,7 +44,9 @@ def _triple(value: Any, what: str) -> tuple[int, int, int]:
         value = (value,)
     value = tuple(int(v) for v in value)
     if not 1 <= len(value) <= 3 or any(v < 1 for v in value):
-        raise ValueError(f"{what} must be a positive int or a tuple of 1-3 positive ints; got {value!r}")
+        raise ValueError(
+            f"{what} must be a positive int or a tuple of 1-3 positive ints; got {value!r}"
+        )
     return value + (1,) * (3 - len(value))
 
 
@@ -62,7 +68,9 @@ def _to_device(name: str, elem: str, value: Any) -> list:
                 raise TypeError(f"`{name}` expects list[int]; got an element {v!r}")
             v = v.__index__()
             if not S.INT32_MIN <= v <= S.INT32_MAX:
-                raise ValueError(f"`{name}` expects list[int] (int32); element {v} does not fit in 32 bits")
+                raise ValueError(
+                    f"`{name}` expects list[int] (int32); element {v} does not fit in 32 bits"
+                )
             out.append(v)
         return out
     return [bool(v) for v in items]
@@ -108,7 +116,9 @@ def launch_shape(tr: Translation, values: dict, grid, workgroup) -> tuple[tuple,
     return (-(-size // workgroup[0]), 1, 1), workgroup
 
 
-def emulate(fn: Any, *args: Any, grid: Any = None, workgroup: Any = None, oob: str = "raise") -> None:
+def emulate(
+    fn: Any, *args: Any, grid: Any = None, workgroup: Any = None, oob: str = "raise"
+) -> None:
     """Run kernel `fn` on `args` in Python, invocation by invocation, in increasing global index
     (within a workgroup, invocations step together from barrier to barrier).
 
@@ -125,7 +135,9 @@ def emulate(fn: Any, *args: Any, grid: Any = None, workgroup: Any = None, oob: s
     tr = translate(fn)
     if len(args) != len(tr.params):
         names = ", ".join(p for p, _ in tr.params)
-        raise TypeError(f"kernel `{tr.name}` takes {len(tr.params)} argument(s) ({names}); got {len(args)}")
+        raise TypeError(
+            f"kernel `{tr.name}` takes {len(tr.params)} argument(s) ({names}); got {len(args)}"
+        )
     values: dict[str, Any] = {}
     lists: dict[str, list] = {}
     for (name, t), value in zip(tr.params, args):
@@ -141,8 +153,11 @@ def emulate(fn: Any, *args: Any, grid: Any = None, workgroup: Any = None, oob: s
             _write_back(value, lists[name])
 
 
-def run_lists(tr: Translation, values: dict, lists: dict, groups: tuple, wg: tuple, oob: str) -> None:
+def run_lists(
+    tr: Translation, values: dict, lists: dict, groups: tuple, wg: tuple, oob: str
+) -> None:
     """Run every invocation on already converted `lists` (mutated in place)."""
+
     def oob_r(name, index, z):
         if oob == "device":
             return z
@@ -155,7 +170,14 @@ def run_lists(tr: Translation, values: dict, lists: dict, groups: tuple, wg: tup
     kw = {f"_ct_L_{n}": v for n, v in lists.items()}
     kw.update({f"_ct_n_{n}": len(v) for n, v in lists.items()})
     kw.update({n: v for n, v in values.items() if n not in lists})
-    kw.update(_ct_bdx=wg[0], _ct_bdy=wg[1], _ct_bdz=wg[2], _ct_gdx=groups[0], _ct_gdy=groups[1], _ct_gdz=groups[2])
+    kw.update(
+        _ct_bdx=wg[0],
+        _ct_bdy=wg[1],
+        _ct_bdz=wg[2],
+        _ct_gdx=groups[0],
+        _ct_gdy=groups[1],
+        _ct_gdz=groups[2],
+    )
     kw.update(_ct_oob_r=oob_r, _ct_oob_w=oob_w)
     inv = tr.factory(**kw)
     state = [0] * 9  # the invocation being run, for error messages
@@ -179,7 +201,9 @@ def run_lists(tr: Translation, values: dict, lists: dict, groups: tuple, wg: tup
             f"of kernel `{tr.name}`{_kernel_line(tr)}"
         ) from None
     except KernelUndefined as exc:
-        raise KernelUndefined(f"{exc} in invocation {_where(state)} of kernel `{tr.name}`{_kernel_line(tr)}") from None
+        raise KernelUndefined(
+            f"{exc} in invocation {_where(state)} of kernel `{tr.name}`{_kernel_line(tr)}"
+        ) from None
 
 
 def _kernel_line(tr: Translation) -> str:
@@ -249,4 +273,4 @@ def _run_barriers(inv, groups, wg, state) -> None:
             alive = waiting
 
 
-__all__ = ["emulate", "EmulationError", "KernelUndefined", "kernel_workgroup"]
+__all__ = ["EmulationError", "KernelUndefined", "emulate", "kernel_workgroup"]

@@ -98,7 +98,7 @@ def iabs(a: int) -> int:
 
 def f2i(x: float) -> int:
     """int(float): truncate toward zero; nan, inf and values outside int32 are undefined."""
-    if x != x or x in (INF, -INF) or not (-2147483649.0 < x < 2147483648.0):
+    if math.isnan(x) or x in (INF, -INF) or not (-2147483649.0 < x < 2147483648.0):
         raise KernelUndefined(f"int() of {x!r}: outside the int32 range (undefined on the device)")
     return int(x)
 
@@ -117,10 +117,10 @@ def ceil_i(x: float) -> int:
 def fdiv(a: float, b: float) -> float:
     """float / float with IEEE results for zero divisors (no ZeroDivisionError)."""
     if b == 0.0:
-        if a != a or a == 0.0:
+        if math.isnan(a) or a == 0.0:
             return NAN
         neg = (a < 0) != (math.copysign(1.0, b) < 0)
-        return -INF if neg else INF
+        return approx("div", (a, b), -INF if neg else INF)
     return approx("div", (a, b), f32(a / b))
 
 
@@ -128,21 +128,21 @@ def ffloordiv(a: float, b: float) -> float:
     """Python float `//` (floor of the exact quotient); by zero: IEEE floor(a / 0)."""
     if b == 0.0:
         return fdiv(a, b)  # +-inf or nan; floor keeps them
-    return f32(a // b)
+    return approx("floordiv", (a, b), f32(a // b))
 
 
 def fmod_py(a: float, b: float) -> float:
     """Python float `%` (the sign of the divisor, exact); `x % 0.0` gives nan."""
     if b == 0.0:
         return NAN
-    return f32(a % b)
+    return approx("mod", (a, b), f32(a % b))
 
 
 def c_fmod(a: float, b: float) -> float:
     """math.fmod: the sign of the dividend; exact. nan where Python raises."""
-    if b == 0.0 or a != a or b != b or a in (INF, -INF):
+    if b == 0.0 or math.isnan(a) or math.isnan(b) or a in (INF, -INF):
         return NAN
-    return math.fmod(a, b)
+    return approx("fmod", (a, b), math.fmod(a, b))
 
 
 def fpow(a: float, b: float, name: str = "pow") -> float:
@@ -167,16 +167,14 @@ def fmin(*xs):
     in the first place sticks, nan later is skipped)."""
     best = xs[0]
     for x in xs[1:]:
-        if x < best:
-            best = x
+        best = min(best, x)
     return best
 
 
 def fmax(*xs):
     best = xs[0]
     for x in xs[1:]:
-        if x > best:
-            best = x
+        best = max(best, x)
     return best
 
 
@@ -203,7 +201,7 @@ def _log(fn):
     def call(x: float) -> float:
         if x == 0.0:
             return -INF
-        if x != x or x < 0:
+        if math.isnan(x) or x < 0:
             return NAN
         return fn(x)
 
@@ -270,7 +268,7 @@ def _fma(x: float, y: float, z: float) -> float:
 
 
 def _isnan(x: float) -> bool:
-    return x != x
+    return math.isnan(x)
 
 
 def _isinf(x: float) -> bool:
@@ -278,7 +276,7 @@ def _isinf(x: float) -> bool:
 
 
 def _isfinite(x: float) -> bool:
-    return not (x != x or x in (INF, -INF))
+    return not (math.isnan(x) or x in (INF, -INF))
 
 
 def _hypot(x: float, y: float) -> float:
@@ -288,7 +286,7 @@ def _hypot(x: float, y: float) -> float:
 # name -> (arity, result kind 'f'/'i'/'b', implementation taking float32 floats).
 # Arguments are promoted to float before the call (int and bool arguments too).
 MATH: dict[str, tuple[int, str, object]] = {
-    "sqrt": (1, "f", _math1(math.sqrt, "sqrt", lambda x: x != x or x >= 0)),
+    "sqrt": (1, "f", _math1(math.sqrt, "sqrt", lambda x: math.isnan(x) or x >= 0)),
     "exp": (1, "f", _math1(_exp(math.exp), "exp")),
     "exp2": (1, "f", _math1(_exp(lambda x: 2.0**x), "exp2")),
     "log": (1, "f", _math1(_log(math.log), "log")),
@@ -309,7 +307,7 @@ MATH: dict[str, tuple[int, str, object]] = {
     "atanh": (1, "f", _math1(_atanh, "atanh")),
     "pow": (2, "f", fpow),
     "fabs": (1, "f", abs),
-    "copysign": (2, "f", math.copysign),
+    "copysign": (2, "f", lambda x, y: approx("copysign", (x, y), math.copysign(x, y))),
     "degrees": (1, "f", _math1(math.degrees, "degrees")),
     "radians": (1, "f", _math1(math.radians, "radians")),
     "hypot": (2, "f", _hypot),
@@ -328,7 +326,32 @@ MATH_CONSTANTS = {"pi": math.pi, "e": math.e, "tau": math.tau, "inf": INF, "nan"
 
 # Names of operations the differential runner may perturb (they call `approx`).
 APPROXIMATE = {
-    "div", "sqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
-    "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "pow", "degrees",
-    "radians", "hypot", "fma",
+    "div",
+    "sqrt",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "pow",
+    "degrees",
+    "radians",
+    "hypot",
+    "fma",
+    "fmod",
+    "floordiv",
+    "mod",
 }

@@ -18,12 +18,13 @@ from . import semantics as S
 
 UNDEFINED = math.inf
 _LN2 = math.log(2.0)
+_SQRT_MAX = 1.8e19  # above this, x*x overflows float32
 _PI = 3.14159274101257324  # float32(pi): arguments up to it are "inside [-pi, pi]"
 
 
 def ulp(x: float) -> float:
     """Spacing of float32 values at `x` (2^-149 for subnormals and zero)."""
-    if x != x or x in (math.inf, -math.inf):
+    if math.isnan(x) or x in (math.inf, -math.inf):
         return math.inf
     if x == 0.0:
         return 2.0**-149
@@ -42,12 +43,12 @@ def _log_err(x: float, r: float) -> float:
 def bound(name: str, args: tuple, r: float) -> float:
     """Largest absolute difference between the device's and the exact result of `name(*args)`
     whose correctly rounded float32 value is `r`; UNDEFINED where Vulkan leaves it undefined."""
-    if any(a != a for a in args):
+    if any(math.isnan(a) for a in args):
         return 0.0  # nan in, nan out is all we require
     x = args[0]
-    if name == "pow" and r != r:
+    if name == "pow" and math.isnan(r):
         return 0.0  # negative base, non-integer exponent: nan is the contract (Python's rule)
-    if r != r:
+    if math.isnan(r):
         return UNDEFINED  # a domain error: the spec leaves the value undefined
     if name == "div":
         b = args[1]
@@ -86,8 +87,8 @@ def bound(name: str, args: tuple, r: float) -> float:
             return num_err * (1 + abs(r)) / (e1 + e2) + 2.5 * ulp(r)
         return num_err / 2 + ulp(r)
     if name in ("asinh", "acosh"):  # log(x + sqrt(x*x +- 1))
-        if name == "acosh" and x < 1:
-            return UNDEFINED
+        if (name == "acosh" and x < 1) or abs(x) > _SQRT_MAX:
+            return UNDEFINED  # x*x overflows float32 in the inherited formula
         s = math.sqrt(x * x + (1 if name == "asinh" else -1))
         t = x + s
         if t <= 0:
@@ -101,19 +102,46 @@ def bound(name: str, args: tuple, r: float) -> float:
         return 0.5 * (4 * ulp(q) / q + _log_err(q, r)) + ulp(r)
     if name == "pow":  # exp2(y * log2(x)), with Python's sign rule for negative bases
         y = args[1]
+        if x == 0.0 and y < 0:
+            return UNDEFINED  # Python raises; Vulkan leaves pow(0, y <= 0) undefined
         if x == 0.0 or x in (math.inf, -math.inf) or y in (math.inf, -math.inf):
             return 0.0  # special values: the contract is Python's exact result
         lg = math.log2(abs(x))
         z = y * lg
         z_err = abs(y) * _log_err(abs(x), lg) + 0.5 * ulp(z)
-        return abs(r) * (math.expm1(_LN2 * z_err) if z_err < 64 else math.inf) + _exp_ulps(z) * ulp(r)
+        return abs(r) * (math.expm1(_LN2 * z_err) if z_err < 64 else math.inf) + _exp_ulps(z) * ulp(
+            r
+        )
     if name in ("degrees", "radians"):
         return 1.0 * ulp(r)  # one multiply by a rounded constant
-    if name == "hypot":
-        return 5.5 * ulp(r)  # sqrt(x*x + y*y)
+    if name == "hypot":  # sqrt(x*x + y*y): overflows where Python's hypot does not
+        return UNDEFINED if max(abs(x), abs(args[1])) > _SQRT_MAX / 2 else 5.5 * ulp(r)
+    if name in ("mod", "floordiv", "fmod"):  # x - y * floor(x / y): see Perturber._remainder
+        q = x / args[1]
+        if not math.isfinite(q) or math.isinf(args[1]):
+            return UNDEFINED
+        q = math.floor(q) if name != "fmod" else math.trunc(q)
+        return 0.0 if name == "floordiv" else ulp(args[1] * q) + ulp(r)
+    if name == "copysign":
+        return 0.0  # exact (Perturber still flips the sign of a zero y)
     if name == "fma":  # may be an OpFMul followed by an OpFAdd
         return 0.5 * ulp(x * args[1]) + 0.5 * ulp(r)
     raise KeyError(f"no error bound for {name!r}")
+
+
+_ZERO_SIGN = {"div", "atan2", "copysign", "pow"}
+
+
+def _reference(name: str, args: tuple) -> float:
+    """The emulator's own result for `name(*args)`, with no perturbation."""
+    hook = S._perturb
+    S.set_perturbation(None)
+    try:
+        if name == "div":
+            return S.fdiv(*args)
+        return S.MATH[name][2](*args)
+    finally:
+        S.set_perturbation(hook)
 
 
 class Perturber:
@@ -128,14 +156,48 @@ class Perturber:
 
     def __call__(self, name: str, args: tuple, r: float) -> float:
         sign = self.rng.choice((-1.0, 1.0)) if self.mode == "random" else float(self.mode)
-        if r in (math.inf, -math.inf) and not any(a != a for a in args):
+        if (
+            sign < 0
+            and name in _ZERO_SIGN
+            and any(a == 0.0 for a in args)
+            and not (name == "pow" and args[1] < 0)
+        ):
+            # Without float controls a driver need not keep the sign of zero: results that
+            # depend on it (1/-0, atan2(-0, -1), copysign(x, -0), (-0)**-1) are unspecified.
+            flipped = tuple(-a if a == 0.0 else a for a in args)
+            return _reference(name, flipped)
+        if name == "pow" and args[0] == 0.0 and args[1] < 0:
+            return math.nan if sign > 0 else r  # undefined (see bound), though r is infinite
+        if r in (math.inf, -math.inf) and not any(math.isnan(a) for a in args):
             return r  # overflow: the device overflows too (near the edge it may not: rare)
+        if name in ("mod", "floordiv", "fmod"):
+            return self._remainder(name, args, r, sign)
         b = bound(name, args, r)
         if b == 0.0:
             return r
         if b == UNDEFINED:
-            return math.nan if sign > 0 else (0.0 if r != r else r)
+            return math.nan if sign > 0 else (0.0 if math.isnan(r) else r)
         return S.f32(r + sign * b)
 
+    @staticmethod
+    def _remainder(name: str, args: tuple, r: float, sign: float) -> float:
+        """The inherited recipe with the quotient moved by its 2.5 ULP (so floor may flip,
+        as it may on the device), the product and difference rounded away by 1 ULP each."""
+        x, y = args
+        if y in (math.inf, -math.inf):  # the recipe gives nan or -0.0 where Python gives x, y, -1
+            return math.nan if sign > 0 else r
+        if math.isnan(r):
+            return r
+        q = x / y
+        if not math.isfinite(q) or abs(q) > 2.0**63:  # floor(q) = q: the recipe gives nan or 0
+            return math.nan if sign > 0 else r
+        q += sign * 2.5 * ulp(S.f32(q))
+        fq = float(math.floor(q) if name != "fmod" else math.trunc(q))
+        if name == "floordiv":
+            return S.f32(fq)
+        prod = y * fq
+        rem = x - prod
+        return S.f32(rem + sign * (ulp(prod) + ulp(rem)))
 
-__all__ = ["bound", "ulp", "Perturber", "UNDEFINED"]
+
+__all__ = ["UNDEFINED", "Perturber", "bound", "ulp"]

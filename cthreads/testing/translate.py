@@ -102,12 +102,16 @@ def kernel_function(fn) -> types.FunctionType:
     """The plain Python function behind a @Gpu kernel (or the function itself)."""
     seen = 0
     while not isinstance(fn, types.FunctionType) and seen < 5:
-        inner = getattr(fn, "__wrapped__", None) or getattr(fn, "fn", None) or getattr(fn, "func", None)
+        inner = (
+            getattr(fn, "__wrapped__", None) or getattr(fn, "fn", None) or getattr(fn, "func", None)
+        )
         if inner is None:
             break
         fn, seen = inner, seen + 1
     if not isinstance(fn, types.FunctionType):
-        raise TypeError(f"emulate() needs a @Gpu kernel or a Python function; got {type(fn).__name__}")
+        raise TypeError(
+            f"emulate() needs a @Gpu kernel or a Python function; got {type(fn).__name__}"
+        )
     return fn
 
 
@@ -134,7 +138,9 @@ class ExprTranslator:
     def error(self, node: ast.AST, message: str) -> EmulationError:
         line = getattr(node, "lineno", 1) + self.line0
         col = getattr(node, "col_offset", 0) + 1
-        return EmulationError(f"{self.filename}:{line}:{col}: in kernel `{self.tree.name}`: {message}")
+        return EmulationError(
+            f"{self.filename}:{line}:{col}: in kernel `{self.tree.name}`: {message}"
+        )
 
     def tmp(self) -> str:
         self._tmp += 1
@@ -174,14 +180,18 @@ class ExprTranslator:
             return repr(S.wrap(value)), "int"
         if isinstance(value, float):
             return _float_literal(S.f32(value)), "float"
-        raise self.error(node, f"constant {value!r} of type {type(value).__name__} is not a kernel value")
+        raise self.error(
+            node, f"constant {value!r} of type {type(value).__name__} is not a kernel value"
+        )
 
     # ------------------------------------------------------------------------- expressions
 
     def expr(self, node: ast.expr) -> tuple[str, str]:
         method = getattr(self, "e_" + type(node).__name__, None)
         if method is None:
-            raise self.error(node, f"`{type(node).__name__}` expressions are not supported in kernels")
+            raise self.error(
+                node, f"`{type(node).__name__}` expressions are not supported in kernels"
+            )
         return method(node)
 
     def e_Constant(self, node: ast.Constant):
@@ -192,7 +202,9 @@ class ExprTranslator:
         if name in self.scalars:
             return name, self.scalars[name]
         if name in self.lists:
-            raise self.error(node, f"list `{name}` can only be indexed (`{name}[i]`) or passed to len()")
+            raise self.error(
+                node, f"list `{name}` can only be indexed (`{name}[i]`) or passed to len()"
+            )
         value = self.resolver.lookup(name)
         if value is _MISSING:
             raise self.error(node, f"name `{name}` is not defined (assign it before use)")
@@ -235,7 +247,11 @@ class ExprTranslator:
         if isinstance(node.op, ast.Not):
             return f"(not {self.truth(node.operand)})", "bool"
         operand = node.operand
-        if isinstance(node.op, ast.USub) and isinstance(operand, ast.Constant) and type(operand.value) in (int, float):
+        if (
+            isinstance(node.op, ast.USub)
+            and isinstance(operand, ast.Constant)
+            and type(operand.value) in (int, float)
+        ):
             return self.const(-operand.value, node)
         code, t = self.expr(operand)
         if isinstance(node.op, ast.UAdd):
@@ -254,10 +270,19 @@ class ExprTranslator:
         op = type(node.op).__name__
         if op == "Pow":
             lit = node.right
-            if ta != "float" and tb != "float" and isinstance(lit, ast.Constant) and type(lit.value) is int and lit.value >= 0:
+            if (
+                ta != "float"
+                and tb != "float"
+                and isinstance(lit, ast.Constant)
+                and type(lit.value) is int
+                and lit.value >= 0
+            ):
                 return f"_ct_ipow({self.coerce(a, ta, 'int')}, {lit.value})", "int"
             self.uses_approx = True
-            return f"_ct_fpow({self.coerce(a, ta, 'float')}, {self.coerce(b, tb, 'float')})", "float"
+            return (
+                f"_ct_fpow({self.coerce(a, ta, 'float')}, {self.coerce(b, tb, 'float')})",
+                "float",
+            )
         if op in ("BitAnd", "BitOr", "BitXor"):
             if ta == "float" or tb == "float":
                 raise self.error(node, "bitwise operators need int or bool operands")
@@ -271,7 +296,10 @@ class ExprTranslator:
             return (f"_ct_shl({a}, {b})" if op == "LShift" else f"({a} >> ({b} & 31))"), "int"
         if op == "Div":
             self.uses_approx = True
-            return f"_ct_fdiv({self.coerce(a, ta, 'float')}, {self.coerce(b, tb, 'float')})", "float"
+            return (
+                f"_ct_fdiv({self.coerce(a, ta, 'float')}, {self.coerce(b, tb, 'float')})",
+                "float",
+            )
         if op not in ("Add", "Sub", "Mult", "FloorDiv", "Mod"):
             raise self.error(node, f"operator `{op}` is not supported in kernels")
         t = self.join(self.join(ta, tb), "int")
@@ -283,7 +311,10 @@ class ExprTranslator:
             return (f"_ct_idiv({a}, {b})" if op == "FloorDiv" else f"_ct_imod({a}, {b})"), "int"
         if sym:
             return f"_ct_f({a} {sym} {b})", "float"
-        return (f"_ct_ffloordiv({a}, {b})" if op == "FloorDiv" else f"_ct_fmodpy({a}, {b})"), "float"
+        self.uses_approx = True  # Vulkan: inherited from x - y * floor(x / y)
+        return (
+            f"_ct_ffloordiv({a}, {b})" if op == "FloorDiv" else f"_ct_fmodpy({a}, {b})"
+        ), "float"
 
     def e_BoolOp(self, node: ast.BoolOp):
         sym = " and " if isinstance(node.op, ast.And) else " or "
@@ -296,12 +327,16 @@ class ExprTranslator:
         for i, (op, right_node) in enumerate(zip(node.ops, node.comparators)):
             sym = syms.get(type(op).__name__)
             if sym is None:
-                raise self.error(node, f"comparison `{type(op).__name__}` is not supported (use == != < <= > >=)")
+                raise self.error(
+                    node, f"comparison `{type(op).__name__}` is not supported (use == != < <= > >=)"
+                )
             right, tr = self.expr(right_node)
             t = self.join(tl, tr)
             if i + 1 < len(node.ops):  # evaluated once, reused by the next comparison
                 name = self.tmp()
-                parts.append(f"{self.coerce(left, tl, t)} {sym} {self.coerce(f'({name} := {right})', tr, t)}")
+                parts.append(
+                    f"{self.coerce(left, tl, t)} {sym} {self.coerce(f'({name} := {right})', tr, t)}"
+                )
                 left, tl = name, tr
             else:
                 parts.append(f"{self.coerce(left, tl, t)} {sym} {self.coerce(right, tr, t)}")
@@ -321,7 +356,7 @@ class ExprTranslator:
 
 
 def _float_literal(x: float) -> str:
-    if x != x:
+    if math.isnan(x):
         return "_ct_nan"
     if x in (math.inf, -math.inf):
         return "_ct_inf" if x > 0 else "(-_ct_inf)"
@@ -335,7 +370,9 @@ def parse_kernel(func: types.FunctionType) -> tuple[ast.FunctionDef, str, int]:
     except (OSError, TypeError) as exc:
         raise EmulationError(f"cannot read the source of `{func.__name__}`: {exc}") from None
     tree = ast.parse(textwrap.dedent(source))
-    fdef = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    fdef = next(
+        (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None
+    )
     if not isinstance(fdef, ast.FunctionDef):
         raise EmulationError(f"`{func.__name__}` is not a plain function definition")
     filename = inspect.getsourcefile(func) or "<unknown>"

@@ -44,7 +44,13 @@ def callee(tr: ExprTranslator, func: ast.expr) -> str | None:
 
 
 def _final(node: ast.expr) -> str | None:
-    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return (
+        node.id
+        if isinstance(node, ast.Name)
+        else node.attr
+        if isinstance(node, ast.Attribute)
+        else None
+    )
 
 
 def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
@@ -52,7 +58,9 @@ def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
     if node.keywords:
         raise tr.error(node, "keyword arguments are not supported in kernel calls")
     if what == "barrier":
-        raise tr.error(node, "a barrier is a statement of its own (`__sync_threads()` on its own line)")
+        raise tr.error(
+            node, "a barrier is a statement of its own (`__sync_threads()` on its own line)"
+        )
     if what is None:
         raise tr.error(node, f"`{ast.unparse(node.func)}` is not a function kernels can call")
     args = node.args
@@ -92,7 +100,9 @@ def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
 def _math(tr: ExprTranslator, node: ast.Call, name: str) -> tuple[str, str]:
     entry = S.MATH.get(name)
     if entry is None:
-        raise tr.error(node, f"math.{name} has no device counterpart (see the kernel language in SPEC §2)")
+        raise tr.error(
+            node, f"math.{name} has no device counterpart (see the kernel language in SPEC §2)"
+        )
     arity, result, _ = entry
     if len(node.args) != arity:
         raise tr.error(node, f"math.{name}() takes {arity} argument(s)")

@@ -14,7 +14,7 @@ import weakref
 from . import semantics as S
 from .translate import _ZERO, SCALARS, ExprTranslator, Translation, parse_kernel, wrapped
 
-_cache: "weakref.WeakKeyDictionary[types.FunctionType, tuple]" = weakref.WeakKeyDictionary()
+_cache: weakref.WeakKeyDictionary[types.FunctionType, tuple] = weakref.WeakKeyDictionary()
 
 
 class KernelTranslator(ExprTranslator):
@@ -36,7 +36,9 @@ class KernelTranslator(ExprTranslator):
         params = []
         for a in args.args:
             if a.arg.startswith("_ct_"):
-                raise self.error(a, f"names starting with `_ct_` are reserved by the emulator (`{a.arg}`)")
+                raise self.error(
+                    a, f"names starting with `_ct_` are reserved by the emulator (`{a.arg}`)"
+                )
             t = self.annotation(a.annotation, a, allow_list=True)
             if t.startswith("list["):
                 self.lists[a.arg] = t[5:-1]
@@ -70,16 +72,22 @@ class KernelTranslator(ExprTranslator):
         for st in body:
             method = getattr(self, "s_" + type(st).__name__, None)
             if method is None:
-                raise self.error(st, f"`{type(st).__name__}` statements are not supported in kernels")
+                raise self.error(
+                    st, f"`{type(st).__name__}` statements are not supported in kernels"
+                )
             method(st, indent)
         if len(self.lines) == start:
             self.emit(indent, "pass", body[0] if body else self.tree)
 
     def declare(self, name: str, t: str, node: ast.AST) -> None:
         if name.startswith("_ct_"):
-            raise self.error(node, f"names starting with `_ct_` are reserved by the emulator (`{name}`)")
+            raise self.error(
+                node, f"names starting with `_ct_` are reserved by the emulator (`{name}`)"
+            )
         if name in self.lists:
-            raise self.error(node, f"cannot assign to list parameter `{name}` (assign its elements)")
+            raise self.error(
+                node, f"cannot assign to list parameter `{name}` (assign its elements)"
+            )
         old = self.scalars.get(name)
         if old is None:
             self.scalars[name] = self.locals[name] = t
@@ -139,12 +147,22 @@ class KernelTranslator(ExprTranslator):
             if target.id not in self.scalars:
                 self.declare(target.id, tv, st)
             t = self.scalars[target.id]
-            self.emit(indent, f"{target.id} = {self.convert(code, tv, t, st, f'`{target.id}`')}", st)
-        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in self.lists:
+            self.emit(
+                indent, f"{target.id} = {self.convert(code, tv, t, st, f'`{target.id}`')}", st
+            )
+        elif (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and target.value.id in self.lists
+        ):
             name = target.value.id
             self.written.add(name)
             value = self.tmp()
-            self.emit(indent, f"{value} = {self.convert(code, tv, self.lists[name], st, f'`{name}[...]`')}", st)
+            self.emit(
+                indent,
+                f"{value} = {self.convert(code, tv, self.lists[name], st, f'`{name}[...]`')}",
+                st,
+            )
             idx = self.tmp()
             self.emit(indent, f"{idx} = {self.index(target.slice)}", st)
             self.emit(indent, f"if 0 <= {idx} < _ct_n_{name}: _ct_L_{name}[{idx}] = {value}", st)
@@ -160,20 +178,33 @@ class KernelTranslator(ExprTranslator):
             code, tv = self.expr(ast.fix_missing_locations(binop))
             self.store(target, code, tv, st, indent)
             return
-        if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in self.lists):
+        if not (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and target.value.id in self.lists
+        ):
             raise self.error(st, "augmented assignment needs a local name or a list element")
         name = target.value.id
         idx = self.tmp()  # Python evaluates the index once
         self.emit(indent, f"{idx} = {self.index(target.slice)}", st)
         self.read.add(name)
         self.scalars[idx] = "int"
-        cur = ast.copy_location(ast.Subscript(value=target.value, slice=ast.Name(id=idx, ctx=ast.Load()), ctx=ast.Load()), st)
+        cur = ast.copy_location(
+            ast.Subscript(
+                value=target.value, slice=ast.Name(id=idx, ctx=ast.Load()), ctx=ast.Load()
+            ),
+            st,
+        )
         binop.left = cur
         code, tv = self.expr(ast.fix_missing_locations(binop))
         del self.scalars[idx]
         self.written.add(name)
         value = self.tmp()
-        self.emit(indent, f"{value} = {self.convert(code, tv, self.lists[name], st, f'`{name}[...]`')}", st)
+        self.emit(
+            indent,
+            f"{value} = {self.convert(code, tv, self.lists[name], st, f'`{name}[...]`')}",
+            st,
+        )
         self.emit(indent, f"if 0 <= {idx} < _ct_n_{name}: _ct_L_{name}[{idx}] = {value}", st)
         self.emit(indent, f"else: _ct_oob_w({name!r}, {idx})", st)
 
@@ -195,8 +226,16 @@ class KernelTranslator(ExprTranslator):
     def s_For(self, st: ast.For, indent: int) -> None:
         it = st.iter
         ok = isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
-        if st.orelse or not ok or not isinstance(st.target, ast.Name) or it.keywords or not 1 <= len(it.args) <= 3:
-            raise self.error(st, "kernels loop with `for name in range(stop)`, `range(start, stop[, step])`")
+        if (
+            st.orelse
+            or not ok
+            or not isinstance(st.target, ast.Name)
+            or it.keywords
+            or not 1 <= len(it.args) <= 3
+        ):
+            raise self.error(
+                st, "kernels loop with `for name in range(stop)`, `range(start, stop[, step])`"
+            )
         bounds = []
         for a in it.args:
             code, t = self.expr(a)
@@ -224,7 +263,9 @@ class KernelTranslator(ExprTranslator):
         self.emit(indent, "continue", st)
 
     def s_Return(self, st: ast.Return, indent: int) -> None:
-        if st.value is not None and not (isinstance(st.value, ast.Constant) and st.value.value is None):
+        if st.value is not None and not (
+            isinstance(st.value, ast.Constant) and st.value.value is None
+        ):
             raise self.error(st, "kernels return nothing (a bare `return` ends this invocation)")
         self.emit(indent, "return", st)
 
@@ -264,7 +305,7 @@ class KernelTranslator(ExprTranslator):
         )
         namespace = runtime_namespace()
         code = compile(source, f"<cthreads.emulate {self.tree.name}>", "exec")
-        exec(code, namespace)
+        exec(code, namespace)  # noqa: S102 - our own generated code, from the kernel's AST
         tr.factory = namespace["_ct_factory"]
         return tr
 
@@ -319,4 +360,4 @@ def translate(fn) -> Translation:
     return result
 
 
-__all__ = ["translate", "Translation", "wrapped"]
+__all__ = ["Translation", "translate", "wrapped"]
