@@ -151,12 +151,16 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
     VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceFloatControlsProperties fc = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
     VkPhysicalDeviceProperties base;
     inst->fn.vkGetPhysicalDeviceProperties(pd, &base);
     int v12 = base.apiVersion >= VK_API_VERSION_1_2;
     p2.pNext = &sub;
-    if (v12)
+    if (v12) {
         sub.pNext = &drv;
+        drv.pNext = &fc;
+    }
     inst->fn.vkGetPhysicalDeviceProperties2(pd, &p2);
     const VkPhysicalDeviceLimits *L = &p2.properties.limits;
     VkPhysicalDeviceMemoryProperties mp;
@@ -257,7 +261,8 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
     const VkPhysicalDeviceFeatures *c = &f.f2.features;
     uint32_t ops = sub.supportedOperations;
     int sub_compute = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
-    if (putb(feat, "buffer_device_address", f.v12.bufferDeviceAddress) < 0 ||
+    if (putb(feat, "float32_nan_inf_preserve", v12 && fc.shaderSignedZeroInfNanPreserveFloat32) < 0 ||
+        putb(feat, "buffer_device_address", f.v12.bufferDeviceAddress) < 0 ||
         putb(feat, "timeline_semaphore", f.v12.timelineSemaphore) < 0 ||
         putb(feat, "storage_buffer_8bit", f.v12.storageBuffer8BitAccess) < 0 ||
         putb(feat, "shader_int8", f.v12.shaderInt8) < 0 ||

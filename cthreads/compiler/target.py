@@ -18,6 +18,9 @@ class Target:
     float64: bool = False
     int64: bool = False
     subgroup_size: int = 32
+    # shaderSignedZeroInfNanPreserveFloat32: ask the driver to keep IEEE NaN/inf/-0.0 meaning
+    # (without it drivers may fold 0.0 * x to 0.0 and x / x to 1.0)
+    nan_inf_preserve: bool = False
 
     def key(self) -> str:
         """A stable text form for cache keys."""

@@ -62,6 +62,7 @@ def target_from_device(device: Any) -> Target:
         float64=bool(feats.get("shader_float64", False)),
         int64=bool(feats.get("shader_int64", False)),
         subgroup_size=int(limits.get("subgroup_size", 32)),
+        nan_inf_preserve=bool(feats.get("float32_nan_inf_preserve", False)),
     )
 
 

@@ -116,6 +116,12 @@ _TYPE_NAMES = {"i": "int", "f": "float", "b": "bool"}
 _CONST_NAMES = {"True", "False", "math", "int", "float", "bool", "abs", "min", "max"}
 
 
+def _not_zero_literal(expr: str) -> str:
+    """`zeromul`: lavapipe (Mesa 22.3) folds `0.0 * x` to 0.0 even for x = inf or NaN, despite
+    NoContraction and SignedZeroInfNanPreserve; keep literal zeros out of products there."""
+    return "0.5" if expr.strip("()") in ("0.0", "-0.0") else expr
+
+
 def _constant(expr: str) -> bool:
     """Whether the compiler can fold `expr` to a constant (it names no runtime value)."""
     return all(
@@ -245,7 +251,10 @@ class _Writer:
         kind = self.draw(st.integers(0, 15))
         if kind <= 4:
             op = self.pick(["+", "-", "*", "*", "/", "//", "%"])
-            return f"({f()} {op} {self.safe_rhs(op, 'f', f())})"
+            lhs, rhs = f(), self.safe_rhs(op, "f", f())
+            if op == "*" and "zeromul" in AVOID:
+                lhs, rhs = _not_zero_literal(lhs), _not_zero_literal(rhs)
+            return f"({lhs} {op} {rhs})"
         if kind == 5:
             return f"({f()} {self.pick(['+', '-', '*'])} {self.expr('i', d)})"
         if kind == 6:

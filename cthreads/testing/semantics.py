@@ -73,9 +73,10 @@ def idiv(a: int, b: int) -> int:
 
 
 def imod(a: int, b: int) -> int:
-    """int % int: result has the sign of the divisor; modulo zero gives 0."""
+    """int % int: result has the sign of the divisor; modulo zero gives the dividend, so that
+    `a == (a // b) * b + a % b` holds for every b (with `a // 0 == 0`)."""
     if b == 0:
-        return 0
+        return a
     return a % b
 
 

@@ -254,6 +254,10 @@ class Codegen(VecGen, StmtGen, MathGen, ExprGen):
         self._emit_main(main, body_id, vbody_id, inputs)
         main.finish()
         m.entry_point(ExecutionModel.GLCompute, main.id, "main", self.interface)
+        if self.target.nan_inf_preserve:
+            # IEEE meaning of NaN, inf and -0.0 in float32 (SPIR-V 1.4 float controls)
+            m.capability(Capability.SignedZeroInfNanPreserve)
+            m.execution_mode(main.id, ExecutionMode.SignedZeroInfNanPreserve, 32)
         return m.words()
 
     def _body_function(self, inputs, ptypes, name: str, vector: bool = False) -> int:

@@ -23,7 +23,12 @@ from typing import ClassVar
 
 from .. import ir
 from .grammar import GLSLstd450 as G
-from .grammar import Op
+from .grammar import Decoration, Op
+
+# Float arithmetic keeps IEEE float32 meaning per operation, as Python and numpy have it:
+# NoContraction forbids fusing (a*b+c -> fma) and reassociation, which drivers otherwise do
+# (lavapipe rewrote (x*o)*3.0 as (x*3.0)*o, turning a finite result into inf).
+_EXACT_FLOAT_OPS = frozenset((Op.FAdd, Op.FSub, Op.FMul, Op.FDiv, Op.FRem, Op.FMod, Op.FNegate))
 
 I, F, B = "int", "float", "bool"
 INT_MIN_F = -2147483648.0
@@ -80,6 +85,8 @@ class ExprGen:
         code.append(t)
         code.append(rid)
         code.extend(ops)
+        if opcode in _EXACT_FLOAT_OPS:
+            m.decorate(rid, Decoration.NoContraction)
         return rid
 
     def ins(self, opcode: int, *ops: int) -> None:
