@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..gpu.kernel import GpuKernel as _GpuKernel
 from ..residency.arena import _resident
-from . import session
+from . import session, transfer
 from .binding import ListArg, check_aliasing, check_list, check_scalar, type_name
 from .completion import CompletionWatcher
 from .gpujob import GpuJob
@@ -236,7 +236,7 @@ def _fill(buf: Any, arg: ListArg) -> None:
         except (GpuInvalidArgument, TypeError, ValueError, OverflowError) as exc:
             raise _prefixed(exc, arg) from None
     else:
-        buf.write(arg.view)
+        transfer.write(buf, arg.view)
 
 
 def _prefixed(exc: BaseException, arg: ListArg) -> BaseException:

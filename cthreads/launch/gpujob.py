@@ -13,6 +13,7 @@ from typing import Any, Generator
 
 from ..errors import GpuTimeout
 from ..job import Job
+from . import transfer
 from .binding import ListArg
 
 
@@ -118,7 +119,7 @@ class GpuJob(Job):
                     elif arg.view is None:
                         source.unpack_into_list(arg.value, arg.pack)
                     else:
-                        source.read_into(arg.view)
+                        transfer.read_into(source, arg.view)
             self._writebacks = []
             self._state = "done"
             for buf in self._buffers:

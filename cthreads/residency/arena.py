@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import runtime
+from ..launch import transfer
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
 
 # id(obj) -> _Resident for every object bound in any arena (one slot per object).
@@ -66,7 +67,7 @@ class _Resident:
             if self.view is None:
                 source.unpack_into_list(self.obj, self.pack)
             else:
-                source.read_into(self.view)
+                transfer.read_into(source, self.view)
         finally:
             if staging is not None:
                 staging.release()
@@ -96,7 +97,7 @@ def _fill(buf: Any, res: _Resident) -> None:
         except (GpuInvalidArgument, TypeError, ValueError) as exc:
             raise type(exc)(f"`{res.name}`: {exc}") from None
     else:
-        buf.write(res.view)
+        transfer.write(buf, res.view)
 
 
 def lookup(obj: Any) -> _Resident | None:
