@@ -34,5 +34,10 @@ demo: install
 test: install
 	XDG_RUNTIME_DIR=$${XDG_RUNTIME_DIR:-/tmp} $(VPY) -m pytest $(PYTEST_ARGS)
 
+# Long differential-fuzzing campaigns: make fuzz N=5000 [SEED=...]  (docs/reliability.md)
+N ?= 2000
+fuzz: install
+	XDG_RUNTIME_DIR=$${XDG_RUNTIME_DIR:-/tmp} $(VPY) -m cthreads.testing.fuzz $(N) $(if $(SEED),--seed $(SEED)) -v
+
 clean:
 	rm -rf build $(VENV) cthreads/_shaders cthreads/*.so *.egg-info
