@@ -185,13 +185,20 @@ ct_buffer_unpack_into_list(CtBuffer *self, PyObject *args, PyObject *kwds)
             float f;
             memcpy(&f, src + 4 * i, 4);
             PyObject *old = *slot;
+            double d = (double)f;
+            if (PyFloat_CheckExact(old)) {
+                /* the same value (bit for bit: -0.0 and NaN payloads kept) needs no write:
+                   a sync of unchanged data allocates nothing, even for shared floats */
+                if (memcmp(&((PyFloatObject *)old)->ob_fval, &d, sizeof d) == 0)
+                    continue;
 #ifndef Py_GIL_DISABLED
-            if (PyFloat_CheckExact(old) && Py_REFCNT(old) == 1) {
-                ((PyFloatObject *)old)->ob_fval = (double)f;
-                continue;
-            }
+                if (Py_REFCNT(old) == 1) {
+                    ((PyFloatObject *)old)->ob_fval = d;
+                    continue;
+                }
 #endif
-            PyObject *v = PyFloat_FromDouble((double)f);
+            }
+            PyObject *v = PyFloat_FromDouble(d);
             if (v == NULL)
                 return NULL;
             *slot = v;
@@ -204,16 +211,27 @@ ct_buffer_unpack_into_list(CtBuffer *self, PyObject *args, PyObject *kwds)
     /* Replacing an item drops the old one, which may run arbitrary code (a __del__) that
        shrinks the list: re-check the size every step. */
     for (Py_ssize_t i = 0; i < n && i < PyList_GET_SIZE(lst); i++) {
-        PyObject *v;
+        PyObject *v, *cur = PyList_GET_ITEM(lst, i);
         switch (fmt[0]) {
         case 'i': {
             int32_t x;
             memcpy(&x, src + 4 * i, 4);
+            if (PyLong_CheckExact(cur)) { /* an equal int stays: no allocation */
+                int overflow = 0;
+                long have = PyLong_AsLongAndOverflow(cur, &overflow);
+                if (!overflow && have == (long)x)
+                    continue;
+                if (have == -1 && PyErr_Occurred())
+                    PyErr_Clear();
+            }
             v = PyLong_FromLong((long)x);
             break;
         }
         default:
-            v = PyBool_FromLong(((const uint8_t *)src)[i] != 0);
+            v = ((const uint8_t *)src)[i] != 0 ? Py_True : Py_False;
+            if (cur == v)
+                continue;
+            Py_INCREF(v);
             break;
         }
         if (v == NULL)

@@ -136,3 +136,25 @@ def test_special_float_values_round_trip():
     x = [math.inf, -math.inf, math.nan, -0.0]
     gpu(add_one, x).join()
     assert x[0] == math.inf and x[1] == -math.inf and math.isnan(x[2]) and x[3] == 1.0
+
+
+@Gpu
+def negate(x: list[float], k: list[int], b: list[bool]) -> None:
+    i: int = GlobalIdx.x
+    x[i] = -x[i]
+    k[i] = k[i] * 1
+    b[i] = b[i]
+
+
+def test_writeback_keeps_equal_items_and_replaces_changed_ones():
+    shared = 1.0
+    x = [0.0, shared, shared, math.nan]
+    k = [7, 300000, -1, 0]
+    b = [True, False, True, False]
+    ids = [id(v) for v in k]
+    gpu(negate, x, k, b).join()
+    assert math.copysign(1.0, x[0]) == -1.0  # -0.0 differs from 0.0 bit for bit
+    assert x[1:3] == [-1.0, -1.0] and math.isnan(x[3])
+    assert shared == 1.0  # a float shared with other names is replaced, never mutated
+    assert k == [7, 300000, -1, 0] and [id(v) for v in k] == ids  # equal ints kept as they are
+    assert b == [True, False, True, False]
