@@ -131,3 +131,21 @@ def test_force_prepare_makes_arena_use_raise():
     y = [0.0]
     gpu(step, 1, [2.0], y).join()
     assert y == [2.0]
+
+
+def test_binding_past_device_memory_fails_cleanly():
+    from cthreads.gpu import VulkanOutOfMemory
+
+    xs = [1.0, 2.0, 3.0]
+    arena = GpuArena().bind(x=xs)
+    huge = np.zeros(3 * 2**30 // 4 + 16, np.float32)  # more than lavapipe's 2 GiB heap
+    with pytest.raises(VulkanOutOfMemory, match="cannot allocate") as info:
+        arena.bind(big=huge)
+    assert isinstance(info.value, MemoryError)
+    assert arena.names() == ["x"] and arena.nbytes == 12
+    y = [0.0, 0.0, 0.0]
+    gpu(step, 3, xs, y).join()
+    assert y == [1.0, 2.0, 3.0]
+    arena.sync("x")
+    assert xs == [1.0, 2.0, 3.0]
+    arena.release()
