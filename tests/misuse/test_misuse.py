@@ -166,7 +166,10 @@ def closed_loop_await():
 
 
 def huge_array():
-    big = np.zeros(3 * 2**30 // 4 + 1, np.float32)  # over 3 GiB: more than lavapipe can allocate
+    from cthreads.runtime import get_device
+
+    limit = get_device().info.limits["max_memory_allocation_size"]
+    big = np.zeros(limit // 4 + 16, np.float32)  # larger than one device allocation may be
     gpu(axpy, 1, 1.0, big, [0.0]).join()
 
 
@@ -262,7 +265,7 @@ CASES = [
     ("host-sync-threads", host_barrier, RuntimeError, "__sync_threads"),
     ("host-barrier-class", lambda: Barrier.arrive_and_wait(), RuntimeError, "arrive_and_wait"),
     ("closed-loop", closed_loop_await, RuntimeError, "closed"),
-    ("huge-array", huge_array, VulkanOutOfMemory, "cannot allocate 3221225476 bytes"),
+    ("huge-array", huge_array, VulkanOutOfMemory, "cannot allocate"),
     ("arena-after-release", arena_after_release, GpuInvalidArgument, "released"),
     ("arena-bind-twice", arena_twice, GpuInvalidArgument, "already bound as `x` in another arena"),
     ("arena-length-changed", arena_length_changed, GpuInvalidArgument, "with 3 elements but now has 2"),

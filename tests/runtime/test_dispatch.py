@@ -144,8 +144,12 @@ def test_bad_commands_are_rejected(device, kernels):
     pipe = kernels.pipe("fill_u32")
     with pytest.raises(GpuInvalidArgument, match="push constants"):
         device.submit([("dispatch", pipe, bytes(64), (1, 1, 1))])
+    # one past the device's limit (65535 on lavapipe, 2**31 - 1 on NVIDIA), whatever it is
+    limit_x = device.info.limits["max_compute_work_group_count"][0]
     with pytest.raises(GpuInvalidArgument, match="maxComputeWorkGroupCount"):
-        device.submit([("dispatch", pipe, bytes(16), (1 << 20, 1, 1))])
+        device.submit([("dispatch", pipe, bytes(16), (limit_x + 1, 1, 1))])
+    with pytest.raises(GpuInvalidArgument, match="maxComputeWorkGroupCount"):
+        device.submit([("dispatch", pipe, bytes(16), (1, 1, -1))])
     with pytest.raises(GpuArgumentTypeError, match="Pipeline"):
         device.submit([("dispatch", "pipe", bytes(16), (1, 1, 1))])
     with pytest.raises(GpuInvalidArgument, match="out of range"):
