@@ -13,7 +13,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import GpuArgumentTypeError, GpuInvalidArgument
+from ..errors import GpuArgumentTypeError, GpuInvalidArgument, VulkanOutOfMemory
 from ..gpu.kernel import GpuKernel as _GpuKernel
 from ..residency.arena import _resident
 from . import session, transfer
@@ -163,7 +163,14 @@ def _launch(prep: session.Prepared, device: Any, args: tuple) -> GpuJob:
         for arg in lists:
             if arg.index in resident:
                 continue
-            dev_buf = dev_bufs[arg.index] = device.buffer(arg.nbytes)
+            try:
+                dev_buf = dev_bufs[arg.index] = device.buffer(arg.nbytes)
+            except VulkanOutOfMemory as exc:
+                raise VulkanOutOfMemory(
+                    f"`{arg.param.name}` ({arg.count} elements, {arg.nbytes} bytes) does not fit "
+                    f"on the device: {exc}",
+                    vk_result=exc.vk_result,
+                ) from None
             buffers.append(dev_buf)
             if dev_buf.host_visible:
                 _fill(dev_buf, arg)
