@@ -10,12 +10,12 @@ python3 setup.py -q build_ext --inplace >"$OUT/build.log" 2>&1 || { tail -40 "$O
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 python3 -c "import cthreads.runtime as r; d=r.get_device(); print(d.info.name, d.info.driver_version, d.info.limits)"
 if [ -z "${SKIP_TESTS:-}" ]; then
-  CTHREADS_VALIDATION=${VALIDATION:-1} timeout 400 python3 -m pytest -q -x -p no:cacheprovider \
-    tests/runtime tests/launch tests/residency tests/compiler 2>&1 | tail -6
+  CTHREADS_VALIDATION=${VALIDATION:-1} timeout 400 python3 -m pytest -q -p no:cacheprovider \
+    tests/runtime tests/launch tests/residency tests/compiler tests/misuse 2>&1 | grep -E '^(FAILED|ERROR)|passed|failed' | head -20
 fi
 bash bench/run_roundtrip.sh 3000 | tee "$OUT/roundtrip.md"
 python3 bench/launch.py --json "$OUT/launch_ours.json" | tail -16
-python3 bench/bandwidth.py --json "$OUT/bandwidth.json"
+timeout 400 python3 -m bench.kernels.run --compare-scalar --json "$OUT/kernels.json" --md "$OUT/kernels.md" > "$OUT/kernels.log" 2>&1; tail -3 "$OUT/kernels.log"
 if ls .whl/cthreads_gpu*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/ref .whl/cthreads_gpu*.whl
   (cd /tmp && PYTHONPATH=/tmp/ref timeout 300 python3 "$REPO/bench/launch.py" --json "$OUT/launch_ref.json" | tail -16)
