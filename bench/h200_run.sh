@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
-# One call on the lent GPU machine: build in place, sanity-test on the real driver, then run the
-# benchmarks next to their baselines (C Vulkan, cthreads-gpu 0.2.1, torch). Results go to $OUT.
-#   device run:  source .gl/env.sh; bash bench/h200_run.sh      (carry .gl and .whl)
+# One call on the lent GPU machine: build in place, test on the real driver, then run every
+# benchmark next to its baseline (C Vulkan, cthreads-gpu 0.2.1, torch, cupy, hand-written GLSL).
+# Results go to $OUT.   device run:  source .gl/env.sh; bash bench/h200_run.sh   (carry .gl, .whl)
 set -uo pipefail
 REPO=$PWD
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export XDG_RUNTIME_DIR=/tmp PYTHONUNBUFFERED=1 PYTHONPATH=$REPO
 python3 setup.py -q build_ext --inplace >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
-python3 -c "import cthreads.runtime as r; d=r.get_device(); print(d.info.name, d.info.driver_version, d.info.limits)"
-if [ -z "${SKIP_TESTS:-}" ]; then
-  CTHREADS_VALIDATION=${VALIDATION:-1} timeout 400 python3 -m pytest -q -p no:cacheprovider \
-    tests/runtime tests/launch tests/residency tests/compiler tests/misuse 2>&1 | grep -E '^(FAILED|ERROR)|passed|failed' | head -20
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+date -u +"run started %Y-%m-%d %H:%M UTC"
+if [ -z "${SKIP_TESTS:-}" ] && ls .whl/pytest-*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/pytest*.whl .whl/pluggy*.whl \
+    .whl/iniconfig*.whl .whl/packaging*.whl .whl/hypothesis*.whl .whl/sortedcontainers*.whl .whl/attrs*.whl
+  PYTHONPATH=$REPO:/tmp/site CTHREADS_VALIDATION=1 timeout 240 python3 -m pytest -q -p no:cacheprovider \
+    tests/runtime tests/launch tests/residency tests/compiler tests/misuse tests/gpu 2>&1 \
+    | grep -E '^(FAILED|ERROR)|passed|failed' | head -20
 fi
+[ -f bench/native_variants.py ] && timeout 120 python3 bench/native_variants.py 2>&1 | tail -20
 bash bench/run_roundtrip.sh 3000 | tee "$OUT/roundtrip.md"
-python3 bench/launch.py --json "$OUT/launch_ours.json" | tail -16
-timeout 400 python3 -m bench.kernels.run --compare-scalar --json "$OUT/kernels.json" --md "$OUT/kernels.md" > "$OUT/kernels.log" 2>&1; tail -3 "$OUT/kernels.log"
+python3 bench/launch.py --json "$OUT/launch_ours.json" > "$OUT/launch_ours.log" 2>&1; tail -14 "$OUT/launch_ours.log"
+python3 bench/arena.py --json "$OUT/arena_ours.json" 2>&1 | tail -2
+timeout 300 python3 -m bench.kernels.run --json "$OUT/kernels.json" --md "$OUT/kernels.md" > "$OUT/kernels.log" 2>&1; tail -3 "$OUT/kernels.log"
 if ls .whl/cthreads_gpu*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/ref .whl/cthreads_gpu*.whl
-  (cd /tmp && PYTHONPATH=/tmp/ref timeout 300 python3 "$REPO/bench/launch.py" --json "$OUT/launch_ref.json" | tail -16)
+  cd /tmp
+  PYTHONPATH=/tmp/ref timeout 200 python3 "$REPO/bench/launch.py" --json "$OUT/launch_ref.json" > "$OUT/launch_ref.log" 2>&1; tail -14 "$OUT/launch_ref.log"
+  PYTHONPATH=/tmp/ref timeout 120 python3 "$REPO/bench/arena.py" --kinds list --json "$OUT/arena_ref.json" 2>&1 | tail -2
+  PYTHONPATH=/tmp/ref timeout 200 python3 "$REPO/bench/saxpy_bandwidth.py" --lists --max-log2 26 --json "$OUT/saxpy_ref.json" 2>&1 | tail -6
 fi

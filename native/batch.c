@@ -3,9 +3,10 @@
  * Python API: none directly (submit.c and device.c call it).
  * A submit on an idle queue is recorded into its own command buffer and submitted at once.
  * While a batch is in flight, submits are appended to one open ("pending") command buffer,
- * which is submitted (a) by the device's background thread as soon as the in-flight work
- * completes, (b) at once when a host waits for (or completed() polls past) a value in it, or
- * (c) when it holds CT_BATCH_MAX_CMDS commands or CT_BATCH_MAX_BYTES bytes of copies/fills.
+ * which is submitted (a) by the device's background thread once the in-flight work completed
+ * and the batch is knobs.bg_delay_ns old, (b) at once when a host waits for (or completed()
+ * polls past) a value in it, or (c) when it holds knobs.batch_max commands or
+ * CT_BATCH_MAX_BYTES bytes of copies/fills. Policy knobs: CTHREADS_* (ct_knobs_read).
  * Each submit keeps its own timeline value; a batch signals the highest value it holds, so
  * counter >= v exactly when the batch holding v completed.
  * (The ring of batches itself — creation, destruction, retirement — is in ring.c.)
@@ -17,24 +18,170 @@
 #include "cthreads.h"
 
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define CT_SPIN_NS 30000ull    /* a waiting host spins this long before blocking */
-#define CT_BG_SPIN_NS 20000ull /* so does the background thread */
-#define CT_BG_WAIT_NS 100000000ull
-#define CT_STREAM_NS 100000ull /* submits closer than this to the previous one form a stream */
-#define CT_BG_HOT_NS 200000ull /* the background thread polls this long after its last work */
+#define CT_BG_WAIT_NS 100000000ull /* the thread's blocking waits end this often (stop checks) */
 
 #define LOAD CT_LOAD
 #define STORE CT_STORE
 
-static uint64_t
-now_ns(void)
+/* ---- knobs, clocks, spinning ------------------------------------------------------------ *
+ * The system calls of the hot paths are what costs (several µs each in a gVisor sandbox,
+ * where every futex, sched_yield and driver ioctl is trapped): an append to the pending batch
+ * makes none; spin loops use a CPU pause, never sched_yield, and are bounded before blocking. */
+
+uint64_t
+ct_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+env_u64(const char *name, uint64_t dflt, uint64_t scale)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0')
+        return dflt;
+    char *end = NULL;
+    double x = strtod(v, &end);
+    if (end == v || x < 0)
+        return dflt;
+    return (uint64_t)(x * (double)scale);
+}
+
+void
+ct_knobs_read(CtKnobs *k, int cpu_device)
+{
+    k->spin_yield = env_u64("CTHREADS_SPIN_YIELD", cpu_device ? 1 : 0, 1) != 0;
+    k->coalesce = env_u64("CTHREADS_COALESCE", 1, 1) != 0;
+    k->batch_max = (int)env_u64("CTHREADS_BATCH_MAX", 256, 1);
+    if (k->batch_max < 1)
+        k->batch_max = 1;
+    k->stream_ns = env_u64("CTHREADS_STREAM_US", 100000, 1000);
+    k->spin_ns = env_u64("CTHREADS_SPIN_US", 30000, 1000);
+    k->poll_ns = env_u64("CTHREADS_POLL_NS", 500, 1);
+    k->bg_spin_ns = env_u64("CTHREADS_BG_SPIN_US", 20000, 1000);
+    k->bg_poll_ns = env_u64("CTHREADS_BG_POLL_NS", 1000, 1);
+    k->bg_hot_ns = env_u64("CTHREADS_BG_HOT_US", 200000, 1000);
+    k->bg_delay_ns = env_u64("CTHREADS_BG_DELAY_US", 20000, 1000);
+    k->lock_spin_ns = env_u64("CTHREADS_LOCK_SPIN_US", 20000, 1000);
+}
+
+/* pauses per microsecond, measured once (pause costs 10 to 150 cycles depending on the CPU) */
+static uint64_t pauses_per_us;
+
+static void
+calibrate_pause(void)
+{
+    if (LOAD(pauses_per_us))
+        return;
+    uint64_t best = UINT64_MAX;
+    for (int rep = 0; rep < 3; rep++) {
+        uint64_t t0 = ct_now_ns();
+        for (int k = 0; k < 2000; k++)
+            ct_cpu_relax();
+        uint64_t dt = ct_now_ns() - t0;
+        if (dt < best)
+            best = dt;
+    }
+    uint64_t per = best == 0 ? 1000 : 2000ull * 1000 / best;
+    STORE(pauses_per_us, per < 1 ? 1 : per);
+}
+
+/* spin about ns nanoseconds without a system call (or a clock read) */
+static void
+relax_ns(uint64_t ns)
+{
+    uint64_t n = ns * LOAD(pauses_per_us) / 1000;
+    if (n == 0)
+        n = 1;
+    for (uint64_t k = 0; k < n; k++)
+        ct_cpu_relax();
+}
+
+/* One step of a spin loop: about ns of CPU pauses, or (CPU devices, whose work runs on the
+   host's cores) a sched_yield. */
+static void
+spin_step(CtDevice *dev, uint64_t ns)
+{
+    if (dev->knobs.spin_yield)
+        sched_yield();
+    else if (ns)
+        relax_ns(ns);
+    else
+        ct_cpu_relax();
+}
+
+/* Lock m, spinning (CPU pause, no system call) for up to knobs.lock_spin_ns before blocking:
+   holders keep these locks for a few µs at most, less than a futex sleep/wake round trip. */
+void
+ct_lock(CtDevice *dev, pthread_mutex_t *m)
+{
+    if (pthread_mutex_trylock(m) == 0)
+        return;
+    uint64_t chunk = LOAD(pauses_per_us), start = 0;
+    for (;;) {
+        for (uint64_t k = 0; k < chunk; k++) { /* ~1 µs */
+            ct_cpu_relax();
+            if (pthread_mutex_trylock(m) == 0)
+                return;
+        }
+        uint64_t t = ct_now_ns();
+        if (start == 0)
+            start = t;
+        else if (t - start >= dev->knobs.lock_spin_ns)
+            break;
+    }
+    CT_COUNT(dev->cnt.lock_blocks);
+    pthread_mutex_lock(m);
+}
+
+/* Read the timeline counter (counted: on some drivers it is an ioctl). */
+VkResult
+ct_poll_counter(CtDevice *dev, uint64_t *value, int from_bg)
+{
+    CT_COUNT(*(from_bg ? &dev->cnt.bg_polls : &dev->cnt.host_polls));
+    return dev->fn.vkGetSemaphoreCounterValue(dev->device, dev->timeline, value);
+}
+
+/* Take the counter value the background thread last saw (no system call). GIL held.
+   Returns 1 when dev->completed advanced. */
+int
+ct_fold_completed(CtDevice *dev)
+{
+    uint64_t b = LOAD(dev->bg_completed);
+    if (b <= dev->completed)
+        return 0;
+    dev->completed = b;
+    return 1;
+}
+
+static void
+note_bg_completed(CtDevice *dev, uint64_t v)
+{
+    if (v > LOAD(dev->bg_completed)) /* only the background thread writes it */
+        STORE(dev->bg_completed, v);
+}
+
+/* Wake the background thread if it sleeps (after a pending batch was published). No lock
+   held. The thread announces its sleep (bg_sleeping, then a full fence, then it checks for
+   work) and this side publishes work, fences, then checks bg_sleeping: one of the two sees
+   the other, so no wake-up is lost and an awake thread costs no system call. */
+static void
+bg_kick(CtDevice *dev)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&dev->bg_sleeping, __ATOMIC_SEQ_CST))
+        return;
+    pthread_mutex_lock(&dev->bg_lock); /* the thread is inside pthread_cond_wait after this */
+    dev->bg_wake_seq++;
+    pthread_cond_signal(&dev->bg_cond);
+    pthread_mutex_unlock(&dev->bg_lock);
+    CT_COUNT(dev->cnt.wakes);
 }
 
 /* ---- failures ---------------------------------------------------------------------------- */
@@ -97,7 +244,7 @@ close_and_submit_unlock(CtDevice *dev, int i, int from_bg)
     STORE(dev->submitted, value);
     VkResult inject = dev->inject;
     dev->inject = VK_SUCCESS;
-    pthread_mutex_lock(&dev->queue_lock); /* taken before state_lock is let go: value order */
+    ct_lock(dev, &dev->queue_lock); /* taken before state_lock is let go: value order */
     pthread_mutex_unlock(&dev->state_lock);
     if (r == VK_SUCCESS && inject != VK_SUCCESS)
         r = inject;
@@ -121,6 +268,7 @@ close_and_submit_unlock(CtDevice *dev, int i, int from_bg)
         note_failure(dev, s->first, value, r, from_bg);
     }
     STORE(s->state, CT_SLOT_SUBMITTED);
+    STORE(dev->queued, value); /* (written under queue_lock only, in value order) */
     pthread_mutex_unlock(&dev->queue_lock);
     return r;
 }
@@ -131,18 +279,22 @@ ct_flush_pending(CtDevice *dev, uint64_t upto)
 {
     if (LOAD(dev->pending) < 0)
         return 0;
-    pthread_mutex_lock(&dev->state_lock);
-    int i = dev->pending;
-    if (i < 0 || dev->ring[i].first > upto) {
-        pthread_mutex_unlock(&dev->state_lock);
-        return 0;
-    }
-    VkResult r;
+    VkResult r = VK_SUCCESS;
+    int done = 0;
     dev->active++;
-    Py_BEGIN_ALLOW_THREADS
-    r = close_and_submit_unlock(dev, i, 0);
+    Py_BEGIN_ALLOW_THREADS /* (the lock may be held by a thread that is submitting) */
+    ct_lock(dev, &dev->state_lock);
+    int i = dev->pending;
+    if (i < 0 || dev->ring[i].first > upto)
+        pthread_mutex_unlock(&dev->state_lock);
+    else {
+        r = close_and_submit_unlock(dev, i, 0);
+        done = 1;
+    }
     Py_END_ALLOW_THREADS
     dev->active--;
+    if (done)
+        CT_COUNT(dev->cnt.flushes);
     if (r != VK_SUCCESS) {
         ct_raise_vk(dev->st, r, "vkQueueSubmit (pending batch)");
         return -1;
@@ -207,6 +359,49 @@ set_last_use(CtDevice *dev, CtAlloc *a, uint64_t value)
     (void)dev;
 }
 
+/* Give the GIL up for about a microsecond (another thread is in the middle of a submission,
+   which needs no GIL). */
+static void
+pause_without_gil(void)
+{
+    Py_BEGIN_ALLOW_THREADS
+    relax_ns(1000);
+    Py_END_ALLOW_THREADS
+}
+
+/* Whether a submit opening a batch on a queue that looks idle should still be deferred to the
+   background thread. state_lock held. One clock read (per batch, not per submit). */
+static int
+defer_fresh(CtDevice *dev)
+{
+    if (!dev->knobs.coalesce)
+        return 0;
+    /* A stream of submits goes to the background thread even when the queue is idle: the
+       host would otherwise pay a whole vkQueueSubmit per launch whenever the device is faster
+       than the launches. "Recent" = a batch opened or sent by the thread less than stream_ns
+       ago (appends to a pending batch read no clock). A lone submit goes out at once. */
+    uint64_t t = ct_now_ns(), last = dev->last_open_ns, bg = LOAD(dev->bg_submit_ns);
+    dev->cnt.clock_reads++;
+    STORE(dev->last_open_ns, t); /* (also keeps the background thread watching) */
+    if (bg > last)
+        last = bg;
+    if (last >= t || t - last < dev->knobs.stream_ns) /* (the thread's clock read may be later) */
+        return 1;
+    uint64_t sub = dev->submitted;
+    if (sub <= dev->completed)
+        return 0;
+    uint64_t b = LOAD(dev->bg_completed);
+    if (b > dev->completed)
+        dev->completed = b; /* (dev->completed is GIL-guarded: the GIL is held here) */
+    if (sub <= dev->completed)
+        return 0;
+    /* is the queue still busy? (a counter read; on some drivers an ioctl) */
+    uint64_t cur = 0;
+    if (ct_poll_counter(dev, &cur, 0) == VK_SUCCESS && cur > dev->completed)
+        dev->completed = cur;
+    return sub > dev->completed;
+}
+
 /* Record ops (already parsed) as one submit and return its timeline value (0 + exception on
    error). keep_items[0..nitems) and kept (a tuple, or NULL) stay referenced until the value
    completes. GIL held, no lock held. PyMem_* under state_lock is fine: it runs no Python. */
@@ -226,16 +421,14 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
                 return 0;
             continue;
         }
-        pthread_mutex_lock(&dev->state_lock);
+        ct_lock(dev, &dev->state_lock);
         int i = dev->pending, fresh = i < 0;
         if (fresh && (i = find_free_slot(dev)) < 0) { /* every batch in flight */
             uint64_t oldest = oldest_submitted(dev);
             pthread_mutex_unlock(&dev->state_lock);
-            if (oldest == UINT64_MAX) { /* the rest are being submitted right now */
-                Py_BEGIN_ALLOW_THREADS
-                sched_yield();
-                Py_END_ALLOW_THREADS
-            } else if (ct_wait_done(dev, oldest, UINT64_MAX) < 0)
+            if (oldest == UINT64_MAX) /* the rest are being submitted right now */
+                pause_without_gil();
+            else if (ct_wait_done(dev, oldest, UINT64_MAX) < 0)
                 return 0;
             continue;
         }
@@ -297,34 +490,24 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
                     set_last_use(dev, ((CtBuffer *)o)->alloc, value);
             }
         }
-        int full = s->ncmds >= CT_BATCH_MAX_CMDS || s->nbytes >= CT_BATCH_MAX_BYTES;
-        int defer = !fresh;
-        if (fresh && !full) {
-            /* A stream of submits goes to the background thread even when the queue is idle:
-               the host would otherwise pay a whole vkQueueSubmit per launch whenever the
-               device is faster than the launches. A lone submit goes out at once. */
-            uint64_t t = now_ns();
-            defer = t - dev->last_enqueue_ns < CT_STREAM_NS;
-            dev->last_enqueue_ns = t;
-            if (!defer && dev->submitted > dev->completed) {
-                /* is the queue still busy? (a cheap counter read; no Python) */
-                uint64_t cur = 0;
-                if (dev->fn.vkGetSemaphoreCounterValue(dev->device, dev->timeline, &cur) ==
-                        VK_SUCCESS && cur > dev->completed)
-                    dev->completed = cur;
-                defer = dev->submitted > dev->completed;
-            }
-        } else
-            dev->last_enqueue_ns = now_ns();
-        if (!full && defer) {
-            if (fresh) { /* in flight: this becomes the pending batch */
-                STORE(dev->pending, i);
-                pthread_cond_signal(&dev->bg_cond);
-            }
+        int full = s->ncmds >= dev->knobs.batch_max || s->nbytes >= CT_BATCH_MAX_BYTES;
+        if (!fresh && !full) { /* the common case of a stream: no system call at all */
+            dev->cnt.appends++;
             pthread_mutex_unlock(&dev->state_lock);
             return value;
         }
+        if (fresh && !full && defer_fresh(dev)) { /* this becomes the pending batch */
+            dev->cnt.deferred++;
+            STORE(dev->pending, i);
+            pthread_mutex_unlock(&dev->state_lock);
+            bg_kick(dev);
+            return value;
+        }
         /* idle queue (a lone submit goes out at once) or a full batch */
+        if (full)
+            dev->cnt.full++;
+        else
+            dev->cnt.direct++;
         VkResult r;
         dev->active++;
         Py_BEGIN_ALLOW_THREADS
@@ -341,33 +524,50 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
 
 /* ---- waiting ----------------------------------------------------------------------------- */
 
-/* Wait without the GIL until value completes or timeout_ns passes. */
+/* Wait without the GIL until value completes or timeout_ns passes. *seen gets a counter value
+   known to be reached (0 when none). Polls for knobs.spin_ns (short kernels finish within
+   microseconds), pausing knobs.poll_ns between polls, then blocks in vkWaitSemaphores. */
 VkResult
-ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns)
+ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns, uint64_t *seen)
 {
     VkResult r = VK_SUCCESS;
+    *seen = 0;
+    if (LOAD(dev->bg_completed) >= value) {
+        *seen = LOAD(dev->bg_completed);
+        return VK_SUCCESS;
+    }
+    uint64_t spin = dev->knobs.spin_ns, poll = dev->knobs.poll_ns;
     dev->active++;
     Py_BEGIN_ALLOW_THREADS
-    uint64_t start = now_ns(), cur = 0;
+    uint64_t start = 0, cur = 0, el = 0;
     int done = 0;
-    for (;;) { /* short kernels finish within microseconds: spin before sleeping */
-        r = dev->fn.vkGetSemaphoreCounterValue(dev->device, dev->timeline, &cur);
-        if (r != VK_SUCCESS || cur >= value) {
-            done = 1;
-            break;
+    if (spin > 0 || timeout_ns == 0) {
+        for (;;) {
+            r = ct_poll_counter(dev, &cur, 0);
+            if (r != VK_SUCCESS || cur >= value) {
+                done = 1;
+                if (r == VK_SUCCESS)
+                    *seen = cur;
+                break;
+            }
+            uint64_t t = ct_now_ns();
+            if (start == 0)
+                start = t;
+            el = t - start;
+            if (el >= spin || el >= timeout_ns)
+                break;
+            spin_step(dev, poll);
         }
-        uint64_t el = now_ns() - start;
-        if (el >= CT_SPIN_NS || el >= timeout_ns)
-            break;
-        sched_yield();
     }
     if (!done) {
-        uint64_t el = now_ns() - start;
         uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : (el >= timeout_ns ? 0 : timeout_ns - el);
         VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                                   .semaphoreCount = 1, .pSemaphores = &dev->timeline,
                                   .pValues = &value};
+        CT_COUNT(dev->cnt.host_blocks);
         r = dev->fn.vkWaitSemaphores(dev->device, &wi, left);
+        if (r == VK_SUCCESS)
+            *seen = value;
     }
     Py_END_ALLOW_THREADS
     dev->active--;
@@ -381,6 +581,8 @@ ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns)
 int
 ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns)
 {
+    if (value > dev->completed)
+        ct_fold_completed(dev);
     if (value > dev->completed) {
         if (value > LOAD(dev->submitted) && ct_flush_pending(dev, value) < 0)
             return -1;
@@ -405,20 +607,22 @@ ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns)
             else if (LOAD(dev->pending) == found) { /* reopened? cannot happen; be safe */
                 if (ct_flush_pending(dev, value) < 0)
                     return -1;
-            } else { /* another thread is submitting it right now */
-                Py_BEGIN_ALLOW_THREADS
-                sched_yield();
-                Py_END_ALLOW_THREADS
-            }
+            } else /* another thread is submitting it right now */
+                pause_without_gil();
         }
-        VkResult r = ct_wait_value(dev, target, timeout_ns);
+        uint64_t seen = 0;
+        VkResult r = ct_wait_value(dev, target, timeout_ns, &seen);
         if (r == VK_TIMEOUT)
             return 0;
         if (r != VK_SUCCESS) {
             ct_raise_vk(dev->st, r, "waiting for GPU work");
             return -1;
         }
-        if (ct_device_check(dev) < 0 || ct_device_refresh_completed(dev) < 0)
+        if (ct_device_check(dev) < 0)
+            return -1;
+        if (seen > dev->completed) /* no second counter read: the wait told us */
+            dev->completed = seen;
+        if (dev->completed < value && ct_device_refresh_completed(dev) < 0)
             return -1;
     }
     if (ct_check_failed(dev, value, 0) < 0)
@@ -429,71 +633,142 @@ ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns)
 
 /* ---- the background submitter ------------------------------------------------------------ */
 
-/* Wait (no GIL, no lock) until target completes, the stop flag is set, or a while passed. */
+/* Wait (no GIL, no lock) until target completes, the stop flag is set, or a while passed:
+   polls every knobs.bg_poll_ns for knobs.bg_spin_ns (a CPU pause in between, no sched_yield),
+   then blocks in vkWaitSemaphores. */
 static VkResult
 bg_wait(CtDevice *dev, uint64_t target)
 {
-    uint64_t start = now_ns(), cur = 0;
-    for (;;) {
-        VkResult r = dev->fn.vkGetSemaphoreCounterValue(dev->device, dev->timeline, &cur);
-        if (r != VK_SUCCESS || cur >= target)
-            return r;
-        if (now_ns() - start >= CT_BG_SPIN_NS || LOAD(dev->bg_stop))
-            break;
-        sched_yield();
+    uint64_t cur = 0, start = 0, spin = dev->knobs.bg_spin_ns;
+    VkResult r;
+    if (spin > 0) {
+        for (;;) {
+            r = ct_poll_counter(dev, &cur, 1);
+            if (r != VK_SUCCESS)
+                return r;
+            if (cur >= target) {
+                note_bg_completed(dev, cur);
+                return VK_SUCCESS;
+            }
+            if (LOAD(dev->bg_stop))
+                return VK_TIMEOUT;
+            uint64_t t = ct_now_ns();
+            if (start == 0)
+                start = t;
+            else if (t - start >= spin)
+                break;
+            spin_step(dev, dev->knobs.bg_poll_ns);
+        }
     }
     VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                               .semaphoreCount = 1, .pSemaphores = &dev->timeline,
                               .pValues = &target};
-    return dev->fn.vkWaitSemaphores(dev->device, &wi, CT_BG_WAIT_NS);
+    CT_COUNT(dev->cnt.bg_blocks);
+    r = dev->fn.vkWaitSemaphores(dev->device, &wi, CT_BG_WAIT_NS);
+    if (r == VK_SUCCESS)
+        note_bg_completed(dev, target);
+    return r;
+}
+
+/* Sleep until there is a pending batch (and the device is not lost) or a stop request. */
+static void
+bg_sleep(CtDevice *dev)
+{
+    pthread_mutex_lock(&dev->bg_lock);
+    __atomic_store_n(&dev->bg_sleeping, 1, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    CT_COUNT(dev->cnt.bg_sleeps);
+    /* any wake-up ends the sleep, even when a host already submitted the batch: the thread
+       then watches (bg_hot_ns) instead of costing the next submit another wake-up */
+    uint64_t seq = dev->bg_wake_seq;
+    while (!LOAD(dev->bg_stop) && seq == dev->bg_wake_seq &&
+           (LOAD(dev->pending) < 0 || LOAD(dev->bg_lost)))
+        pthread_cond_wait(&dev->bg_cond, &dev->bg_lock);
+    __atomic_store_n(&dev->bg_sleeping, 0, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&dev->bg_lock);
+}
+
+/* Watch for a pending batch (CPU pause, a clock read about every µs) until `until`. */
+static void
+bg_watch(CtDevice *dev, uint64_t until)
+{
+    uint64_t chunk = LOAD(pauses_per_us);
+    while (LOAD(dev->pending) < 0 && !LOAD(dev->bg_stop)) {
+        if (dev->knobs.spin_yield)
+            sched_yield();
+        else
+            for (uint64_t k = 0; k < chunk && LOAD(dev->pending) < 0; k++)
+                ct_cpu_relax();
+        if (ct_now_ns() >= until)
+            break;
+    }
 }
 
 static void *
 bg_main(void *arg)
 {
     CtDevice *dev = arg;
-    uint64_t hot_until = 0;
-    pthread_mutex_lock(&dev->state_lock);
-    while (!dev->bg_stop) {
-        if (dev->pending < 0 || LOAD(dev->bg_lost)) {
-            if (now_ns() < hot_until && !LOAD(dev->bg_lost)) {
-                /* recently busy: poll for a while (a condvar wake-up costs tens of µs) */
-                pthread_mutex_unlock(&dev->state_lock);
-                while (LOAD(dev->pending) < 0 && !LOAD(dev->bg_stop) && now_ns() < hot_until)
-                    sched_yield();
-                pthread_mutex_lock(&dev->state_lock);
-                if (dev->pending < 0)
-                    hot_until = 0;
-            } else
-                pthread_cond_wait(&dev->bg_cond, &dev->state_lock);
+#if defined(__linux__)
+    pthread_setname_np(pthread_self(), "ct-submit");
+#endif
+    while (!LOAD(dev->bg_stop)) {
+        if (LOAD(dev->pending) < 0 || LOAD(dev->bg_lost)) {
+            /* Recently busy (a batch opened or submitted within bg_hot_ns): watch for a while,
+               without a lock and without system calls — waking a sleeping thread costs the
+               submitting host a futex call. Otherwise sleep. */
+            uint64_t last = LOAD(dev->bg_submit_ns), open = LOAD(dev->last_open_ns);
+            uint64_t hot = dev->knobs.bg_hot_ns, t = ct_now_ns();
+            if (open > last)
+                last = open;
+            if (hot && !LOAD(dev->bg_lost) && last + hot > t)
+                bg_watch(dev, last + hot);
+            else
+                bg_sleep(dev);
             continue;
         }
-        uint64_t target = dev->submitted, cur = 0;
-        VkResult r = dev->fn.vkGetSemaphoreCounterValue(dev->device, dev->timeline, &cur);
-        if (r == VK_SUCCESS && cur < target) {
+        /* a pending batch: submit it once the work in flight completed. No lock is held while
+           waiting; the host keeps appending meanwhile. */
+        uint64_t target = LOAD(dev->submitted);
+        while (LOAD(dev->queued) < target && !LOAD(dev->bg_stop)) /* being submitted now */
+            relax_ns(200);
+        if (LOAD(dev->bg_completed) < target) {
+            VkResult r = bg_wait(dev, target);
+            if (r == VK_TIMEOUT)
+                continue; /* look again (stop requests; the batch may have been flushed) */
+            if (r == VK_ERROR_DEVICE_LOST) {
+                STORE(dev->bg_lost, 1);
+                continue;
+            }
+            /* other failures: submitting is still correct, the queue orders the batch after
+               the work in flight */
+        }
+        if (dev->knobs.bg_delay_ns) {
+            /* A batch opened on an idle queue (a stream of launches faster than the device)
+               goes out once it is bg_delay_ns old, not at once: batches of one launch would
+               cost a vkBeginCommandBuffer and a vkQueueSubmit each. Behind busy work it is
+               already older. A host that waits or polls for it submits it at once. */
+            uint64_t until = LOAD(dev->last_open_ns) + dev->knobs.bg_delay_ns;
+            int i0 = LOAD(dev->pending);
+            while (LOAD(dev->pending) == i0 && !LOAD(dev->bg_stop) && ct_now_ns() < until)
+                spin_step(dev, 500);
+        }
+        ct_lock(dev, &dev->state_lock);
+        int i = dev->pending;
+        if (i < 0 || dev->submitted != target) { /* flushed by a host meanwhile: look again */
             pthread_mutex_unlock(&dev->state_lock);
-            r = bg_wait(dev, target);
-            pthread_mutex_lock(&dev->state_lock);
-            if (r == VK_SUCCESS || r == VK_TIMEOUT)
-                continue; /* look again: the batch may have been flushed meanwhile */
-        }
-        if (r == VK_ERROR_DEVICE_LOST) {
-            STORE(dev->bg_lost, 1);
             continue;
         }
-        /* the in-flight work completed (or waiting failed oddly: submitting is still correct,
-           the queue orders the batch after it) */
-        close_and_submit_unlock(dev, dev->pending, 1);
-        hot_until = now_ns() + CT_BG_HOT_NS;
-        pthread_mutex_lock(&dev->state_lock);
+        close_and_submit_unlock(dev, i, 1);
+        CT_COUNT(dev->cnt.bg_submits);
+        STORE(dev->bg_submit_ns, ct_now_ns());
     }
-    pthread_mutex_unlock(&dev->state_lock);
     return NULL;
 }
 
 int
 ct_bg_start(CtDevice *dev)
 {
+    calibrate_pause();
     if (pthread_create(&dev->bg_thread, NULL, bg_main, dev) != 0) {
         ct_raise(dev->st->VulkanInitFailed, "could not start the submission thread");
         return -1;
@@ -508,10 +783,10 @@ ct_bg_stop(CtDevice *dev)
 {
     if (!dev->bg_started)
         return;
-    pthread_mutex_lock(&dev->state_lock);
-    STORE(dev->bg_stop, 1);
+    __atomic_store_n(&dev->bg_stop, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&dev->bg_lock);
     pthread_cond_signal(&dev->bg_cond);
-    pthread_mutex_unlock(&dev->state_lock);
+    pthread_mutex_unlock(&dev->bg_lock);
     Py_BEGIN_ALLOW_THREADS
     pthread_join(dev->bg_thread, NULL);
     Py_END_ALLOW_THREADS

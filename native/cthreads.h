@@ -177,6 +177,42 @@ enum { CT_UNINIT = 0, CT_ALIVE = 1, CT_CLOSING = 2, CT_DESTROYED = 3 };
 
 typedef struct CtPipeline CtPipeline;
 
+/* Submission policy, read from the environment at device creation (benchmarking knobs, not a
+ * user API; native/README.md lists them). Times in nanoseconds. */
+typedef struct {
+    int coalesce;               /* CTHREADS_COALESCE (1): 0 = every submit goes out at once */
+    int batch_max;              /* CTHREADS_BATCH_MAX (256): commands per batch */
+    uint64_t stream_ns;         /* CTHREADS_STREAM_US (100): submits this close form a stream */
+    uint64_t spin_ns;           /* CTHREADS_SPIN_US (30): a host wait polls this long */
+    uint64_t poll_ns;           /* CTHREADS_POLL_NS (500): pause between a host's polls */
+    uint64_t bg_spin_ns;        /* CTHREADS_BG_SPIN_US (20): the thread polls this long */
+    uint64_t bg_poll_ns;        /* CTHREADS_BG_POLL_NS (1000): pause between its polls */
+    uint64_t bg_hot_ns;         /* CTHREADS_BG_HOT_US (200): watches for work after a submit */
+    uint64_t bg_delay_ns;       /* CTHREADS_BG_DELAY_US (20): a batch's minimum age at submit */
+    uint64_t lock_spin_ns;      /* CTHREADS_LOCK_SPIN_US (20): spin on a held lock first */
+    int spin_yield;             /* CTHREADS_SPIN_YIELD (1 on CPU devices, else 0): spin loops
+                                   sched_yield instead of pausing (the "device" needs the CPU) */
+} CtKnobs;
+
+/* Event counters (Device.stats()["counters"]): what the submission path costs in system calls.
+ * Fields marked (S) change under state_lock only; the others with relaxed atomic adds. */
+typedef struct {
+    uint64_t host_polls;        /* vkGetSemaphoreCounterValue by Python-side calls */
+    uint64_t bg_polls;          /* ... by the background thread */
+    uint64_t host_blocks;       /* vkWaitSemaphores by host waits */
+    uint64_t bg_blocks;         /* ... by the background thread */
+    uint64_t wakes;             /* condition-variable signals to the sleeping thread */
+    uint64_t bg_sleeps;         /* times the thread went to sleep */
+    uint64_t lock_blocks;       /* lock acquisitions that blocked after spinning (futex) */
+    uint64_t clock_reads;       /* clock reads on the submit path (S) */
+    uint64_t appends;           /* submits appended to a pending batch (S) */
+    uint64_t deferred;          /* submits that opened a pending batch (S) */
+    uint64_t direct;            /* submits that went out at once on an idle queue (S) */
+    uint64_t full;              /* batches submitted by the caller for reaching the cap (S) */
+    uint64_t flushes;           /* pending batches submitted by a host wait/poll */
+    uint64_t bg_submits;        /* pending batches submitted by the background thread */
+} CtCounters;
+
 typedef struct {
     PyObject_HEAD
     CtState *st;
@@ -206,9 +242,12 @@ typedef struct {
        waits for the GIL, runs Python code or allocates Python objects. */
     pthread_mutex_t queue_lock; /* vkQueueSubmit / vkDeviceWaitIdle */
     pthread_mutex_t state_lock; /* pending, submitted, next_value, slot OPEN/SUBMITTED, recording */
-    pthread_cond_t bg_cond;     /* wakes the background submitter */
+    pthread_mutex_t bg_lock;    /* guards only the sleep of the background submitter */
+    pthread_cond_t bg_cond;     /* wakes it (signalled only while bg_sleeping) */
     pthread_t bg_thread;
     int bg_started, bg_stop;
+    int bg_sleeping;            /* (atomic) the thread is, or is about to be, in bg_cond */
+    uint64_t bg_wake_seq;       /* wake-ups sent (bg_lock) */
     int locks_ready;
     VkSemaphore timeline;
     VkCommandPool cmd_pool;
@@ -220,7 +259,12 @@ typedef struct {
     uint64_t submitted;         /* highest value handed to the queue */
     uint64_t completed;         /* cached semaphore counter (GIL) */
     uint64_t nbatches;          /* vkQueueSubmit calls made (written under queue_lock) */
-    uint64_t last_enqueue_ns;   /* when the last submit was recorded (state_lock) */
+    uint64_t queued;            /* (atomic) highest value whose vkQueueSubmit returned */
+    uint64_t bg_completed;      /* (atomic) counter value the background thread last saw */
+    uint64_t bg_submit_ns;      /* (atomic) when the background thread last submitted */
+    uint64_t last_open_ns;      /* (atomic) when a submit last opened a batch (state_lock) */
+    CtKnobs knobs;
+    CtCounters cnt;
     /* failures of batch submissions; err_lock guards them (held for a few loads/stores) */
     pthread_mutex_t err_lock;
     int nfail;                  /* != 0: read the fields below under err_lock */
@@ -265,6 +309,20 @@ typedef struct {
 /* fields read without their lock (documented per field) */
 #define CT_LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define CT_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+#define CT_COUNT(x) __atomic_fetch_add(&(x), 1, __ATOMIC_RELAXED)
+
+/* a CPU pause for spin loops: no system call, lets the sibling hyperthread run */
+static inline void
+ct_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
 
 /* ---- cross-file functions -------------------------------------------------------------- */
 
@@ -341,13 +399,18 @@ void ct_ring_destroy(CtDevice *dev);
 void ct_ring_retire(CtDevice *dev);
 
 /* batch.c */
+void ct_knobs_read(CtKnobs *k, int cpu_device);
+uint64_t ct_now_ns(void);
+void ct_lock(CtDevice *dev, pthread_mutex_t *m);
+VkResult ct_poll_counter(CtDevice *dev, uint64_t *value, int from_bg);
+int ct_fold_completed(CtDevice *dev);
 int ct_bg_start(CtDevice *dev);
 void ct_bg_stop(CtDevice *dev);
 int ct_flush_pending(CtDevice *dev, uint64_t upto);
 int ct_check_failed(CtDevice *dev, uint64_t value, int for_submit);
 uint64_t ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
                     Py_ssize_t nitems, PyObject *kept, int timed);
-VkResult ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns);
+VkResult ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns, uint64_t *seen);
 int ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns);
 
 /* submit.c */

@@ -45,7 +45,7 @@ int
 ct_device_refresh_completed(CtDevice *dev)
 {
     uint64_t v = 0;
-    VkResult r = dev->fn.vkGetSemaphoreCounterValue(dev->device, dev->timeline, &v);
+    VkResult r = ct_poll_counter(dev, &v, 0);
     if (r != VK_SUCCESS) {
         if (r == VK_ERROR_DEVICE_LOST)
             dev->lost = 1;
@@ -96,6 +96,7 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     pthread_mutex_init(&self->queue_lock, NULL);
     pthread_mutex_init(&self->state_lock, NULL);
     pthread_mutex_init(&self->err_lock, NULL);
+    pthread_mutex_init(&self->bg_lock, NULL);
     pthread_cond_init(&self->bg_cond, NULL);
     self->locks_ready = 1;
 
@@ -135,6 +136,7 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
                  self->props.deviceName);
         goto done;
     }
+    ct_knobs_read(&self->knobs, self->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU);
     if (ct_pick_queue_family(inst, self->phys, &self->queue_family, &self->timestamp_bits) < 0) {
         ct_raise(st->VulkanNoDevice, "device '%s' has no compute queue", self->props.deviceName);
         goto done;
@@ -305,6 +307,7 @@ Device_dealloc(CtDevice *self)
         pthread_mutex_destroy(&self->queue_lock);
         pthread_mutex_destroy(&self->state_lock);
         pthread_mutex_destroy(&self->err_lock);
+        pthread_mutex_destroy(&self->bg_lock);
         pthread_cond_destroy(&self->bg_cond);
         self->locks_ready = 0;
     }
@@ -340,6 +343,55 @@ Device_trim(CtDevice *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* the submission path's event counters (CtCounters) as a dict */
+static PyObject *
+stats_counters(CtDevice *self)
+{
+    CtCounters c;
+    if (self->locks_ready) { /* the (S) fields change under state_lock */
+        Py_BEGIN_ALLOW_THREADS
+        pthread_mutex_lock(&self->state_lock);
+        Py_END_ALLOW_THREADS
+    }
+#define CT_RD(f) c.f = __atomic_load_n(&self->cnt.f, __ATOMIC_RELAXED);
+    CT_RD(host_polls) CT_RD(bg_polls) CT_RD(host_blocks) CT_RD(bg_blocks) CT_RD(wakes)
+    CT_RD(bg_sleeps) CT_RD(lock_blocks) CT_RD(clock_reads) CT_RD(appends) CT_RD(deferred)
+    CT_RD(direct) CT_RD(full) CT_RD(flushes) CT_RD(bg_submits)
+#undef CT_RD
+    if (self->locks_ready)
+        pthread_mutex_unlock(&self->state_lock);
+    return Py_BuildValue(
+        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+        /* timeline counter reads (vkGetSemaphoreCounterValue; an ioctl on some drivers) */
+        "host_polls", (unsigned long long)c.host_polls, "bg_polls", (unsigned long long)c.bg_polls,
+        /* blocking timeline waits (vkWaitSemaphores) */
+        "host_blocks", (unsigned long long)c.host_blocks, "bg_blocks", (unsigned long long)c.bg_blocks,
+        /* futex-level events: wake-ups of the sleeping thread, its sleeps, blocked locks */
+        "wakes", (unsigned long long)c.wakes, "bg_sleeps", (unsigned long long)c.bg_sleeps,
+        "lock_blocks", (unsigned long long)c.lock_blocks,
+        "clock_reads", (unsigned long long)c.clock_reads,
+        /* what submits did: appended, opened a pending batch, went out at once, filled one */
+        "appends", (unsigned long long)c.appends, "deferred", (unsigned long long)c.deferred,
+        "direct", (unsigned long long)c.direct, "full", (unsigned long long)c.full,
+        /* who submitted pending batches */
+        "flushes", (unsigned long long)c.flushes, "bg_submits", (unsigned long long)c.bg_submits);
+}
+
+static PyObject *
+stats_knobs(CtDevice *self)
+{
+    const CtKnobs *k = &self->knobs;
+    return Py_BuildValue(
+        "{s:i,s:i,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:i}", "coalesce", k->coalesce,
+        "batch_max", k->batch_max, "stream_ns", (unsigned long long)k->stream_ns,
+        "spin_ns", (unsigned long long)k->spin_ns, "poll_ns", (unsigned long long)k->poll_ns,
+        "bg_spin_ns", (unsigned long long)k->bg_spin_ns,
+        "bg_poll_ns", (unsigned long long)k->bg_poll_ns,
+        "bg_hot_ns", (unsigned long long)k->bg_hot_ns,
+        "bg_delay_ns", (unsigned long long)k->bg_delay_ns,
+        "lock_spin_ns", (unsigned long long)k->lock_spin_ns, "spin_yield", k->spin_yield);
+}
+
 static PyObject *
 Device_stats(CtDevice *self, PyObject *unused)
 {
@@ -369,8 +421,14 @@ Device_stats(CtDevice *self, PyObject *unused)
     if (self->state == CT_ALIVE && self->timeline != VK_NULL_HANDLE)
         self->fn.vkGetSemaphoreCounterValue(self->device, self->timeline, &counter);
     uint64_t nbatches = CT_LOAD(self->nbatches);
+    PyObject *counters = stats_counters(self), *knobs = stats_knobs(self);
+    if (counters == NULL || knobs == NULL) {
+        Py_XDECREF(counters);
+        Py_XDECREF(knobs);
+        return NULL;
+    }
     return Py_BuildValue(
-        "{s:n,s:n,s:n,s:K,s:n,s:n,s:K,s:K,s:n,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:K,s:K}",
+        "{s:n,s:n,s:n,s:K,s:n,s:n,s:K,s:K,s:n,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:K,s:K,s:N,s:N}",
         /* Vulkan objects alive: one VkBuffer bound to one VkDeviceMemory per allocation */
         "allocations", live, "vk_buffers", live, "vk_memory", live,
         "allocated_bytes", (unsigned long long)live_bytes,
@@ -384,7 +442,8 @@ Device_stats(CtDevice *self, PyObject *unused)
         "queue_submits", (unsigned long long)nbatches,
         "last_value", (unsigned long long)self->next_value,
         "submitted", (unsigned long long)CT_LOAD(self->submitted),
-        "completed", (unsigned long long)counter);
+        "completed", (unsigned long long)counter,
+        "counters", counters, "knobs", knobs);
 }
 
 static PyObject *

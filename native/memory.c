@@ -217,7 +217,10 @@ ct_alloc_get(CtDevice *dev, VkDeviceSize nbytes, int kind)
                     return a;
                 }
             }
-            if (pass == 0 && (dev->pools[type][cls] == NULL || ct_device_refresh_completed(dev) < 0)) {
+            /* none free yet: take what the background thread saw complete (no system call)
+               or, failing that, read the counter once */
+            if (pass == 0 && (dev->pools[type][cls] == NULL ||
+                              (!ct_fold_completed(dev) && ct_device_refresh_completed(dev) < 0))) {
                 PyErr_Clear();
                 break;
             }

@@ -66,6 +66,13 @@ ct_device_submit(CtDevice *dev, PyObject *const *args, Py_ssize_t nargs, PyObjec
     CtState *st = dev->st;
     if (ct_device_check(dev) < 0)
         return NULL;
+    /* batches the background thread saw complete give their references back now (no system
+       call; before parsing, since finalizers may run Python code) */
+    if (ct_fold_completed(dev)) {
+        ct_ring_retire(dev);
+        if (ct_device_check(dev) < 0)
+            return NULL;
+    }
     /* a list or tuple is used as is; the command tuples themselves are what the batch keeps
        (they are immutable and hold the pipelines and buffers) */
     PyObject *cmds = PyList_CheckExact(a[0]) || PyTuple_CheckExact(a[0]) ? Py_NewRef(a[0])

@@ -380,3 +380,42 @@ def test_stats_count_vulkan_objects(device):
     s3 = device.stats()
     assert s3["vk_buffers"] == s3["buffers_in_use"] == s0["buffers_in_use"] and s3["pooled"] == 0
     assert s3["kept_objects"] == 0 and s3["ring_in_flight"] == 0
+
+
+def test_a_stream_of_submits_appends_without_counter_reads(device, kernels):
+    """The hot path: submits appended to the pending batch read no timeline counter (an ioctl
+    on some drivers) and wake no thread; the counters of stats() show it."""
+    buf = _counter(device)
+    cmd = [kernels.dispatch("add_i32", 256, buf.address, 256, 1)]
+    device.wait_idle()
+    busy, _ = _busy(device, kernels)  # in flight: what follows is appended
+    c0 = device.stats()["counters"]
+    for _ in range(200):
+        value = device.submit(cmd)
+    c1 = device.stats()["counters"]
+    d = {k: c1[k] - c0[k] for k in c0}
+    assert d["appends"] + d["deferred"] + d["direct"] + d["full"] == 200
+    assert d["appends"] >= 150, d
+    assert d["host_polls"] <= d["deferred"] + d["direct"], d  # at most one per opened batch
+    assert d["clock_reads"] == d["deferred"] + d["direct"], d  # none per append
+    device.wait(value)
+    assert (_read(buf) == 200).all()
+    knobs = device.stats()["knobs"]
+    assert knobs["coalesce"] == 1 and knobs["batch_max"] >= 1
+
+
+def test_policy_knobs_are_read_from_the_environment():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from cthreads import runtime; d = runtime.get_device(); k = d.stats()['knobs'];"
+        "print(k['coalesce'], k['spin_ns'], k['bg_delay_ns'], k['batch_max'])"
+    )
+    env = dict(os.environ, CTHREADS_COALESCE="0", CTHREADS_SPIN_US="7", CTHREADS_BG_DELAY_US="0",
+               CTHREADS_BATCH_MAX="9")
+    env.pop("CTHREADS_VALIDATION", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()
+    assert out == ["0", "7000", "0", "9"]
