@@ -16,15 +16,15 @@ if [ -z "${SKIP_TESTS:-}" ] && ls .whl/pytest-*.whl >/dev/null 2>&1; then
     tests/runtime tests/launch tests/residency tests/compiler tests/misuse tests/gpu 2>&1 \
     | grep -E '^(FAILED|ERROR)|passed|failed' | head -20
 fi
-[ -f bench/native_variants.py ] && timeout 120 python3 bench/native_variants.py 2>&1 | tail -20
-bash bench/run_roundtrip.sh 3000 | tee "$OUT/roundtrip.md"
-python3 bench/launch.py --json "$OUT/launch_ours.json" > "$OUT/launch_ours.log" 2>&1; tail -14 "$OUT/launch_ours.log"
-python3 bench/arena.py --json "$OUT/arena_ours.json" 2>&1 | tail -2
-timeout 300 python3 -m bench.kernels.run --json "$OUT/kernels.json" --md "$OUT/kernels.md" > "$OUT/kernels.log" 2>&1; tail -3 "$OUT/kernels.log"
+[ -n "${VARIANTS:-}" ] && timeout 120 python3 bench/native_variants.py 2>&1 | tail -20
+timeout 60 bash bench/run_roundtrip.sh 3000 | tee "$OUT/roundtrip.md"
+timeout 90 python3 bench/launch.py --json "$OUT/launch_ours.json" > "$OUT/launch_ours.log" 2>&1; tail -14 "$OUT/launch_ours.log"
+timeout 60 python3 bench/arena.py --json "$OUT/arena_ours.json" 2>&1 | tail -2
+timeout 150 python3 -m bench.kernels.run --json "$OUT/kernels.json" --md "$OUT/kernels.md" > "$OUT/kernels.log" 2>&1; tail -3 "$OUT/kernels.log"
 if ls .whl/cthreads_gpu*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/ref .whl/cthreads_gpu*.whl
   cd /tmp
-  PYTHONPATH=/tmp/ref timeout 200 python3 "$REPO/bench/launch.py" --json "$OUT/launch_ref.json" > "$OUT/launch_ref.log" 2>&1; tail -14 "$OUT/launch_ref.log"
-  PYTHONPATH=/tmp/ref timeout 120 python3 "$REPO/bench/arena.py" --kinds list --json "$OUT/arena_ref.json" 2>&1 | tail -2
-  PYTHONPATH=/tmp/ref timeout 200 python3 "$REPO/bench/saxpy_bandwidth.py" --lists --max-log2 26 --json "$OUT/saxpy_ref.json" 2>&1 | tail -6
+  PYTHONPATH=/tmp/ref timeout 100 python3 "$REPO/bench/launch.py" --json "$OUT/launch_ref.json" > "$OUT/launch_ref.log" 2>&1; tail -14 "$OUT/launch_ref.log"
+  PYTHONPATH=/tmp/ref timeout 60 python3 "$REPO/bench/arena.py" --kinds list --json "$OUT/arena_ref.json" 2>&1 | tail -2
+  PYTHONPATH=/tmp/ref timeout 80 python3 "$REPO/bench/saxpy_bandwidth.py" --lists --max-log2 26 --json "$OUT/saxpy_ref.json" 2>&1 | tail -6
 fi
