@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, VulkanOutOfMemory
 from ..gpu.kernel import GpuKernel as _GpuKernel
 from ..residency.arena import _resident
-from . import session, transfer
+from . import fastpath, session, transfer
 from .binding import ListArg, check_aliasing, check_list, check_scalar, type_name
 from .completion import CompletionWatcher
 from .gpujob import GpuJob
@@ -31,6 +31,8 @@ class _Plan:
     scalar_params: tuple  # (index, Param) of scalar parameters
     list_params: tuple  # (index, Param) of list parameters
     pack: Any  # pack(total, base_group, grid_x, addr, count, scalar) -> bytes
+    fields: tuple  # PushField, in offset order
+    packer_struct: struct.Struct
     n_index: int | None
     wg: int  # logical workgroup width
     max_groups: int
@@ -73,6 +75,8 @@ def _plan(prep: session.Prepared, device: Any) -> _Plan:
             scalar_params=tuple((i, p) for i, p in enumerate(params) if not p.is_list),
             list_params=tuple((i, p) for i, p in enumerate(params) if p.is_list),
             pack=_make_packer(fields, compiled.push.struct_format()),
+            fields=fields,
+            packer_struct=struct.Struct(compiled.push.struct_format()),
             n_index=n_index,
             wg=compiled.workgroup_size[0],
             max_groups=int(device.info.limits["max_compute_work_group_count"][0]),
@@ -122,7 +126,19 @@ def gpu(fn: Any, *args: Any, force: bool = False, **kwargs: Any) -> GpuJob:
             f"kernel `{fn.name}` takes {len(fn.param_names)} argument(s) "
             f"({', '.join(fn.param_names)}); got {len(args)}"
         )
+    fast = prep.fast
+    if fast is None:
+        device = session.state.device
+        _plan(prep, device)
+        fast = prep.fast = fastpath.build(prep, prep.plan, device) or _no_fast_path
+    job = fast(args)
+    if job is not None:
+        return job
     return _launch(prep, session.state.device, args)
+
+
+def _no_fast_path(args: tuple) -> None:
+    return None
 
 
 def _launch(prep: session.Prepared, device: Any, args: tuple) -> GpuJob:

@@ -32,6 +32,7 @@ class Prepared:
     physical_wg: int  # workgroup size along x the pipeline was built with
     generation: int
     plan: Any = None  # launch-side cache (dispatch.py fills it)
+    fast: Any = None  # the generated fast launcher (fastpath.py), filled on first launch
     info: dict = field(default_factory=dict)
 
 
