@@ -104,8 +104,11 @@ def stop_watchers() -> None:
     _watchers.clear()
 
 
-def gpu(fn: Any, *args: Any, force: bool = False, **kwargs: Any) -> GpuJob:
-    """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`."""
+def gpu(fn: Any, *args: Any, force: bool = False, timed: bool = False, **kwargs: Any) -> GpuJob:
+    """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`.
+
+    `force=True` re-prepares everything first; `timed=True` records device timestamps around
+    the launch, read back as `job.elapsed_ms` (costly on some drivers, so off by default)."""
     if type(fn) is not _GpuKernel and not isinstance(fn, _GpuKernel):
         name = getattr(fn, "__name__", type(fn).__name__)
         raise TypeError(f"gpu() needs a @Gpu kernel as its first argument; got `{name}`, which is not decorated with @Gpu")
@@ -126,6 +129,8 @@ def gpu(fn: Any, *args: Any, force: bool = False, **kwargs: Any) -> GpuJob:
             f"kernel `{fn.name}` takes {len(fn.param_names)} argument(s) "
             f"({', '.join(fn.param_names)}); got {len(args)}"
         )
+    if timed:
+        return _launch(prep, session.state.device, args, timed=True)
     fast = prep.fast
     if fast is None:
         device = session.state.device
@@ -141,7 +146,7 @@ def _no_fast_path(args: tuple) -> None:
     return None
 
 
-def _launch(prep: session.Prepared, device: Any, args: tuple) -> GpuJob:
+def _launch(prep: session.Prepared, device: Any, args: tuple, timed: bool = False) -> GpuJob:
     plan = prep.plan or _plan(prep, device)
     generation = prep.generation
     scalar: dict[int, int | float] = {}
@@ -216,7 +221,7 @@ def _launch(prep: session.Prepared, device: Any, args: tuple) -> GpuJob:
                 writebacks.append((arg, down))
         if commands:
             keep: tuple = (*buffers, *[r.buffer for r in resident.values()], args)
-            value = device.submit(commands, keep=keep)
+            value = device.submit(commands, keep=keep, timed=timed)
         else:
             value = 0
         for arg in lists:
