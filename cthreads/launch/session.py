@@ -9,7 +9,9 @@ is launched.
 from __future__ import annotations
 
 import logging
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,8 +118,13 @@ def compiled_for(kernel: Any, target: Target | None = None, force: bool = False)
 
 
 def _build(kernel: Any, force: bool = False) -> tuple[Prepared, dict]:
-    device = _current_device()
+    device = _current_device()  # first: it sets the target
     compiled, hit, seconds = _compile_one(kernel, state.target, force)
+    return _pipeline(kernel, device, compiled, hit, seconds)
+
+
+def _pipeline(kernel: Any, device: Any, compiled: CompiledKernel, hit: bool, seconds: float) -> tuple[Prepared, dict]:
+    """Build the pipeline of a compiled kernel (the driver's work; the GIL is released)."""
     t0 = time.perf_counter()
     if compiled.observes_workgroup:
         wg, spec = compiled.workgroup_size[0], None
@@ -203,20 +210,29 @@ def prepare(force: bool = False) -> dict[str, dict]:
     with state.lock:
         if force:
             shutdown()
-        _current_device()
+        device = _current_device()
         report: dict[str, dict] = {}
-        for kernel in _registered():
+        ready = []
+        for kernel in _registered():  # compile in order (Python work, holds the GIL)
             key = kernel.source_key
             try:
-                prep, info = _build(kernel, force=force)
+                ready.append((kernel, *_compile_one(kernel, state.target, force)))
             except GpuCompileError as exc:
                 state.errors[key] = exc
                 report[kernel.name] = {"name": kernel.name, "error": exc}
                 log.warning("kernel %s does not compile: %s", kernel.name, exc.reason)
-                continue
-            state.errors.pop(key, None)
-            state.prepared[key] = prep
+        # Pipelines are the driver's work and release the GIL: build them side by side.
+        workers = min(8, len(ready), os.cpu_count() or 1)
+        if workers > 1:
+            with ThreadPoolExecutor(workers, thread_name_prefix="cthreads-pipeline") as pool:
+                built = list(pool.map(lambda r: _pipeline(r[0], device, *r[1:]), ready))
+        else:
+            built = [_pipeline(r[0], device, *r[1:]) for r in ready]
+        for (kernel, *_), (prep, info) in zip(ready, built):
+            state.errors.pop(kernel.source_key, None)
+            state.prepared[kernel.source_key] = prep
             report[kernel.name] = info
+        device.save_pipeline_cache()  # a later process starts warm even if this one crashes
         return report
 
 
