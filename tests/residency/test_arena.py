@@ -152,3 +152,29 @@ def test_binding_past_device_memory_fails_cleanly():
     arena.sync("x")
     assert xs == [1.0, 2.0, 3.0]
     arena.release()
+
+
+@Gpu
+def slow_copy(n: int, rounds: int, src: list[float], dst: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < n:
+        acc: float = 0.0
+        for r in range(rounds):
+            acc = acc + src[i] * 0.0
+        dst[i] = src[i] + acc
+
+
+def test_rebind_waits_for_launches_still_reading_the_old_contents():
+    n = 4096
+    src = [1.0] * n
+    dst = [0.0] * n
+    with GpuArena().bind(src=src, dst=dst) as arena:
+        job = gpu(slow_copy, n, 3000, src, dst)  # still running when the host edits src
+        src[:] = [2.0] * n
+        arena.bind(src=src)  # re-upload: must not tear the running launch's input
+        job.join(download=False)
+        arena.sync("dst")
+        assert dst == [1.0] * n  # every element saw the old contents
+        gpu(slow_copy, n, 1, src, dst).join(download=False)
+        arena.sync("dst")
+        assert dst == [2.0] * n
