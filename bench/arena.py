@@ -15,6 +15,8 @@ import time
 
 import numpy as np
 
+from _common import package_label
+
 from cthreads.gpu import GlobalIdx, Gpu, GpuArena, device_name, prepare
 
 
@@ -56,14 +58,7 @@ def main() -> int:
     opts = ap.parse_args()
     prepare()
     report = {"device": device_name(), "n": opts.n, "results": {}}
-    try:
-        from importlib.metadata import version
-
-        report["package"] = version("cthreads-gpu")
-    except Exception:  # noqa: BLE001
-        import cthreads
-
-        report["package"] = f"cthreads {getattr(cthreads, '__version__', '?')}"
+    report["package"] = package_label()
     for kind in opts.kinds.split(","):
         report["results"][kind] = measure(opts.n, kind)
         print(kind, json.dumps(report["results"][kind]))

@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+from _common import package_label
+
 from cthreads.gpu import GlobalIdx, Gpu, GpuArena, device_name, gpu, prepare
 
 
@@ -37,22 +39,6 @@ def _best(fn, repeats: int, inner: int) -> float:
             fn()
         samples.append((time.perf_counter() - t0) / inner)
     return statistics.median(samples)
-
-
-def _package() -> str:
-    import cthreads
-
-    try:
-        from importlib.metadata import version
-
-        for dist in ("cthreads", "cthreads-gpu"):
-            try:
-                return f"{dist} {version(dist)}"
-            except Exception:  # noqa: BLE001
-                continue
-    except ImportError:
-        pass
-    return f"cthreads {getattr(cthreads, '__version__', '?')}"
 
 
 def main() -> int:
@@ -103,7 +89,7 @@ def main() -> int:
     ya = np.ones(big, np.float32)
     results[f"numpy_saxpy_{big:.0e}_ms"] = 1e3 * _best(lambda: gpu(saxpy, big, 2.0, xa, ya).join(), reps, 1)
 
-    report = {"package": _package(), "device": device_name(), "python": sys.version.split()[0], "results": results}
+    report = {"package": package_label(), "device": device_name(), "python": sys.version.split()[0], "results": results}
     print(json.dumps(report, indent=2))
     if opts.json:
         with open(opts.json, "w") as f:

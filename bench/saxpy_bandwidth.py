@@ -13,6 +13,8 @@ import argparse
 import json
 import time
 
+from _common import package_label
+
 from cthreads.gpu import GlobalIdx, Gpu, GpuArena, device_name, gpu, prepare
 
 
@@ -56,12 +58,7 @@ def main() -> int:
     for lg in range(opts.min_log2, opts.max_log2 + 1, 2):
         rows.append(one(1 << lg, opts.lists))
         print(json.dumps(rows[-1]), flush=True)
-    try:
-        from importlib.metadata import version
-
-        package = f"cthreads-gpu {version('cthreads-gpu')}"
-    except Exception:  # noqa: BLE001
-        package = "cthreads"
+    package = package_label()
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump({"package": package, "device": device_name(), "rows": rows}, f, indent=2)
