@@ -52,6 +52,7 @@ class _State:
 
 
 state = _State()
+_stats_lock = threading.Lock()
 
 
 def target_from_device(device: Any) -> Target:
@@ -102,7 +103,8 @@ def _compile_one(kernel: Any, target: Target, force: bool) -> tuple[CompiledKern
             return hit, True, time.perf_counter() - t0
     ir_kernel = kernel.lower(target)
     compiled = compile_kernel(ir_kernel, target, cache_key=key)
-    kcache.stats["compiled"] += 1
+    with _stats_lock:  # prepare() compiles on several threads
+        kcache.stats["compiled"] += 1
     state.cache.put(key, compiled)
     return compiled, False, time.perf_counter() - t0
 
@@ -211,26 +213,35 @@ def prepare(force: bool = False) -> dict[str, dict]:
         if force:
             shutdown()
         device = _current_device()
-        report: dict[str, dict] = {}
-        ready = []
-        for kernel in _registered():  # compile in order (Python work, holds the GIL)
-            key = kernel.source_key
+        target = state.target
+        kernels = _registered()
+
+        def build(kernel: Any) -> tuple[Prepared, dict] | GpuCompileError:
             try:
-                ready.append((kernel, *_compile_one(kernel, state.target, force)))
+                compiled, hit, seconds = _compile_one(kernel, target, force)
             except GpuCompileError as exc:
-                state.errors[key] = exc
-                report[kernel.name] = {"name": kernel.name, "error": exc}
-                log.warning("kernel %s does not compile: %s", kernel.name, exc.reason)
-        # Pipelines are the driver's work and release the GIL: build them side by side.
-        workers = min(8, len(ready), os.cpu_count() or 1)
+                return exc
+            return _pipeline(kernel, device, compiled, hit, seconds)
+
+        # One task per kernel: the Python compile steps take turns on the GIL, while spirv-val
+        # (a subprocess) and the driver's pipeline builds run side by side.
+        workers = min(8, len(kernels), os.cpu_count() or 1)
         if workers > 1:
-            with ThreadPoolExecutor(workers, thread_name_prefix="cthreads-pipeline") as pool:
-                built = list(pool.map(lambda r: _pipeline(r[0], device, *r[1:]), ready))
+            with ThreadPoolExecutor(workers, thread_name_prefix="cthreads-prepare") as pool:
+                results = list(pool.map(build, kernels))
         else:
-            built = [_pipeline(r[0], device, *r[1:]) for r in ready]
-        for (kernel, *_), (prep, info) in zip(ready, built):
-            state.errors.pop(kernel.source_key, None)
-            state.prepared[kernel.source_key] = prep
+            results = [build(k) for k in kernels]
+        report: dict[str, dict] = {}
+        for kernel, result in zip(kernels, results):
+            key = kernel.source_key
+            if isinstance(result, GpuCompileError):
+                state.errors[key] = result
+                report[kernel.name] = {"name": kernel.name, "error": result}
+                log.warning("kernel %s does not compile: %s", kernel.name, result.reason)
+                continue
+            prep, info = result
+            state.errors.pop(key, None)
+            state.prepared[key] = prep
             report[kernel.name] = info
         device.save_pipeline_cache()  # a later process starts warm even if this one crashes
         return report
