@@ -7,6 +7,7 @@ machines without a Vulkan loader. Each `shaders/*.comp` is compiled with glslang
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -94,4 +95,19 @@ native = Extension(
     extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-O2", "-Wall", "-Wno-missing-braces"],
 )
 
-setup(ext_modules=[native], cmdclass={"build_ext": BuildExt})
+# In-process SPIR-V validation (optional): Debian's spirv-tools ships SPIRV-Tools as a static
+# library with its C header; without them, cthreads runs the spirv-val program instead.
+SPIRV_TOOLS_LIB = Path("/usr/lib") / f"{os.uname().machine}-linux-gnu" / "libSPIRV-Tools.a"
+extensions = [native]
+if SPIRV_TOOLS_LIB.exists() and Path("/usr/include/spirv-tools/libspirv.h").exists():
+    extensions.append(
+        Extension(
+            "cthreads._spirvval",
+            sources=["native/spirvval/validate.c"],
+            extra_objects=[str(SPIRV_TOOLS_LIB)],
+            libraries=["stdc++", "m"],
+            extra_compile_args=["-std=c11", "-O2", "-Wall"],
+        )
+    )
+
+setup(ext_modules=extensions, cmdclass={"build_ext": BuildExt})

@@ -17,7 +17,7 @@ def test_missing_tool_says_how_to_install(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     try:
         with pytest.raises(tools.SpirvToolsNotFound, match="apt-get install spirv-tools"):
-            tools.validate(b"")
+            tools.validate(b"", in_process=False)
         assert not tools.available("spirv-val")
     finally:
         tools.find.cache_clear()
@@ -40,3 +40,20 @@ def test_disassemble_and_optimize_roundtrip():
     if tools.available("spirv-opt"):
         opt = tools.optimize(spirv)
         tools.validate(opt)  # spirv-opt -O keeps our modules valid
+
+
+def test_in_process_validation_agrees_with_spirv_val():
+    if tools._in_process_validator() is None:
+        pytest.skip("cthreads._spirvval was not built (no SPIRV-Tools static library)")
+    from cthreads.runtime.shaders import load_shader
+
+    good = load_shader("saxpy")
+    tools.validate(good)  # in-process
+    tools.validate(good, in_process=False)  # the program
+    bad = good[:-4] + b"\0\0\0\0"
+    messages = []
+    for in_process in (True, False):
+        with pytest.raises(tools.SpirvValidationError) as info:
+            tools.validate(bad, in_process=in_process)
+        messages.append(str(info.value))
+    assert all("word count" in m.lower() for m in messages), messages
