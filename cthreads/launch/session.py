@@ -57,7 +57,12 @@ _stats_lock = threading.Lock()
 
 def target_from_device(device: Any) -> Target:
     """The compile target for a runtime device (plain data only crosses into the compiler)."""
-    limits, feats = device.info.limits, device.info.features
+    return target_from_info(device.info)
+
+
+def target_from_info(info: Any) -> Target:
+    """The compile target for a device description (`runtime.DeviceInfo`)."""
+    limits, feats = info.limits, info.features
     return Target(
         max_push_constants_size=int(limits.get("max_push_constants_size", 128)),
         max_workgroup_size=tuple(limits.get("max_compute_work_group_size", (1024, 1024, 64))),
@@ -212,25 +217,33 @@ def prepare(force: bool = False) -> dict[str, dict]:
     with state.lock:
         if force:
             shutdown()
-        device = _current_device()
-        target = state.target
         kernels = _registered()
+        workers = max(1, min(8, len(kernels) + 1, os.cpu_count() or 1))
+        with ThreadPoolExecutor(workers, thread_name_prefix="cthreads-prepare") as pool:
+            opening = None
+            if state.device is None or state.device.generation != runtime.current_generation():
+                # Opening a device takes long on some drivers: compile for its description
+                # while it opens.
+                target = target_from_info(runtime.default_device_info())
+                opening = pool.submit(_current_device)
+            else:
+                target = state.target
 
-        def build(kernel: Any) -> tuple[Prepared, dict] | GpuCompileError:
-            try:
-                compiled, hit, seconds = _compile_one(kernel, target, force)
-            except GpuCompileError as exc:
-                return exc
-            return _pipeline(kernel, device, compiled, hit, seconds)
+            def compile_one(kernel: Any) -> tuple | GpuCompileError:
+                try:
+                    return _compile_one(kernel, target, force)
+                except GpuCompileError as exc:
+                    return exc
 
-        # One task per kernel: the Python compile steps take turns on the GIL, while spirv-val
-        # (a subprocess) and the driver's pipeline builds run side by side.
-        workers = min(8, len(kernels), os.cpu_count() or 1)
-        if workers > 1:
-            with ThreadPoolExecutor(workers, thread_name_prefix="cthreads-prepare") as pool:
-                results = list(pool.map(build, kernels))
-        else:
-            results = [build(k) for k in kernels]
+            # The Python compile steps take turns on the GIL; validation and the driver's
+            # pipeline builds run side by side.
+            compiled = list(pool.map(compile_one, kernels))
+            device = opening.result() if opening is not None else state.device
+            building = [
+                None if isinstance(c, GpuCompileError) else pool.submit(_pipeline, k, device, *c)
+                for k, c in zip(kernels, compiled)
+            ]
+            results = [c if f is None else f.result() for c, f in zip(compiled, building)]
         report: dict[str, dict] = {}
         for kernel, result in zip(kernels, results):
             key = kernel.source_key

@@ -12,6 +12,7 @@ from .info import DeviceInfo
 from .lifecycle import (
     available,
     current_generation,
+    default_device_info,
     device_name,
     get_device,
     init,
@@ -40,6 +41,7 @@ __all__ = [
     "Pipeline",
     "available",
     "current_generation",
+    "default_device_info",
     "device_name",
     "get_device",
     "init",

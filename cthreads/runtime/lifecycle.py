@@ -44,6 +44,16 @@ def list_devices() -> list[DeviceInfo]:
         return [DeviceInfo.from_native(d) for d in _get_instance().physical_devices()]
 
 
+def default_device_info() -> DeviceInfo:
+    """The device `init()` opens (CTHREADS_DEVICE honoured), described without opening it:
+    callers can prepare work for it while it is being created."""
+    with _lock:
+        if _device is not None and _device.alive:
+            return _device.info
+        infos = [DeviceInfo.from_native(d) for d in _get_instance().physical_devices()]
+        return choose(infos, config.device_selector())
+
+
 def init() -> Device:
     """Create the default device if needed (idempotent) and return it."""
     global _device, _generation, _available
