@@ -1,7 +1,9 @@
-"""The only reader of `CTHREADS_*` environment variables.
+"""The only reader of the package's `CTHREADS_*` settings.
 
 Each setting is read when asked for (not at import), so tests and subprocesses can change the
-environment before first use.
+environment before first use. Two families live elsewhere on purpose: the native extension's
+benchmarking knobs (`CTHREADS_SPIN_US` and friends, read in C at device creation; see
+native/README.md) and the fuzzer's `CTHREADS_FUZZ_*` (cthreads/testing).
 """
 
 from __future__ import annotations
