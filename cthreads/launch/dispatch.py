@@ -41,7 +41,7 @@ class _Plan:
     writes_lists: bool  # some list parameter is written (aliasing must be checked)
 
 
-def _make_packer(fields: tuple, fmt: str):
+def _make_packer(fields: tuple, packer: struct.Struct):
     """A function packing the parameter block, generated once per kernel so that a launch
     does no per-field branching."""
     exprs = []
@@ -57,7 +57,7 @@ def _make_packer(fields: tuple, fmt: str):
             }[f.role]
         )
     src = f"def pack(total, base_group, grid_x, addr, count, scalar):\n    return _pack({', '.join(exprs)})\n"
-    scope = {"_pack": struct.Struct(fmt).pack}
+    scope = {"_pack": packer.pack}
     exec(src, scope)  # noqa: S102 - source built from our own field table above
     return scope["pack"]
 
@@ -71,12 +71,13 @@ def _plan(prep: session.Prepared, device: Any) -> _Plan:
             None,
         )
         fields = tuple(sorted(compiled.push.fields, key=lambda f: f.offset))
+        packer = struct.Struct(compiled.push.struct_format())
         prep.plan = _Plan(
             scalar_params=tuple((i, p) for i, p in enumerate(params) if not p.is_list),
             list_params=tuple((i, p) for i, p in enumerate(params) if p.is_list),
-            pack=_make_packer(fields, compiled.push.struct_format()),
+            pack=_make_packer(fields, packer),
             fields=fields,
-            packer_struct=struct.Struct(compiled.push.struct_format()),
+            packer_struct=packer,
             n_index=n_index,
             wg=compiled.workgroup_size[0],
             max_groups=int(device.info.limits["max_compute_work_group_count"][0]),
