@@ -1,6 +1,7 @@
 # cthreads — set up and run on a fresh Debian 12 machine (as root) or any machine with the tools.
 #   make demo   install what is missing, build, run the demo on the default device
 #   make test   install what is missing, build, run the test suite (Khronos validation on)
+#   make docs   build the documentation site into site/ (mkdocs --strict: broken links fail)
 PY      ?= python3
 VENV    ?= .venv
 VPY     := $(VENV)/bin/python
@@ -8,7 +9,7 @@ APT_PKGS := mesa-vulkan-drivers libvulkan-dev spirv-tools spirv-headers glslang-
             vulkan-validationlayers vulkan-tools python3-venv python3-dev gcc
 PYTEST_ARGS ?= -q
 
-.PHONY: deps venv install demo test fuzz bench clean
+.PHONY: deps venv install demo test docs fuzz bench clean
 
 # Debian packages: installed only when missing (apt needs root; elsewhere install them yourself).
 deps:
@@ -34,10 +35,13 @@ demo: install
 test: install
 	XDG_RUNTIME_DIR=$${XDG_RUNTIME_DIR:-/tmp} $(VPY) -m pytest $(PYTEST_ARGS)
 
+docs: install
+	$(VPY) -m mkdocs build --strict
+
 # Long differential-fuzzing campaigns: make fuzz N=5000 [SEED=...]  (docs/reliability.md)
 N ?= 2000
 fuzz: install
 	XDG_RUNTIME_DIR=$${XDG_RUNTIME_DIR:-/tmp} $(VPY) -m cthreads.testing.fuzz $(N) $(if $(SEED),--seed $(SEED)) -v
 
 clean:
-	rm -rf build $(VENV) cthreads/_shaders cthreads/*.so *.egg-info
+	rm -rf build site $(VENV) cthreads/_shaders cthreads/*.so *.egg-info
