@@ -47,7 +47,7 @@ class _Resident:
             raise GpuUseAfterDestroy(
                 f"`{self.name}` was bound on a device that has since been shut down "
                 "(shutdown() or prepare(force=True))",
-                hint="create a new GpuArena and bind again",
+                hint="bind it again in a new GpuArena",
             )
 
     def download(self) -> None:
@@ -227,6 +227,11 @@ class GpuArena:
             raise GpuInvalidArgument(f"`{name}`: cannot bind an empty list", param=name,
                                      hint="bind at least one element")
         other = _resident.get(id(obj))
+        if other is not None and other.generation != runtime.current_generation():
+            # its device was shut down: the old binding is dead (using it raises), so it must
+            # not keep the object from being bound again
+            del _resident[id(obj)]
+            other = None
         if other is not None and (other.arena is not self or other.name != name):
             where = "this arena" if other.arena is self else "another arena"
             raise GpuInvalidArgument(

@@ -178,3 +178,19 @@ def test_rebind_waits_for_launches_still_reading_the_old_contents():
         gpu(slow_copy, n, 1, src, dst).join(download=False)
         arena.sync("dst")
         assert dst == [2.0] * n
+
+
+def test_after_shutdown_the_same_objects_bind_in_a_new_arena():
+    from cthreads.gpu import shutdown
+
+    xs = [1.0, 2.0]
+    old = GpuArena().bind(x=xs)
+    shutdown()
+    with pytest.raises(GpuUseAfterDestroy, match="bind it again in a new GpuArena"):
+        old.sync()
+    y = [0.0, 0.0]
+    with GpuArena().bind(x=xs, y=y) as new:  # no need to release the dead arena first
+        gpu(step, 2, xs, y).join(download=False)
+        new.sync("y")
+    assert y == [1.0, 2.0]
+    old.release()  # still allowed, and it does not disturb the new binding's bookkeeping
