@@ -105,7 +105,7 @@ def stop_watchers() -> None:
     _watchers.clear()
 
 
-def gpu(fn: Any, *args: Any, force: bool = False, timed: bool = False, **kwargs: Any) -> GpuJob:
+def gpu(fn: _GpuKernel, *args: Any, force: bool = False, timed: bool = False, **kwargs: Any) -> GpuJob:
     """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`.
 
     `force=True` re-prepares everything first; `timed=True` records device timestamps around
