@@ -93,6 +93,20 @@ def compile_kernel(
 
 
 def _check_target(kernel: ir.Kernel, target: Target) -> None:
+    used = 0
+    for arr in kernel.shared:  # also checked by the frontend when it lowers for a target
+        used += 4 * arr.size
+        if used > target.max_shared_memory:
+            raise GpuCompileError(
+                f"shared arrays need {sum(4 * a.size for a in kernel.shared)} bytes, more than the "
+                f"{target.max_shared_memory} bytes of workgroup memory this device has "
+                f"(maxComputeSharedMemorySize); `{arr.name}` declared here crosses the limit",
+                kernel=kernel.name,
+                filename=kernel.filename,
+                lineno=arr.line or kernel.firstlineno,
+                col=1,
+                allowed="smaller shared arrays (4 bytes per element), e.g. a smaller tile",
+            )
     wg = tuple(kernel.workgroup_size)
     n = wg[0] * wg[1] * wg[2]
     if (

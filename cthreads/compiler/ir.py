@@ -12,7 +12,11 @@ Contract (frontend produces, passes keep, codegen consumes):
 - index expressions of `Load`/`Store` are `I32`; out-of-range indexes are legal IR: codegen makes
   reads return zero and drops writes (SPEC §5.6), so the frontend adds no bounds checks;
 - `Builtin` values are *logical* (SPEC §4): codegen maps them to the physical dispatch (grid-stride
-  loops, base offsets) so the kernel cannot tell how it was launched.
+  loops, base offsets) so the kernel cannot tell how it was launched;
+- workgroup shared arrays (`Kernel.shared`) are reached only through `SharedLoad`/`SharedStore`
+  and `Atomic` (by their index into `Kernel.shared`); their out-of-range indexes are legal IR too;
+- atomics have side effects, so they are statements (`Atomic`), never expressions: the old value
+  goes into a local. Expressions stay pure.
 """
 
 from __future__ import annotations
@@ -129,6 +133,14 @@ class Load(Expr):
     index: Expr
 
 
+@dataclass(frozen=True)
+class SharedLoad(Expr):
+    """`shared[array][index]` of a workgroup shared array; out of range reads give zero."""
+
+    array: int
+    index: Expr
+
+
 class UnOp(Enum):
     NEG = "neg"  # int (wrapping) or float
     NOT = "not"  # bool -> bool
@@ -238,6 +250,43 @@ class Store(Stmt):
 
 
 @dataclass(frozen=True)
+class SharedStore(Stmt):
+    """`shared[array][index] = value`; an out-of-range index writes nothing."""
+
+    array: int
+    index: Expr
+    value: Expr
+
+
+class AtomicOp(Enum):
+    ADD = "add"
+    MIN = "min"
+    MAX = "max"
+    AND = "and"  # int only
+    OR = "or"
+    XOR = "xor"
+    EXCHANGE = "exchange"
+    COMPARE_EXCHANGE = "compare_exchange"  # stores `value` where the element equals `comparator`
+
+
+@dataclass(frozen=True)
+class Atomic(Stmt):
+    """An atomic read-modify-write of one element of a list parameter (`shared=False`, `array`
+    indexes `Kernel.params`) or of a shared array (`shared=True`, `array` indexes
+    `Kernel.shared`). `value` (and `comparator`) have the element type; the old value goes into
+    local `result` (None: discarded). Out of range: no effect, the old value reads as zero.
+    Relaxed memory order (no ordering with other memory accesses; barriers order them)."""
+
+    op: AtomicOp
+    shared: bool
+    array: int
+    index: Expr
+    value: Expr
+    comparator: Expr | None = None
+    result: str | None = None
+
+
+@dataclass(frozen=True)
 class If(Stmt):
     cond: Expr
     then: tuple[Stmt, ...]
@@ -292,10 +341,24 @@ class Param:
 
 
 @dataclass(frozen=True)
+class SharedArray:
+    """A workgroup shared array declared in the body (`tile = shared(float, 256)`): one per
+    workgroup, zero-filled when the workgroup starts, `size` elements of `elem`."""
+
+    name: str
+    elem: Scalar
+    size: int
+    line: int = 0  # file line of the declaration (for messages)
+
+    def __str__(self) -> str:
+        return f"{self.elem}[{self.size}]"
+
+
+@dataclass(frozen=True)
 class Kernel:
     """One compiled function. `workgroup_size` is the logical shape (default (64, 1, 1));
     `observes_workgroup` is True when the body uses ThreadIdx/BlockIdx/BlockDim/GridDim or a
-    barrier, which pins the physical shape to the logical one (SPEC §4)."""
+    barrier or a shared array, which pins the physical shape to the logical one (SPEC §4)."""
 
     name: str
     params: tuple[Param, ...]
@@ -305,3 +368,4 @@ class Kernel:
     observes_workgroup: bool = False
     filename: str = "<unknown>"
     firstlineno: int = 1
+    shared: tuple[SharedArray, ...] = ()

@@ -3,6 +3,7 @@
 `fold_constants` (int32 wrapping and float32 rounding exactly as on the device; nothing whose
 device result may differ), `remove_dead_code` (after return/break/continue, constant branches),
 `prune_locals`, and `annotate_usage` (the contract facts: list reads/writes, workgroup use).
+Atomics and stores are side effects: dead-code removal keeps them unless unreachable.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ ExprFn = Callable[[ir.Expr], ir.Expr]
 
 def map_expr(e: ir.Expr, fn: ExprFn) -> ir.Expr:
     """Rebuild `e` bottom-up, applying `fn` to every node after its children."""
-    if isinstance(e, ir.Load):
+    if isinstance(e, ir.Load | ir.SharedLoad):
         e = dataclasses.replace(e, index=map_expr(e.index, fn))
     elif isinstance(e, ir.Unary | ir.Cast):
         e = dataclasses.replace(e, operand=map_expr(e.operand, fn))
@@ -46,8 +47,15 @@ def map_stmts(body: tuple[ir.Stmt, ...], fn: ExprFn) -> tuple[ir.Stmt, ...]:
     for s in body:
         if isinstance(s, ir.Assign):
             s = dataclasses.replace(s, value=map_expr(s.value, fn))
-        elif isinstance(s, ir.Store):
+        elif isinstance(s, ir.Store | ir.SharedStore):
             s = dataclasses.replace(s, index=map_expr(s.index, fn), value=map_expr(s.value, fn))
+        elif isinstance(s, ir.Atomic):
+            s = dataclasses.replace(
+                s,
+                index=map_expr(s.index, fn),
+                value=map_expr(s.value, fn),
+                comparator=None if s.comparator is None else map_expr(s.comparator, fn),
+            )
         elif isinstance(s, ir.If):
             s = ir.If(map_expr(s.cond, fn), map_stmts(s.then, fn), map_stmts(s.orelse, fn))
         elif isinstance(s, ir.Loop):
@@ -63,7 +71,7 @@ def walk_exprs(e: ir.Expr) -> Iterator[ir.Expr]:
 
 
 def _children(e: ir.Expr) -> tuple[ir.Expr, ...]:
-    if isinstance(e, ir.Load):
+    if isinstance(e, ir.Load | ir.SharedLoad):
         return (e.index,)
     if isinstance(e, ir.Unary | ir.Cast):
         return (e.operand,)
@@ -90,8 +98,10 @@ def walk_stmts(body: tuple[ir.Stmt, ...]) -> Iterator[ir.Stmt]:
 def stmt_exprs(s: ir.Stmt) -> tuple[ir.Expr, ...]:
     if isinstance(s, ir.Assign):
         return (s.value,)
-    if isinstance(s, ir.Store):
+    if isinstance(s, ir.Store | ir.SharedStore):
         return (s.index, s.value)
+    if isinstance(s, ir.Atomic):
+        return (s.index, s.value) + (() if s.comparator is None else (s.comparator,))
     if isinstance(s, ir.If | ir.Loop):
         return (s.cond,)
     return ()
@@ -209,6 +219,11 @@ def _fold(e: ir.Expr) -> ir.Expr:
     return e
 
 
+def fold_expr(e: ir.Expr) -> ir.Expr:
+    """Fold one node whose children are already folded (for `map_expr`)."""
+    return _fold(e)
+
+
 def fold_constants(k: ir.Kernel) -> ir.Kernel:
     return dataclasses.replace(k, body=map_stmts(k.body, _fold))
 
@@ -261,6 +276,8 @@ def prune_locals(k: ir.Kernel) -> ir.Kernel:
     for s in walk_stmts(k.body):
         if isinstance(s, ir.Assign):
             used.add(s.name)
+        elif isinstance(s, ir.Atomic) and s.result is not None:
+            used.add(s.result)
         for e in stmt_exprs(s):
             used.update(x.name for x in walk_exprs(e) if isinstance(x, ir.LocalRef))
     return dataclasses.replace(k, locals={n: t for n, t in k.locals.items() if n in used})
@@ -273,10 +290,13 @@ def annotate_usage(k: ir.Kernel) -> ir.Kernel:
     """Set `Param.reads/writes` of lists and `Kernel.observes_workgroup` from the body."""
     reads: set[int] = set()
     writes: set[int] = set()
-    observes = False
+    observes = bool(k.shared)  # shared arrays live per workgroup: the shape is fixed
     for s in walk_stmts(k.body):
         if isinstance(s, ir.Store):
             writes.add(s.list_index)
+        elif isinstance(s, ir.Atomic) and not s.shared:
+            reads.add(s.array)
+            writes.add(s.array)
         elif isinstance(s, ir.Barrier):
             observes = True
         for e in stmt_exprs(s):

@@ -2,7 +2,7 @@
 
 Expressions print as typed s-expressions (`(add f32 (mul f32 $a x[%i]) y[%i])`): `%name` is a
 local, `$name` a scalar parameter, `x[...]` a list element; statements print one per line with
-indented blocks. The format only changes deliberately (goldens depend on it).
+indented blocks; `@name[...]` is an element of a workgroup shared array. The format only changes deliberately (goldens depend on it).
 """
 
 from __future__ import annotations
@@ -31,6 +31,10 @@ def format_float(v: float) -> str:
 class _Printer:
     def __init__(self, kernel: ir.Kernel | None):
         self.params = kernel.params if kernel is not None else ()
+        self.shared = kernel.shared if kernel is not None else ()
+
+    def shared_name(self, index: int) -> str:
+        return "@" + (self.shared[index].name if index < len(self.shared) else f"#{index}")
 
     def param_name(self, index: int) -> str:
         return self.params[index].name if index < len(self.params) else f"#{index}"
@@ -52,6 +56,8 @@ class _Printer:
             return f"len({self.param_name(e.list_index)})"
         if isinstance(e, ir.Load):
             return f"{self.param_name(e.list_index)}[{self.expr(e.index)}]"
+        if isinstance(e, ir.SharedLoad):
+            return f"{self.shared_name(e.array)}[{self.expr(e.index)}]"
         if isinstance(e, ir.Unary):
             return f"({e.op.value} {e.type} {self.expr(e.operand)})"
         if isinstance(e, ir.Binary):
@@ -76,6 +82,17 @@ class _Printer:
             elif isinstance(s, ir.Store):
                 out.append(
                     f"{indent}{self.param_name(s.list_index)}[{self.expr(s.index)}] = {self.expr(s.value)}"
+                )
+            elif isinstance(s, ir.SharedStore):
+                out.append(
+                    f"{indent}{self.shared_name(s.array)}[{self.expr(s.index)}] = {self.expr(s.value)}"
+                )
+            elif isinstance(s, ir.Atomic):
+                where = self.shared_name(s.array) if s.shared else self.param_name(s.array)
+                args = " ".join(self.expr(a) for a in (s.value, s.comparator) if a is not None)
+                lhs = f"%{s.result} = " if s.result is not None else ""
+                out.append(
+                    f"{indent}{lhs}atomic_{s.op.value} {s.value.type} {where}[{self.expr(s.index)}] {args}"
                 )
             elif isinstance(s, ir.If):
                 out.append(f"{indent}if {self.expr(s.cond)}:")
@@ -114,6 +131,8 @@ def format_kernel(k: ir.Kernel) -> str:
         out.append(f"  param {i} {param.name}: {param.type}{usage}")
     for name, t in k.locals.items():
         out.append(f"  local %{name}: {t}")
+    for arr in k.shared:
+        out.append(f"  shared @{arr.name}: {arr}")
     out.append("body:")
     p.stmts(k.body, "  ", out)
     return "\n".join(out) + "\n"

@@ -21,6 +21,11 @@ class Target:
     # shaderSignedZeroInfNanPreserveFloat32: ask the driver to keep IEEE NaN/inf/-0.0 meaning
     # (without it drivers may fold 0.0 * x to 0.0 and x / x to 1.0)
     nan_inf_preserve: bool = False
+    # maxComputeSharedMemorySize: bytes of workgroup shared arrays per kernel (Vulkan: >= 16384)
+    max_shared_memory: int = 16384
+    # shaderBufferFloat32AtomicAdd (VK_EXT_shader_atomic_float): native float atomic_add on lists;
+    # without it (and always on shared arrays) codegen uses a compare-exchange loop
+    atomic_float32_add: bool = False
 
     def key(self) -> str:
         """A stable text form for cache keys."""

@@ -25,8 +25,19 @@ from ..errors import (
 )
 from ..launch import GpuJob, compile, gpu, prepare
 from ..launch import shutdown as _shutdown
+from .atomics import (
+    atomic_add,
+    atomic_and,
+    atomic_compare_exchange,
+    atomic_exchange,
+    atomic_max,
+    atomic_min,
+    atomic_or,
+    atomic_xor,
+)
 from .indices import BlockDim, BlockIdx, GlobalIdx, GridDim, ThreadIdx
 from .kernel import Gpu, GpuKernel
+from .shared import shared
 
 try:  # GpuArena arrives with the residency layer
     from ..residency import GpuArena
@@ -62,4 +73,6 @@ __all__ = [
     "VulkanNotBuiltError", "VulkanLoaderNotFound", "VulkanNoDevice", "VulkanInitFailed",
     "VulkanOutOfMemory", "GpuUseAfterDestroy", "GpuTimeout", "GpuCompileError",
     "GpuInternalCompilerError", "GpuDeviceLost",
+    "shared", "atomic_add", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
+    "atomic_exchange", "atomic_compare_exchange",
 ]

@@ -72,6 +72,8 @@ def target_from_info(info: Any) -> Target:
         int64=bool(feats.get("shader_int64", False)),
         subgroup_size=int(limits.get("subgroup_size", 32)),
         nan_inf_preserve=bool(feats.get("float32_nan_inf_preserve", False)),
+        max_shared_memory=int(limits.get("max_compute_shared_memory_size", 16384)),
+        atomic_float32_add=bool(feats.get("atomic_float32_add", False)),
     )
 
 

@@ -3,7 +3,8 @@ over every invocation of its grid, with the device's semantics (semantics.py), a
 it stores to back into the caller's objects, as `gpu(...).join()` does.
 
 The oracle for differential tests and a debugger for users: an out-of-bounds index raises
-`IndexError` naming the list, the index and the invocation. Never imports `cthreads.compiler`.
+`IndexError` naming the list (or shared array), the index and the invocation. Shared arrays
+are zero-filled per workgroup; atomics are sequential (one invocation runs at a time). Never imports `cthreads.compiler`.
 """
 
 from __future__ import annotations
@@ -184,6 +185,12 @@ def run_lists(
     try:
         if tr.has_barrier:
             _run_barriers(inv, groups, wg, state)
+        elif tr.shared:  # fresh shared arrays per workgroup
+            for group in _groups(groups):
+                inv.new_group()
+                for ids in _members(group, wg):
+                    state[:] = ids
+                    inv(*ids)
         elif groups[1] == groups[2] == wg[1] == wg[2] == 1:
             w = wg[0]
             for g in range(groups[0] * w):
@@ -194,10 +201,15 @@ def run_lists(
                 state[:] = ids
                 inv(*ids)
     except _OOB as exc:
-        n = len(lists[exc.name])
-        what = f"write to {exc.name}[{exc.index}]" if exc.write else f"{exc.name}[{exc.index}]"
+        if exc.name in lists:
+            n, kind = len(lists[exc.name]), "len"
+            shown = exc.name
+        else:
+            n, kind = inv.shared_sizes[exc.name], "shared array of size"
+            shown = f"shared array {exc.name}"
+        what = f"write to {shown}[{exc.index}]" if exc.write else f"{shown}[{exc.index}]"
         raise IndexError(
-            f"{what} out of range (len {n}) in invocation {_where(state)} "
+            f"{what} out of range ({kind} {n}) in invocation {_where(state)} "
             f"of kernel `{tr.name}`{_kernel_line(tr)}"
         ) from None
     except KernelUndefined as exc:
@@ -248,6 +260,7 @@ def _run_barriers(inv, groups, wg, state) -> None:
     size = wg[0] * wg[1] * wg[2]
     for group in _groups(groups):
         members = _members(group, wg)
+        inv.new_group()
         gens = [inv(*ids) for ids in members]
         alive = list(range(size))
         while alive:

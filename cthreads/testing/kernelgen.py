@@ -3,7 +3,8 @@
 Kernels cover the whole language: typed int/float/bool expression trees (every operator, math
 function, cast and conditional expression), list reads at `i`, `i +- k` and computed indices,
 if/elif/else, bounded while loops, for-range with varied and runtime steps, break / continue /
-early return, and (sometimes) a workgroup barrier. Choices that keep results well defined on
+early return, and (sometimes) a workgroup barrier, then sometimes with a shared float array read
+across invocations and order-independent int atomics (add/min/max/and/or/xor) on a shared array. Choices that keep results well defined on
 every conformant device are documented in docs/reliability.md ("What the generator avoids").
 """
 
@@ -30,7 +31,13 @@ OUTPUTS = ("out_f", "out_i", "out_b")
 # Known, reported discrepancy classes the generator can steer around so a campaign finds the
 # next bug instead of the same one: CTHREADS_FUZZ_AVOID=intmod0,... (docs/reliability.md).
 AVOID = {w.strip() for w in os.environ.get("CTHREADS_FUZZ_AVOID", "").split(",") if w.strip()}
-_HEADER = "import math\nfrom cthreads.gpu import GlobalIdx, ThreadIdx, BlockIdx, BlockDim, Gpu\nfrom cthreads.sync import __sync_threads\n\n\n"
+_HEADER = (
+    "import math\nfrom cthreads.gpu import GlobalIdx, ThreadIdx, BlockIdx, BlockDim, Gpu\n"
+    "from cthreads.gpu import shared, atomic_add, atomic_min, atomic_max, atomic_and, atomic_or, "
+    "atomic_xor\nfrom cthreads.sync import __sync_threads\n\n\n"
+)
+# int atomics whose final value does not depend on the order invocations reach them
+_ORDER_FREE_ATOMICS = ("add", "min", "max", "and", "or", "xor")
 _FLOAT_LITS = [
     "0.0",
     "1.0",
@@ -237,7 +244,10 @@ class _Writer:
         if not _constant(rhs):
             if t == "i" and op == "%" and "intmod0" in AVOID:
                 return f"({rhs} if {rhs} != 0 else 3)"
-            if op in ("/", "//", "%") and (t == "f" or op == "/") and "fdiv0" in AVOID:
+            # zeromul: on lavapipe a zero that reaches a float division as a constant (an
+            # out-of-range read: `a / xs[len(xs)]`) is folded too (a / 0.0 gave 0.0, a // 0.0 nan)
+            zero_div = "fdiv0" in AVOID or ("zeromul" in AVOID and (t == "f" or op == "/"))
+            if op in ("/", "//", "%") and (t == "f" or op == "/") and zero_div:
                 return f"({rhs} if {rhs} != 0 else 3)"
             return rhs
         if op in ("<<", ">>"):
@@ -447,16 +457,27 @@ def kernel_cases(draw, max_n: int = 130) -> KernelCase:
     counters_at = len(decls)
     if draw(st.booleans()):
         body_lines.append("    if i >= n:")
+    use_shared = barrier and draw(st.booleans())
+    if use_shared:  # workgroup memory: a float per invocation and 4 int atomic accumulators
+        decls.insert(1, "    sh = shared(float, BlockDim.x)")
+        decls.insert(2, "    acc = shared(int, 4)")
     if barrier:
         w.no_return, w.can_write_out_f = True, True
         w.block(1, 3, 1)
         w.emit(1, f"out_f[i] = {w.expr('f', 2)}")
+        if use_shared:
+            w.emit(1, f"sh[ThreadIdx.x] = {w.expr('f', 2)}")
+            op = w.pick(list(_ORDER_FREE_ATOMICS))
+            w.emit(1, f"atomic_{op}(acc, ({w.expr('i', 1)}) & 3, {w.expr('i', 1)})")
         w.emit(1, "__sync_threads()")
         w.no_return, w.can_write_out_f = False, False
         mirror = draw(
             st.sampled_from(["BlockDim.x - 1 - ThreadIdx.x", "(ThreadIdx.x + 1) % BlockDim.x", "0"])
         )
         w.emit(1, f"f1 = out_f[BlockIdx.x * BlockDim.x + {mirror}]")
+        if use_shared:
+            w.emit(1, f"f0 = sh[{mirror}]")
+            w.emit(1, f"c1 = c1 + acc[{w.pick(['0', '1', '2', '3', 'ThreadIdx.x & 3'])}]")
         w.block(1, 4, 2)
         body_lines = []
     else:

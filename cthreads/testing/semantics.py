@@ -163,6 +163,12 @@ def fpow(a: float, b: float, name: str = "pow") -> float:
     return approx(name, (a, b), f32(r))
 
 
+def same_f32_bits(a: float, b: float) -> bool:
+    """Whether two float32 values have the same bit pattern (compare-exchange on the device
+    compares bits: -0.0 differs from 0.0, a NaN matches the identical NaN)."""
+    return _pack(a) == _pack(b)
+
+
 def fmin(*xs):
     """Python `min`: keeps the earlier value unless a later one is strictly smaller (so nan
     in the first place sticks, nan later is skipped)."""

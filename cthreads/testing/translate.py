@@ -55,6 +55,7 @@ class Translation:
     factory: object = None
     line_map: dict[int, int] = field(default_factory=dict)  # generated line -> kernel line
     filename: str = "<kernel>"
+    shared: dict[str, str] = field(default_factory=dict)  # shared array -> element type
 
 
 class Resolver:
@@ -126,6 +127,7 @@ class ExprTranslator:
         self.resolver = Resolver(func)
         self.scalars: dict[str, str] = {}  # params and locals -> type
         self.lists: dict[str, str] = {}  # list params -> element type
+        self.shared: dict[str, str] = {}  # workgroup shared arrays -> element type
         self.locals: dict[str, str] = {}
         self.read: set[str] = set()
         self.written: set[str] = set()
@@ -201,9 +203,10 @@ class ExprTranslator:
         name = node.id
         if name in self.scalars:
             return name, self.scalars[name]
-        if name in self.lists:
+        if name in self.lists or name in self.shared:
+            what = "list" if name in self.lists else "shared array"
             raise self.error(
-                node, f"list `{name}` can only be indexed (`{name}[i]`) or passed to len()"
+                node, f"{what} `{name}` can only be indexed (`{name}[i]`) or passed to len()"
             )
         value = self.resolver.lookup(name)
         if value is _MISSING:
@@ -224,13 +227,24 @@ class ExprTranslator:
             raise self.error(node, f"`{ast.unparse(node)}` is not a kernel value")
         return self.const(value, node)
 
+    def array(self, node: ast.expr) -> tuple[str, str, str, str] | None:
+        """(name, storage variable, length variable, element type) of a list parameter or
+        shared array named by `node`; None for anything else."""
+        name = node.id if isinstance(node, ast.Name) else None
+        if name in self.lists:
+            return name, f"_ct_L_{name}", f"_ct_n_{name}", self.lists[name]
+        if name in self.shared:
+            return name, f"_ct_S_{name}", f"_ct_Z_{name}", self.shared[name]
+        return None
+
     def e_Subscript(self, node: ast.Subscript):
-        name = node.value.id if isinstance(node.value, ast.Name) else None
-        if name not in self.lists:
-            raise self.error(node, "only list parameters can be indexed")
-        self.read.add(name)
+        arr = self.array(node.value)
+        if arr is None:
+            raise self.error(node, "only list parameters and shared arrays can be indexed")
+        if arr[0] in self.lists:
+            self.read.add(arr[0])
         idx = self.index(node.slice)
-        return self.load(name, idx), self.lists[name]
+        return self.load(arr, idx), arr[3]
 
     def index(self, node: ast.expr) -> str:
         code, t = self.expr(node)
@@ -238,10 +252,10 @@ class ExprTranslator:
             raise self.error(node, "list index must be an int (use int(...))")
         return code if t == "int" else f"_ct_int({code})"
 
-    def load(self, name: str, idx: str) -> str:
+    def load(self, arr: tuple[str, str, str, str], idx: str) -> str:
+        name, data, length, elem = arr
         t = self.tmp()
-        zero = _ZERO[self.lists[name]]
-        return f"(_ct_L_{name}[{t}] if 0 <= ({t} := {idx}) < _ct_n_{name} else _ct_oob_r({name!r}, {t}, {zero}))"
+        return f"({data}[{t}] if 0 <= ({t} := {idx}) < {length} else _ct_oob_r({name!r}, {t}, {_ZERO[elem]}))"
 
     def e_UnaryOp(self, node: ast.UnaryOp):
         if isinstance(node.op, ast.Not):

@@ -1,5 +1,6 @@
 """Calls inside kernel expressions: builtins (abs, min, max, int, float, bool, len) and the math
-functions of `semantics.MATH`, spelled `math.f(x)` or imported by name."""
+functions of `semantics.MATH`, spelled `math.f(x)` or imported by name. `shared(...)` and the
+atomics are statements (translate_memory.py)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,11 @@ def callee(tr: ExprTranslator, func: ast.expr) -> str | None:
         return None
     if obj is _MISSING:
         return None
-    if getattr(obj, "__gpu_builtin__", None) == "sync_threads":
+    tag = getattr(obj, "__gpu_builtin__", None)
+    if tag == "sync_threads":
         return "barrier"
+    if tag == "shared" or (isinstance(tag, str) and tag.startswith("atomic_")):
+        return tag
     for name in _BUILTINS:
         if obj is getattr(builtins, name):
             return name
@@ -63,11 +67,18 @@ def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
         )
     if what is None:
         raise tr.error(node, f"`{ast.unparse(node.func)}` is not a function kernels can call")
+    if what == "shared":
+        raise tr.error(node, "shared(...) declares a shared array: `name = shared(float, 256)`")
+    if what.startswith("atomic_"):
+        raise tr.error(
+            node, f"{what}() is a statement or the value of an assignment (`old = {what}(...)`)"
+        )
     args = node.args
     if what == "len":
-        if len(args) != 1 or not (isinstance(args[0], ast.Name) and args[0].id in tr.lists):
-            raise tr.error(node, "len() takes one list parameter")
-        return f"_ct_n_{args[0].id}", "int"
+        arr = tr.array(args[0]) if len(args) == 1 else None
+        if arr is None:
+            raise tr.error(node, "len() takes one list parameter or shared array")
+        return arr[2], "int"
     if what.startswith("math."):
         return _math(tr, node, what[5:])
     vals = [tr.expr(a) for a in args]

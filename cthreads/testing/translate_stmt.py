@@ -12,14 +12,16 @@ import types
 import weakref
 
 from . import semantics as S
-from .translate import _ZERO, SCALARS, ExprTranslator, Translation, parse_kernel, wrapped
+from .translate import _ZERO, SCALARS, Translation, parse_kernel, wrapped
+from .translate_memory import MemoryTranslator
 
 _cache: weakref.WeakKeyDictionary[types.FunctionType, tuple] = weakref.WeakKeyDictionary()
 
 
-class KernelTranslator(ExprTranslator):
+class KernelTranslator(MemoryTranslator):
     def __init__(self, func, tree, filename, line0):
         super().__init__(func, tree, filename, line0)
+        self.shared_sizes = []
         self.lines: list[tuple[int, str, int]] = []  # (indent, text, kernel line)
         self.has_barrier = False
         self.loop_depth = 0
@@ -84,10 +86,9 @@ class KernelTranslator(ExprTranslator):
             raise self.error(
                 node, f"names starting with `_ct_` are reserved by the emulator (`{name}`)"
             )
-        if name in self.lists:
-            raise self.error(
-                node, f"cannot assign to list parameter `{name}` (assign its elements)"
-            )
+        if name in self.lists or name in self.shared:
+            what = "list parameter" if name in self.lists else "shared array"
+            raise self.error(node, f"cannot assign to {what} `{name}` (assign its elements)")
         old = self.scalars.get(name)
         if old is None:
             self.scalars[name] = self.locals[name] = t
@@ -109,11 +110,15 @@ class KernelTranslator(ExprTranslator):
         if isinstance(v, ast.Call):
             from .translate_calls import callee
 
-            if callee(self, v.func) == "barrier":
+            what = callee(self, v.func)
+            if what == "barrier":
                 if v.args or v.keywords:
                     raise self.error(st, "barriers take no arguments")
                 self.has_barrier = self.observes_workgroup = True
                 self.emit(indent, f"yield {st.lineno + self.line0}", st)
+                return
+            if what is not None and what.startswith("atomic_"):
+                self.atomic(v, what, st, indent)
                 return
         code, _ = self.expr(v)
         self.emit(indent, code, st)
@@ -129,12 +134,36 @@ class KernelTranslator(ExprTranslator):
         if st.value is None:
             self.declare(name, t, st)
             return
-        code, tv = self.expr(st.value)  # the value cannot see the new name (Python rule)
+        what = self.memory_call(st.value)
+        if what == "shared":
+            raise self.error(st, "a shared array takes no annotation")
+        if what is not None:
+            code, tv = self.atomic(st.value, what, st, indent)
+        else:
+            code, tv = self.expr(st.value)  # the value cannot see the new name (Python rule)
         self.declare(name, t, st)
         self.emit(indent, f"{name} = {self.convert(code, tv, t, st, f'`{name}`')}", st)
 
+    def memory_call(self, node: ast.expr) -> str | None:
+        """'shared' or 'atomic_*' when `node` calls one of them."""
+        if not isinstance(node, ast.Call):
+            return None
+        from .translate_calls import callee
+
+        what = callee(self, node.func)
+        return (
+            what if what is not None and (what == "shared" or what.startswith("atomic_")) else None
+        )
+
     def s_Assign(self, st: ast.Assign, indent: int) -> None:
-        code, tv = self.expr(st.value)
+        what = self.memory_call(st.value)
+        if what == "shared":
+            self.shared_decl(st, st.value, indent)
+            return
+        if what is not None:
+            code, tv = self.atomic(st.value, what, st, indent)
+        else:
+            code, tv = self.expr(st.value)
         if len(st.targets) > 1:
             tmp = self.tmp()
             self.emit(indent, f"{tmp} = {code}", st)
@@ -150,22 +179,19 @@ class KernelTranslator(ExprTranslator):
             self.emit(
                 indent, f"{target.id} = {self.convert(code, tv, t, st, f'`{target.id}`')}", st
             )
-        elif (
-            isinstance(target, ast.Subscript)
-            and isinstance(target.value, ast.Name)
-            and target.value.id in self.lists
-        ):
-            name = target.value.id
-            self.written.add(name)
+        elif isinstance(target, ast.Subscript) and self.array(target.value) is not None:
+            name, data, length, elem = self.array(target.value)
+            if name in self.lists:
+                self.written.add(name)
             value = self.tmp()
             self.emit(
                 indent,
-                f"{value} = {self.convert(code, tv, self.lists[name], st, f'`{name}[...]`')}",
+                f"{value} = {self.convert(code, tv, elem, st, f'`{name}[...]`')}",
                 st,
             )
             idx = self.tmp()
             self.emit(indent, f"{idx} = {self.index(target.slice)}", st)
-            self.emit(indent, f"if 0 <= {idx} < _ct_n_{name}: _ct_L_{name}[{idx}] = {value}", st)
+            self.emit(indent, f"if 0 <= {idx} < {length}: {data}[{idx}] = {value}", st)
             self.emit(indent, f"else: _ct_oob_w({name!r}, {idx})", st)
         else:
             raise self.error(st, "assign to a local name or a list element (`xs[i] = ...`)")
@@ -178,16 +204,14 @@ class KernelTranslator(ExprTranslator):
             code, tv = self.expr(ast.fix_missing_locations(binop))
             self.store(target, code, tv, st, indent)
             return
-        if not (
-            isinstance(target, ast.Subscript)
-            and isinstance(target.value, ast.Name)
-            and target.value.id in self.lists
-        ):
+        arr = self.array(target.value) if isinstance(target, ast.Subscript) else None
+        if arr is None:
             raise self.error(st, "augmented assignment needs a local name or a list element")
-        name = target.value.id
+        name, data, length, elem = arr
         idx = self.tmp()  # Python evaluates the index once
         self.emit(indent, f"{idx} = {self.index(target.slice)}", st)
-        self.read.add(name)
+        if name in self.lists:
+            self.read.add(name)
         self.scalars[idx] = "int"
         cur = ast.copy_location(
             ast.Subscript(
@@ -198,14 +222,15 @@ class KernelTranslator(ExprTranslator):
         binop.left = cur
         code, tv = self.expr(ast.fix_missing_locations(binop))
         del self.scalars[idx]
-        self.written.add(name)
+        if name in self.lists:
+            self.written.add(name)
         value = self.tmp()
         self.emit(
             indent,
-            f"{value} = {self.convert(code, tv, self.lists[name], st, f'`{name}[...]`')}",
+            f"{value} = {self.convert(code, tv, elem, st, f'`{name}[...]`')}",
             st,
         )
-        self.emit(indent, f"if 0 <= {idx} < _ct_n_{name}: _ct_L_{name}[{idx}] = {value}", st)
+        self.emit(indent, f"if 0 <= {idx} < {length}: {data}[{idx}] = {value}", st)
         self.emit(indent, f"else: _ct_oob_w({name!r}, {idx})", st)
 
     def s_If(self, st: ast.If, indent: int) -> None:
@@ -281,13 +306,27 @@ class KernelTranslator(ExprTranslator):
         fargs += ["_ct_oob_r", "_ct_oob_w"]
         inv_args = "_ct_gx, _ct_gy, _ct_gz, _ct_tx, _ct_ty, _ct_tz, _ct_bx, _ct_by, _ct_bz"
         inv_args += "".join(f", {p}={p}" for p in scalar_params)
-        out = [(0, f"def _ct_factory({', '.join(fargs)}):", 0), (1, f"def _ct_inv({inv_args}):", 0)]
+        out = [(0, f"def _ct_factory({', '.join(fargs)}):", 0)]
+        for name, code in self.shared_sizes:  # sizes once per launch; arrays once per workgroup
+            out.append((1, f"_ct_Z_{name} = _ct_size({name!r}, {code})", 0))
+            out.append((1, f"_ct_S_{name} = None", 0))
+        out.append((1, f"def _ct_inv({inv_args}):", 0))
         for name, t in self.locals.items():  # every local starts at zero (see docs/reliability.md)
             if name not in scalar_params:
                 out.append((2, f"{name} = {_ZERO[t]}", 0))
         out += self.lines
         if self.has_barrier:  # make it a generator even if no barrier is reached
             out.append((2, "if False: yield 0", 0))
+        out.append((1, "def _ct_new_group():", 0))
+        names = ", ".join(f"_ct_S_{n}" for n, _ in self.shared_sizes)
+        if names:
+            out.append((2, f"nonlocal {names}", 0))
+        for name, _ in self.shared_sizes:
+            out.append((2, f"_ct_S_{name} = [{_ZERO[self.shared[name]]}] * _ct_Z_{name}", 0))
+        out.append((2, "return None", 0))
+        out.append((1, "_ct_inv.new_group = _ct_new_group", 0))
+        sizes = ", ".join(f"{n!r}: _ct_Z_{n}" for n, _ in self.shared_sizes)
+        out.append((1, f"_ct_inv.shared_sizes = {{{sizes}}}", 0))
         out.append((1, "return _ct_inv", 0))
         source = "\n".join("    " * ind + text for ind, text, _ in out) + "\n"
         line_map = {i + 1: line for i, (_, _, line) in enumerate(out)}
@@ -302,6 +341,7 @@ class KernelTranslator(ExprTranslator):
             source=source,
             line_map=line_map,
             filename=self.filename,
+            shared=dict(self.shared),
         )
         namespace = runtime_namespace()
         code = compile(source, f"<cthreads.emulate {self.tree.name}>", "exec")
@@ -314,6 +354,12 @@ def _range(*args: int) -> range:
     if len(args) == 3 and args[2] == 0:
         raise S.KernelUndefined("range() step is 0 (the loop would never end on the device)")
     return range(*args)
+
+
+def _shared_size(name: str, size: int) -> int:
+    if size < 1:
+        raise S.EmulationError(f"shared array `{name}` has size {size}; it must be at least 1")
+    return size
 
 
 def runtime_namespace() -> dict:
@@ -337,6 +383,8 @@ def runtime_namespace() -> dict:
         "_ct_ffloordiv": S.ffloordiv,
         "_ct_fmodpy": S.fmod_py,
         "_ct_range": _range,
+        "_ct_size": _shared_size,
+        "_ct_same_bits": S.same_f32_bits,
         "_ct_nan": math.nan,
         "_ct_inf": math.inf,
         "__builtins__": {},

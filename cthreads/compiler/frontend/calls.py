@@ -15,6 +15,7 @@ from .. import ir
 from ..intrinsics import INTRINSICS
 from ..ir import BOOL, F32, I32, BinOp
 from . import typerules as tr
+from .memory import ATOMIC_OPS, SHARED_FORM, atomic_form
 from .names import MISSING, builtin_of, chain_root, dotted_path, gpu_tag, intrinsic_of
 from .unsupported import FUNCTIONS_ALLOWED
 
@@ -32,7 +33,8 @@ class CallLowerer:
     # ---------------------------------------------------------------- resolution
 
     def callee(self, node: ast.Call) -> tuple[str, str]:
-        """(kind, name): kind is 'builtin', 'intrinsic', 'barrier' or 'barrier-class'."""
+        """(kind, name): kind is 'builtin', 'intrinsic', 'barrier', 'barrier-class', 'shared'
+        (a shared array declaration) or 'atomic' (name: 'atomic_add', ...)."""
         x, func = self.x, node.func
         text = ast.unparse(func)
         if isinstance(func, ast.Name) and func.id in x.ctx.py_locals:
@@ -90,6 +92,12 @@ class CallLowerer:
                     return "barrier", text
                 if func.id == "Barrier":
                     return "barrier-class", text
+                if func.id == "shared" or func.id in ATOMIC_OPS:
+                    x.fail(
+                        func,
+                        f"function `{text}` is not defined",
+                        f"from cthreads.gpu import {func.id}",
+                    )
                 x.fail(func, f"function `{text}` is not defined", FUNCTIONS_ALLOWED)
         name = builtin_of(obj)
         if name is not None:
@@ -100,6 +108,10 @@ class CallLowerer:
         tag = gpu_tag(obj)
         if tag == "sync_threads":
             return "barrier", text
+        if tag == "shared":
+            return "shared", text
+        if tag in ATOMIC_OPS:
+            return "atomic", tag
         if tag == "Barrier":
             return "barrier-class", text
         if obj is builtins.print:
@@ -154,6 +166,18 @@ class CallLowerer:
             )
         if kind == "barrier-class":
             self.reject_barrier_construction(node, name)
+        if kind == "shared":
+            self.x.fail(
+                node,
+                "shared() declares a workgroup shared array; it is not a value",
+                SHARED_FORM,
+            )
+        if kind == "atomic":
+            self.x.fail(
+                node,
+                f"`{name}()` changes memory, so it cannot be part of an expression",
+                atomic_form(name),
+            )
         for kw in node.keywords:
             self.x.fail(
                 kw, "keyword arguments are not supported in kernel calls", "positional arguments"
@@ -245,7 +269,10 @@ class CallLowerer:
 
     def builtin_len(self, node: ast.Call) -> ir.Expr:
         self.arity(node, "len", 1, 1)
-        return ir.ListLen(I32, self.x.list_param(node.args[0], "passed to len()"))
+        space, i = self.x.array_ref(node.args[0], "passed to len()")
+        if space == "shared":
+            return tr.const(self.x.ctx.shared_arrays[i].size)
+        return ir.ListLen(I32, i)
 
     def builtin_pow(self, node: ast.Call) -> ir.Expr:
         if len(node.args) == 3:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..ir import Param, Scalar
+from ..ir import Param, Scalar, SharedArray
 from .names import Env
 from .source import KernelSource
 
@@ -35,6 +35,10 @@ class Context:
     block_depth: int = 0  # 0 = top level of the kernel body
     hidden_counter: int = 0
     load_counts: dict[str, int] | None = None  # reads per name (computed on demand)
+    workgroup_size: tuple[int, int, int] = (64, 1, 1)
+    max_shared_memory: int | None = None  # bytes (Target.max_shared_memory); None: unchecked
+    shared: dict[str, int] = field(default_factory=dict)  # shared array name -> index
+    shared_arrays: list[SharedArray] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.param_index = {p.name: i for i, p in enumerate(self.params)}

@@ -83,6 +83,14 @@ class ExprLowerer(OperatorLowering, Located):
 
     def visit_Name(self, node: ast.Name) -> ir.Expr:
         name, ctx = node.id, self.ctx
+        if name in ctx.shared:
+            arr = ctx.shared_arrays[ctx.shared[name]]
+            self.fail(
+                node,
+                f"`{name}` is a shared array ({tr.type_name(arr.elem)}[{arr.size}], line {arr.line}) "
+                "and cannot be used as a single value",
+                f"an element `{name}[i]`, or `len({name})`",
+            )
         p = ctx.param(name)
         if p is not None and p.is_list:
             self.fail(
@@ -233,7 +241,7 @@ class ExprLowerer(OperatorLowering, Located):
 
     # --------------------------------------------------------------------- lists
 
-    def list_param(self, node: ast.expr, context: str) -> int:
+    def list_param(self, node: ast.expr, context: str, what: str = "list parameters") -> int:
         """The parameter index of a list parameter named by `node` (the `x` of `x[i]`)."""
         if isinstance(node, ast.Name):
             p = self.ctx.param(node.id)
@@ -243,7 +251,7 @@ class ExprLowerer(OperatorLowering, Located):
                 t = self.expr(node).type  # raises "used before assigned" where that applies
                 self.fail(
                     node,
-                    f"`{node.id}` is {tr.a_type(t)}; only list parameters can be {context}",
+                    f"`{node.id}` is {tr.a_type(t)}; only {what} can be {context}",
                     "a list parameter x[i]",
                 )
         if isinstance(node, ast.Subscript):
@@ -254,7 +262,15 @@ class ExprLowerer(OperatorLowering, Located):
             )
         if self.is_static(node):
             self.expr(node)  # reports what the name is (module-level list, function, ...)
-        self.fail(node, f"only list parameters can be {context}", "a list parameter x[i]")
+        self.fail(node, f"only {what} can be {context}", "a list parameter x[i]")
+
+    def array_ref(self, node: ast.expr, context: str, atomic: bool = False) -> tuple[str, int]:
+        """('shared', array index) for a shared array, else ('list', parameter index)."""
+        if isinstance(node, ast.Name) and node.id in self.ctx.shared:
+            return "shared", self.ctx.shared[node.id]
+        shared = self.ctx.shared or atomic
+        what = "list parameters and shared arrays" if shared else "list parameters"
+        return "list", self.list_param(node, context, what)
 
     def index(self, node: ast.expr) -> ir.Expr:
         if isinstance(node, ast.Slice):
@@ -285,7 +301,10 @@ class ExprLowerer(OperatorLowering, Located):
         return tr.cast(value, I32)
 
     def visit_Subscript(self, node: ast.Subscript) -> ir.Expr:
-        li = self.list_param(node.value, "indexed")
+        space, li = self.array_ref(node.value, "indexed")
+        if space == "shared":
+            elem = self.ctx.shared_arrays[li].elem
+            return ir.SharedLoad(elem, li, self.index(node.slice))
         elem = self.ctx.params[li].type.elem  # type: ignore[union-attr]
         return ir.Load(elem, li, self.index(node.slice))
 

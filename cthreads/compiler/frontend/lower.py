@@ -63,7 +63,12 @@ def lower_kernel(
         for n in walk_body(fn_node.body)
         if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
     }
+    # Without a target (inspection) the shared-memory limit is checked when compiling for one.
+    limit = target.max_shared_memory if target is not None else None
+    target = target or DEFAULT_TARGET
     ctx = Context(name, source, Env(fn, frozen), params, fn_node, bound | {p.name for p in params})
+    ctx.workgroup_size = tuple(workgroup_size)  # type: ignore[assignment]
+    ctx.max_shared_memory = limit
     prologue: list[ir.Stmt] = []
     for i, p in enumerate(params):
         if not p.is_list and p.name in bound:
@@ -75,7 +80,7 @@ def lower_kernel(
         if not info.top_level:
             # First assigned inside a block: give it Python's "unset" a defined device value.
             prologue.append(ir.Assign(local, tr.const(0, info.type)))
-    _check_workgroup(source, fn_node, name, workgroup_size, target or DEFAULT_TARGET)
+    _check_workgroup(source, fn_node, name, workgroup_size, target)
     kernel = ir.Kernel(
         name=name,
         params=params,
@@ -84,6 +89,7 @@ def lower_kernel(
         workgroup_size=workgroup_size,
         filename=source.filename,
         firstlineno=source.firstlineno,
+        shared=tuple(ctx.shared_arrays),
     )
     return passes.optimize(kernel) if optimize else passes.annotate_usage(kernel)
 

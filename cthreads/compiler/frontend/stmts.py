@@ -15,6 +15,7 @@ from . import typerules as tr
 from .context import Context
 from .exprs import ExprLowerer
 from .loops import lower_for
+from .memory import MemoryLowerer
 from .signature import ALLOWED_LOCAL_TYPES, python_type_name, type_from_node
 from .source import Located, keyword_position
 from .unsupported import describe
@@ -26,6 +27,14 @@ class StmtLowerer(Located):
     def __init__(self, ctx: Context, exprs: ExprLowerer):
         self.ctx, self.x = ctx, exprs
         self.source, self.kernel_name = ctx.source, ctx.kernel_name
+        self.memory = MemoryLowerer(self)
+
+    def special_call(self, node: ast.expr) -> tuple[str, str] | None:
+        """(kind, name) when `node` is a call of `shared` or an atomic; None otherwise."""
+        if not isinstance(node, ast.Call):
+            return None
+        kind, name = self.x.calls.callee(node)
+        return (kind, name) if kind in ("shared", "atomic") else None
 
     def block(self, body: list[ast.stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
@@ -55,6 +64,9 @@ class StmtLowerer(Located):
             return []  # docstrings, string "comments" and `...` do nothing in Python either
         if isinstance(v, ast.Call) and self.x.calls.is_barrier(v):
             return [ir.Barrier()]
+        special = self.special_call(v)
+        if special is not None and special[0] == "atomic":
+            return self.memory.atomic(v, special[1], want_result=False)[0]
         self.x.expr(v)  # reports errors inside the expression first
         if isinstance(v, ast.Compare) and len(v.ops) == 1 and isinstance(v.ops[0], ast.Eq):
             self.fail(v, "this comparison has no effect", "did you mean `=` (assignment)?")
@@ -124,10 +136,22 @@ class StmtLowerer(Located):
                 p = self.ctx.param(t.id) if isinstance(t, ast.Name) else None
                 if p is not None and p.is_list:  # say so before judging the value
                     self.assign_local(t, t.id, tr.const(0))
+        special = self.special_call(node.value)
+        if special is not None and special[0] == "shared":
+            return self.memory.declare_shared(node, node.value)  # type: ignore[arg-type]
+        if special is not None:  # old = atomic_add(xs, i, v)
+            out, old = self.memory.atomic(node.value, special[1], want_result=True)  # type: ignore[arg-type]
+            for target in targets:
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    self.fail(
+                        target, "an atomic returns one value", "old = " + special[1] + "(...)"
+                    )
+                out.extend(self.assign_to(target, old))  # type: ignore[arg-type]
+            return out
         if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)):
             return self.unpack(targets[0], node.value)
         value = self.x.expr(node.value)
-        out: list[ir.Stmt] = []
+        out = []
         if len(targets) > 1 and not isinstance(value, ir.Const):
             # `a = b = expr`: evaluate once, before any target changes.
             value, out = self.temporary(value, node)
@@ -165,8 +189,10 @@ class StmtLowerer(Located):
         if isinstance(target, ast.Name):
             return self.assign_local(target, target.id, value)
         if isinstance(target, ast.Subscript):
-            li = self.x.list_param(target.value, "assigned by index")
+            space, li = self.x.array_ref(target.value, "assigned by index")
             index = self.x.index(target.slice)
+            if space == "shared":
+                return [ir.SharedStore(li, index, self.shared_value(target, li, value))]
             return [ir.Store(li, index, self.store_value(target, li, value))]
         if isinstance(target, ast.Attribute):
             self.fail(
@@ -186,10 +212,26 @@ class StmtLowerer(Located):
             target, value, elem, f"an element of `{p.name}` ({python_type_name(p.type)})"
         )
 
+    def shared_value(self, target: ast.AST, index: int, value: ir.Expr) -> ir.Expr:
+        arr = self.ctx.shared_arrays[index]
+        return self.coerce(
+            target,
+            value,
+            arr.elem,
+            f"an element of shared array `{arr.name}` ({tr.type_name(arr.elem)})",
+        )
+
     def assign_local(
         self, node: ast.AST, name: str, value: ir.Expr, annotated: Scalar | None = None
     ) -> list[ir.Stmt]:
         ctx = self.ctx
+        if name in ctx.shared:
+            arr = ctx.shared_arrays[ctx.shared[name]]
+            self.fail(
+                node,
+                f"`{name}` is a shared array (declared on line {arr.line}); it cannot be assigned again",
+                f"assign its elements: {name}[i] = value",
+            )
         p = ctx.param(name)
         if p is not None and p.is_list:
             self.fail(
@@ -242,13 +284,19 @@ class StmtLowerer(Located):
             )
             return self.assign_local(target, target.id, result)
         if isinstance(target, ast.Subscript):
-            li = self.x.list_param(target.value, "assigned by index")
+            space, li = self.x.array_ref(target.value, "assigned by index")
             index = self.x.index(target.slice)
-            elem = self.ctx.params[li].type.elem  # type: ignore[union-attr]
-            current = ir.Load(elem, li, index)
+            if space == "shared":
+                elem = self.ctx.shared_arrays[li].elem
+                current: ir.Expr = ir.SharedLoad(elem, li, index)
+            else:
+                elem = self.ctx.params[li].type.elem  # type: ignore[union-attr]
+                current = ir.Load(elem, li, index)
             result = self.x.binary(
                 node, node.op, current, self.x.expr(node.value), target, node.value
             )
+            if space == "shared":
+                return [ir.SharedStore(li, index, self.shared_value(target, li, result))]
             return [ir.Store(li, index, self.store_value(target, li, result))]
         return self.assign_to(target, tr.const(0))  # reports the unsupported target
 
@@ -293,6 +341,16 @@ class StmtLowerer(Located):
                 self.ctx.declare(name, t, node)
                 self.ctx.locals[name].top_level = False  # declared, not assigned: zero it
             return []
+        special = self.special_call(node.value)
+        if special is not None and special[0] == "shared":
+            self.fail(
+                node.annotation,
+                "a shared array takes no annotation",
+                f"{name} = shared(float, 256)",
+            )
+        if special is not None:
+            out, old = self.memory.atomic(node.value, special[1], want_result=True)  # type: ignore[arg-type]
+            return out + self.assign_local(target, name, old, annotated=t)  # type: ignore[arg-type]
         return self.assign_local(target, name, self.x.expr(node.value), annotated=t)
 
 

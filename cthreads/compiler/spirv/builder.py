@@ -135,6 +135,10 @@ class Module:
     def t_function(self, ret: int, params: tuple[int, ...] = ()) -> int:
         return self._type(("function", ret, *params), Op.TypeFunction, ret, *params)
 
+    def t_array(self, elem: int, length: int) -> int:
+        """A sized array without layout (workgroup memory); `length` is a constant id."""
+        return self._type(("array", elem, length), Op.TypeArray, elem, length)
+
     def t_runtime_array(self, elem: int, stride: int) -> int:
         """Runtime array with its ArrayStride (interned per element type and stride)."""
         key = ("rtarray", elem, stride)

@@ -16,8 +16,9 @@ parameter once and maps the physical dispatch to logical invocations (SPEC §4):
 
 Memory model: `PhysicalStorageBuffer64 GLSL450`. Lists are reached by 64-bit device addresses
 (no descriptor sets, no maxStorageBufferRange limit, SPEC §5.7). GLSL450 rather than the Vulkan
-memory model because kernels have no atomics or cross-workgroup communication yet, every driver
-supports it without `vulkanMemoryModel`, and glslang's output for the same shaders is identical
+memory model because kernels have no cross-workgroup ordering beyond relaxed atomics, every driver
+supports it without `vulkanMemoryModel` (atomics are relaxed, ordered only by barriers,
+codegen_memory.py), and glslang's output for the same shaders is identical
 in spirit, so drivers see the code they are tuned for. Switching is local to this module.
 """
 
@@ -29,6 +30,7 @@ from ..target import Target
 from .builder import Function, Module
 from .codegen_expr import ExprGen, UnsupportedFeature
 from .codegen_math import MathGen
+from .codegen_memory import MemoryGen
 from .codegen_stmt import StmtGen
 from .codegen_vec import VecGen
 from .grammar import (
@@ -71,7 +73,7 @@ class ListInfo:
         self.len = 0  # SSA id of the element count (i32) inside `body`
 
 
-class Codegen(VecGen, StmtGen, MathGen, ExprGen):
+class Codegen(VecGen, MemoryGen, StmtGen, MathGen, ExprGen):
     def __init__(self, kernel: ir.Kernel, target: Target, vectorize: bool = True) -> None:
         self.k = kernel
         self.target = target
@@ -92,6 +94,7 @@ class Codegen(VecGen, StmtGen, MathGen, ExprGen):
         self.lists: dict[int, ListInfo] = {}
         self._declare_lists()
         self._declare_params()
+        self.declare_shared()
         self.vec: VecPlan | None = (
             vector_plan(kernel, self.usage, self.observes) if vectorize else None
         )
@@ -340,6 +343,7 @@ class Codegen(VecGen, StmtGen, MathGen, ExprGen):
             vals[("g", None)], vals[("bx", None)] = g, bx
             if ("grid_x", None) in inputs:
                 vals[("grid_x", None)] = self.load_param(fn, "grid_x", None, pblock)
+            self.emit_shared_init(fn)
             emit(
                 code, Op.FunctionCall, self.t_void, m.new_id(), body_id, *(vals[a] for a in inputs)
             )
@@ -396,6 +400,12 @@ Codegen.DISPATCH = {
     ir.Select: Codegen._select,
     ir.Cast: Codegen._cast,
     ir.Call: Codegen.call,
+    ir.SharedLoad: Codegen.shared_load,
+}
+Codegen.STMTS = {
+    **StmtGen.STMTS,
+    ir.SharedStore: Codegen._shared_store,
+    ir.Atomic: Codegen._atomic,
 }
 
 

@@ -21,8 +21,8 @@ from .grammar import BuiltIn, Op, StorageClass
 
 ALIGNED = 2  # MemoryAccess.Aligned
 SCOPE_WORKGROUP = 2
-# AcquireRelease | UniformMemory | WorkgroupMemory: kernels have no shared memory yet, so the only
-# thing a barrier can order is list (buffer) memory between the invocations of a workgroup.
+# AcquireRelease | UniformMemory | WorkgroupMemory: orders shared arrays (workgroup memory) and
+# list (buffer) memory between the invocations of a workgroup.
 BARRIER_SEMANTICS = 0x8 | 0x40 | 0x100
 
 

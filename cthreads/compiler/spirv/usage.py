@@ -1,7 +1,7 @@
 """One walk over a kernel body recording what codegen must set up before emitting it.
 
 Which lists are loaded, stored or measured, which scalar parameters and builtins are read,
-whether a barrier occurs: codegen declares only what is used and loads every parameter once.
+whether a barrier, shared arrays or atomics occur: codegen declares only what is used and loads every parameter once.
 """
 
 from __future__ import annotations
@@ -19,16 +19,28 @@ class Usage:
     scalars: set[int] = field(default_factory=set)  # scalar params read (ParamRef)
     builtins: set[tuple[ir.BuiltinKind, int]] = field(default_factory=set)
     barrier: bool = False
+    shared: bool = False  # the kernel declares workgroup shared arrays
+    atomics: bool = False
+    # shared float arrays updated by atomics: stored as int32 bits (compare-exchange needs ints)
+    shared_int_view: set[int] = field(default_factory=set)
 
     @property
     def observes_workgroup(self) -> bool:
         """True when the body can tell the physical workgroup shape (SPEC §4)."""
-        return self.barrier or any(k is not ir.BuiltinKind.GLOBAL_ID for k, _ in self.builtins)
+        return (
+            self.barrier
+            or self.shared
+            or any(k is not ir.BuiltinKind.GLOBAL_ID for k, _ in self.builtins)
+        )
 
 
 def scan(kernel: ir.Kernel) -> Usage:
     u = Usage()
+    u.shared = bool(kernel.shared)
     _stmts(kernel.body, u)
+    for i in list(u.shared_int_view):
+        if not kernel.shared[i].elem.is_float:
+            u.shared_int_view.discard(i)
     u.lens |= u.loads | u.stores
     return u
 
@@ -52,6 +64,20 @@ def _stmts(stmts: tuple[ir.Stmt, ...], u: Usage) -> None:
             _stmts(s.step, u)
         elif t is ir.Barrier:
             u.barrier = True
+        elif t is ir.SharedStore:
+            _expr(s.index, u)
+            _expr(s.value, u)
+        elif t is ir.Atomic:
+            u.atomics = True
+            if s.shared:
+                u.shared_int_view.add(s.array)
+            else:
+                u.loads.add(s.array)
+                u.stores.add(s.array)
+            _expr(s.index, u)
+            _expr(s.value, u)
+            if s.comparator is not None:
+                _expr(s.comparator, u)
 
 
 def _expr(e: ir.Expr, u: Usage) -> None:
@@ -66,6 +92,8 @@ def _expr(e: ir.Expr, u: Usage) -> None:
         u.lens.add(e.list_index)
     elif t is ir.Load:
         u.loads.add(e.list_index)
+        _expr(e.index, u)
+    elif t is ir.SharedLoad:
         _expr(e.index, u)
     elif t is ir.Unary or t is ir.Cast:
         _expr(e.operand, u)

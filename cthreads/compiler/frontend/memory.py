@@ -1,0 +1,207 @@
+"""Workgroup shared arrays and atomics: `tile = shared(float, 256)`, `old = atomic_add(xs, i, v)`.
+
+A shared array is declared by one assignment at the top level of the kernel body, with a size
+known when compiling (literals, module constants, `BlockDim`, arithmetic on them); it fits in the
+device's `maxComputeSharedMemorySize`. Atomics change memory, so they are statements (`ir.Atomic`)
+and appear only on a line of their own or as the value of an assignment.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .. import ir
+from ..ir import I32, AtomicOp
+from . import typerules as tr
+from .signature import ALLOWED_LOCAL_TYPES, python_type_name, type_from_node
+
+if TYPE_CHECKING:
+    from .stmts import StmtLowerer
+
+SHARED_FORM = "name = shared(float, 256) at the top level of the kernel body"
+_SIZE_ALLOWED = (
+    "an int literal, a module-level int constant, BlockDim.x (the workgroup size), "
+    "or arithmetic on those, e.g. shared(float, TILE * TILE)"
+)
+ATOMIC_OPS = {
+    "atomic_add": AtomicOp.ADD,
+    "atomic_min": AtomicOp.MIN,
+    "atomic_max": AtomicOp.MAX,
+    "atomic_and": AtomicOp.AND,
+    "atomic_or": AtomicOp.OR,
+    "atomic_xor": AtomicOp.XOR,
+    "atomic_exchange": AtomicOp.EXCHANGE,
+    "atomic_compare_exchange": AtomicOp.COMPARE_EXCHANGE,
+}
+_INT_ONLY = (AtomicOp.AND, AtomicOp.OR, AtomicOp.XOR)
+ELEM_BYTES = 4  # int, float and bool (32-bit in workgroup memory)
+
+
+def atomic_form(name: str) -> str:
+    args = "xs, i, expected, new" if name == "atomic_compare_exchange" else "xs, i, v"
+    return (
+        f"a statement of its own (`{name}({args})`) or the value of an assignment "
+        f"(`old = {name}({args})`)"
+    )
+
+
+class MemoryLowerer:
+    """Lowers the two call forms that are statements, not values."""
+
+    def __init__(self, stmts: StmtLowerer):
+        self.s = stmts
+        self.ctx = stmts.ctx
+        self.x = stmts.x
+
+    # ------------------------------------------------------------------ shared arrays
+
+    def declare_shared(self, node: ast.Assign, call: ast.Call) -> list[ir.Stmt]:
+        s, ctx = self.s, self.ctx
+        target = node.targets[0]
+        if len(node.targets) != 1 or not isinstance(target, ast.Name):
+            s.fail(
+                node,
+                f"shared() declares a workgroup shared array; it cannot be assigned to `{ast.unparse(node.targets[0])}`"
+                if len(node.targets) == 1
+                else "a shared array is declared with one name",
+                SHARED_FORM,
+            )
+        name = target.id
+        if ctx.block_depth:
+            s.fail(
+                node,
+                f"shared array `{name}` must be declared at the top level of the kernel body "
+                "(it exists once per workgroup, not per branch or iteration)",
+                SHARED_FORM,
+            )
+        p = ctx.param(name)
+        if p is not None:
+            s.fail(
+                target,
+                f"`{name}` is a {python_type_name(p.type)} parameter; a shared array needs a new name",
+                SHARED_FORM,
+            )
+        if name in ctx.shared or name in ctx.locals:
+            s.fail(
+                target,
+                f"`{name}` is already defined above; a shared array needs a new name",
+                SHARED_FORM,
+            )
+        if call.keywords:
+            s.fail(call.keywords[0], "shared() takes positional arguments", "shared(float, 256)")
+        if len(call.args) != 2:
+            s.fail(
+                call,
+                f"shared() takes 2 arguments (type, size); got {len(call.args)}",
+                "shared(float, 256)",
+            )
+        elem = type_from_node(call.args[0])
+        if not isinstance(elem, ir.Scalar):
+            s.fail(
+                call.args[0],
+                f"unsupported shared array element type `{ast.unparse(call.args[0])}`",
+                ALLOWED_LOCAL_TYPES,
+            )
+        size = self._size(call.args[1])
+        line = ctx.source.position(node)[0]
+        array = ir.SharedArray(name, elem, size, line)
+        used = sum(a.size * ELEM_BYTES for a in ctx.shared_arrays) + size * ELEM_BYTES
+        if ctx.max_shared_memory is not None and used > ctx.max_shared_memory:
+            parts = ", ".join(
+                f"`{a.name}` {a.size * ELEM_BYTES}" for a in [*ctx.shared_arrays, array]
+            )
+            s.fail(
+                call,
+                f"shared arrays need {used} bytes ({parts}), more than the {ctx.max_shared_memory} "
+                "bytes of workgroup memory this device has (maxComputeSharedMemorySize)",
+                "smaller shared arrays (4 bytes per element), e.g. a smaller tile",
+            )
+        ctx.shared[name] = len(ctx.shared_arrays)
+        ctx.shared_arrays.append(array)
+        return []
+
+    def _size(self, node: ast.expr) -> int:
+        from .. import passes
+
+        wg = self.ctx.workgroup_size
+
+        def fold(e: ir.Expr) -> ir.Expr:
+            if isinstance(e, ir.Builtin) and e.kind is ir.BuiltinKind.WORKGROUP_SIZE:
+                return tr.const(wg[e.axis])
+            return passes.fold_expr(e)
+
+        value = passes.map_expr(self.x.expr(node), fold)
+        if not isinstance(value, ir.Const) or not value.type.is_int:
+            what = "a float" if value.type.is_float else "not known when compiling"
+            self.s.fail(
+                node,
+                f"the size of a shared array must be a constant int; this is {what}",
+                _SIZE_ALLOWED,
+            )
+        if value.value < 1:
+            self.s.fail(
+                node,
+                f"the size of a shared array must be at least 1; this is {value.value}",
+                _SIZE_ALLOWED,
+            )
+        return int(value.value)
+
+    # ------------------------------------------------------------------------ atomics
+
+    def atomic(
+        self, call: ast.Call, name: str, want_result: bool
+    ) -> tuple[list[ir.Stmt], ir.Expr | None]:
+        """The `ir.Atomic` for `name(xs, i, v)` and, when `want_result`, a local holding the old
+        value."""
+        s, x = self.s, self.x
+        op = ATOMIC_OPS[name]
+        if call.keywords:
+            s.fail(call.keywords[0], f"{name}() takes positional arguments", atomic_form(name))
+        for arg in call.args:
+            if isinstance(arg, ast.Starred):
+                s.fail(
+                    arg, "starred arguments (`*x`) are not supported in kernels", atomic_form(name)
+                )
+        want = 4 if op is AtomicOp.COMPARE_EXCHANGE else 3
+        if len(call.args) != want:
+            s.fail(
+                call, f"{name}() takes {want} arguments; got {len(call.args)}", atomic_form(name)
+            )
+        space, index = x.array_ref(call.args[0], f"updated by {name}()", atomic=True)
+        if space == "shared":
+            arr = self.ctx.shared_arrays[index]
+            elem, shown = arr.elem, f"shared array `{arr.name}` ({tr.type_name(arr.elem)} elements)"
+        else:
+            p = self.ctx.params[index]
+            elem, shown = p.type.elem, f"`{p.name}` ({python_type_name(p.type)})"  # type: ignore[union-attr]
+        if elem.is_bool:
+            s.fail(
+                call.args[0],
+                f"atomics need int or float elements; {shown} holds bools",
+                "a list[int] of 0/1 values",
+            )
+        if elem.is_float and op in _INT_ONLY:
+            s.fail(
+                call,
+                f"{name}() works on int elements; {shown} holds floats",
+                "atomic_add, atomic_min, atomic_max, atomic_exchange or atomic_compare_exchange on floats",
+            )
+        idx = x.index(call.args[1])
+        values = [
+            s.coerce(a, x.expr(a), elem, f"an element of {shown} in {name}()")
+            for a in call.args[2:]
+        ]
+        comparator = None
+        if op is AtomicOp.COMPARE_EXCHANGE:
+            comparator, value = values
+        else:
+            (value,) = values
+        result = None
+        ref = None
+        if want_result:
+            result = self.ctx.hidden("old")
+            self.ctx.declare(result, elem, call)
+            ref = ir.LocalRef(elem, result)
+        stmt = ir.Atomic(op, space == "shared", index, tr.cast(idx, I32), value, comparator, result)
+        return [stmt], ref

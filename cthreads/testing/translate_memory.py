@@ -1,0 +1,93 @@
+"""Shared arrays and atomics in the emulator's translation (a mixin of `KernelTranslator`).
+
+`tile = shared(float, N)` becomes a per-workgroup Python list (`_ct_S_tile`, rebound by the
+factory's `new_group()` before each workgroup runs, zero-filled) of `_ct_Z_tile` elements, the
+size evaluated once per launch (it may read `BlockDim`). Atomics run as plain read-modify-write:
+the emulator runs one invocation at a time, so they are sequential by construction.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .translate import _ZERO, ExprTranslator, wrapped
+
+_INT_ONLY = {"atomic_and": "&", "atomic_or": "|", "atomic_xor": "^"}
+
+
+class MemoryTranslator(ExprTranslator):
+    shared_sizes: list[tuple[str, str]]  # (name, size code) in declaration order
+
+    def shared_decl(self, st: ast.Assign, call: ast.Call, indent: int) -> None:
+        if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
+            raise self.error(st, "declare a shared array as `name = shared(float, 256)`")
+        name = st.targets[0].id
+        if indent != 2:
+            raise self.error(
+                st, f"shared array `{name}` must be declared at the top level of the kernel"
+            )
+        if name in self.scalars or name in self.lists or name in self.shared:
+            raise self.error(st, f"`{name}` is already defined; a shared array needs a new name")
+        if name.startswith("_ct_"):
+            raise self.error(
+                st, f"names starting with `_ct_` are reserved by the emulator (`{name}`)"
+            )
+        if call.keywords or len(call.args) != 2:
+            raise self.error(call, "shared() takes two positional arguments: shared(type, size)")
+        elem = self.annotation(call.args[0], call)
+        for n in ast.walk(call.args[1]):
+            if isinstance(n, ast.Name) and n.id in self.scalars:
+                raise self.error(call.args[1], "the size of a shared array must be a constant")
+        code, t = self.expr(call.args[1])
+        if t != "int":
+            raise self.error(call.args[1], "the size of a shared array must be an int")
+        self.shared[name] = elem
+        self.shared_sizes.append((name, code))
+        self.observes_workgroup = True
+
+    def atomic(self, call: ast.Call, what: str, st: ast.AST, indent: int) -> tuple[str, str]:
+        """Emit an atomic update; returns (variable holding the old value, element type)."""
+        want = 4 if what == "atomic_compare_exchange" else 3
+        if call.keywords or len(call.args) != want:
+            raise self.error(call, f"{what}() takes {want} positional arguments")
+        arr = self.array(call.args[0])
+        if arr is None:
+            raise self.error(call, f"{what}() updates a list parameter or a shared array")
+        name, data, length, elem = arr
+        if elem == "bool" or (elem == "float" and what in _INT_ONLY):
+            raise self.error(call, f"{what}() does not work on {elem} elements")
+        if name in self.lists:
+            self.read.add(name)
+            self.written.add(name)
+        idx = self.tmp()
+        self.emit(indent, f"{idx} = {self.index(call.args[1])}", st)
+        vals = []
+        for a in call.args[2:]:
+            code, t = self.expr(a)
+            v = self.tmp()
+            self.emit(indent, f"{v} = {self.convert(code, t, elem, st, f'`{name}[...]`')}", st)
+            vals.append(v)
+        old = self.tmp()
+        new = _new_value(what, elem, old, vals)
+        self.emit(
+            indent, f"if 0 <= {idx} < {length}: {old} = {data}[{idx}]; {data}[{idx}] = {new}", st
+        )
+        self.emit(indent, f"else: {old} = _ct_oob_r({name!r}, {idx}, {_ZERO[elem]})", st)
+        return old, elem
+
+
+def _new_value(what: str, elem: str, old: str, vals: list[str]) -> str:
+    v = vals[0]
+    if what == "atomic_add":
+        return wrapped(f"{old} + {v}") if elem == "int" else f"_ct_f({old} + {v})"
+    if what == "atomic_min":
+        return f"_ct_fmin({old}, {v})"
+    if what == "atomic_max":
+        return f"_ct_fmax({old}, {v})"
+    if what in _INT_ONLY:
+        return f"({old} {_INT_ONLY[what]} {v})"
+    if what == "atomic_exchange":
+        return v
+    expected, new = vals
+    same = f"_ct_same_bits({old}, {expected})" if elem == "float" else f"{old} == {expected}"
+    return f"({new} if {same} else {old})"
