@@ -3,6 +3,13 @@
 CTHREADS_VALIDATION=1 is set before anything from cthreads is imported, so every device the
 suite makes runs under VK_LAYER_KHRONOS_validation; an autouse fixture fails any test after
 which validation messages are pending.
+
+Synchronization validation is on too (VK_LAYER_ENABLES, read by the 1.3.239 layer when an
+instance is created; cthreads passes no VkValidationFeaturesEXT that would override it), within
+command buffers and across queue submissions. It sees copies and fills only: kernels reach
+their lists through buffer device addresses, which the layer does not track.
+tests/faults/test_sync_validation.py proves the setting takes effect (a racy program yields
+SYNC-HAZARD-WRITE-AFTER-WRITE). Set VK_LAYER_ENABLES yourself to override it.
 """
 
 from __future__ import annotations
@@ -11,6 +18,11 @@ import os
 import tempfile
 
 os.environ.setdefault("CTHREADS_VALIDATION", "1")  # on in CI; a device run may set 0
+SYNC_VALIDATION = (
+    "VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"
+    ":VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT"
+)
+os.environ.setdefault("VK_LAYER_ENABLES", SYNC_VALIDATION)
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 if "CTHREADS_CACHE_DIR" not in os.environ:
     os.environ["CTHREADS_CACHE_DIR"] = tempfile.mkdtemp(prefix="cthreads-test-cache-")

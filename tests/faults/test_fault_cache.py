@@ -1,0 +1,167 @@
+"""Interrupted cache writes (issue 6, item 5): a process killed while writing a compiled kernel
+(or the driver's pipeline cache) never leaves an entry that loads wrong. Each case runs child
+processes on one private CTHREADS_CACHE_DIR: the first dies at the chosen point (exit status 9,
+as if killed), the next ones must compile, launch and compute correctly, and afterwards every
+`*.ctk` in the directory decodes. Leftover temporary files are allowed: they are never read."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from cthreads.compiler.cache import decode
+
+CHILD = textwrap.dedent(
+    """
+    import json, os, sys
+    from cthreads.compiler import cache
+    from cthreads.runtime import pipeline_cache
+
+    class Patched:
+        # the module's `os`, with one function replaced by a simulated kill
+        def __init__(self, real, **over):
+            self._real, self._over = real, over
+        def __getattr__(self, name):
+            return self._over.get(name) or getattr(self._real, name)
+
+    def die(*args):
+        os._exit(9)
+
+    class HalfWriter:
+        def __init__(self, f):
+            self.f = f
+        def __enter__(self):
+            return self
+        def __exit__(self, *exc):
+            self.f.close()
+        def write(self, data):
+            self.f.write(data[: len(data) // 2])
+            self.f.flush()
+            os.fsync(self.f.fileno())
+            os._exit(9)
+
+    mode = sys.argv[1]
+    if mode == "kill-before-rename":
+        cache.os = Patched(os, replace=die)
+    elif mode == "kill-mid-write":
+        cache.os = Patched(os, fdopen=lambda fd, m: HalfWriter(os.fdopen(fd, m)))
+    elif mode == "kill-pipeline-cache-save":
+        pipeline_cache.os = Patched(os, replace=die)
+
+    from cthreads.gpu import GlobalIdx, Gpu, gpu
+    from cthreads.runtime import validation_messages
+
+    @Gpu
+    def poly(n: int, x: list[float], out: list[int]) -> None:
+        i: int = GlobalIdx.x
+        if i < n:
+            out[i] = int(x[i] * x[i]) * 3 + i % 7
+
+    x = [float(v) for v in range(100)]
+    out = [0] * 100
+    gpu(poly, 100, x, out).join()
+    ok = out == [v * v * 3 + v % 7 for v in range(100)]
+    print(json.dumps({"ok": ok, "compiled": cache.stats["compiled"],
+                      "disk_hits": cache.stats["disk_hits"], "messages": validation_messages()}))
+    """
+)
+
+
+def run_child(script, cache_dir, mode="plain"):
+    env = dict(os.environ, CTHREADS_CACHE_DIR=str(cache_dir))
+    env.pop("CTHREADS_NO_DISK_CACHE", None)
+    return subprocess.run(
+        [sys.executable, str(script), mode],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def good_run(script, cache_dir) -> dict:
+    proc = run_child(script, cache_dir)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["ok"] and result["messages"] == [], result
+    return result
+
+
+def entries(cache_dir):
+    return sorted((cache_dir / "spirv").glob("*.ctk"))
+
+
+def assert_all_entries_decode(cache_dir):
+    for path in entries(cache_dir):
+        decode(path.read_bytes())  # raises ValueError on a damaged entry
+
+
+@pytest.mark.parametrize("mode", ["kill-before-rename", "kill-mid-write"])
+def test_kernel_cache_write_killed(tmp_path, mode):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    cache_dir = tmp_path / "cache"
+
+    killed = run_child(script, cache_dir, mode)
+    assert killed.returncode == 9, (killed.returncode, killed.stderr[-3000:])
+    temps = list((cache_dir / "spirv").glob(".*.tmp"))
+    assert temps, "the child died before writing anything: the simulation is off"
+    if mode == "kill-mid-write":
+        with pytest.raises(ValueError):
+            decode(temps[0].read_bytes())  # a torn write: it must never be read as an entry
+    assert entries(cache_dir) == []
+
+    first = good_run(script, cache_dir)
+    assert first["compiled"] == 1 and first["disk_hits"] == 0  # nothing usable was left
+    assert len(entries(cache_dir)) == 1
+    assert_all_entries_decode(cache_dir)
+    second = good_run(script, cache_dir)
+    assert second["compiled"] == 0 and second["disk_hits"] == 1  # the entry is good
+    assert_all_entries_decode(cache_dir)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip-byte"])
+def test_damaged_kernel_cache_entry_is_rebuilt(tmp_path, damage):
+    """What a non-atomic writer or a bad disk would leave: detected by the checksum."""
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    cache_dir = tmp_path / "cache"
+    good_run(script, cache_dir)
+    (path,) = entries(cache_dir)
+    data = bytearray(path.read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) // 2]
+    else:
+        data[len(data) - 9] ^= 0x10  # inside the SPIR-V words
+    path.write_bytes(bytes(data))
+
+    rebuilt = good_run(script, cache_dir)
+    assert rebuilt["compiled"] == 1 and rebuilt["disk_hits"] == 0
+    assert_all_entries_decode(cache_dir)
+    assert good_run(script, cache_dir)["disk_hits"] == 1
+
+
+def test_pipeline_cache_save_killed_and_garbage_pipeline_cache(tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    cache_dir = tmp_path / "cache"
+
+    killed = run_child(script, cache_dir, "kill-pipeline-cache-save")
+    assert killed.returncode == 9, (killed.returncode, killed.stderr[-3000:])
+    assert list((cache_dir / "pipelines").glob("*.tmp"))  # the leftover
+    assert not list((cache_dir / "pipelines").glob("*.bin"))
+    good_run(script, cache_dir)
+    (pipeline_file,) = (cache_dir / "pipelines").glob("*.bin")
+
+    # a damaged driver cache file: the driver must reject it and the run must stay clean
+    data = pipeline_file.read_bytes()
+    pipeline_file.write_bytes(data[:16] + b"\xa5" * (len(data) - 16))
+    good_run(script, cache_dir)
+    pipeline_file.write_bytes(b"not a pipeline cache")
+    good_run(script, cache_dir)
