@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..compiler.ir import ListType, Param, Scalar
-from ..errors import GpuArgumentTypeError, GpuInvalidArgument
+from ..errors import GpuArgumentTypeError, GpuInvalidArgument, VulkanOutOfMemory
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 FLOAT32_MAX = 3.4028234663852886e38
@@ -203,3 +203,15 @@ def check_aliasing(lists: list[ListArg]) -> None:
                 hint="pass a copy for one of them",
             )
         seen[id(arg.value)] = arg
+
+
+def device_buffer_for(device: Any, name: str, count: int, nbytes: int) -> Any:
+    """A device buffer for the list called `name`; out of memory names the list, its size and
+    the device's limit (SPEC §5.7)."""
+    try:
+        return device.buffer(nbytes)
+    except VulkanOutOfMemory as exc:
+        raise VulkanOutOfMemory(
+            f"`{name}` ({count} elements, {nbytes} bytes) does not fit on the device: {exc}",
+            vk_result=exc.vk_result,
+        ) from None

@@ -13,11 +13,11 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import GpuArgumentTypeError, GpuInvalidArgument, VulkanOutOfMemory
+from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..gpu.kernel import GpuKernel as _GpuKernel
 from ..residency.arena import _resident
 from . import fastpath, session, transfer
-from .binding import ListArg, check_aliasing, check_list, check_scalar, type_name
+from .binding import ListArg, check_aliasing, check_list, check_scalar, device_buffer_for, type_name
 from .completion import CompletionWatcher
 from .gpujob import GpuJob
 
@@ -185,14 +185,7 @@ def _launch(prep: session.Prepared, device: Any, args: tuple, timed: bool = Fals
         for arg in lists:
             if arg.index in resident:
                 continue
-            try:
-                dev_buf = dev_bufs[arg.index] = device.buffer(arg.nbytes)
-            except VulkanOutOfMemory as exc:
-                raise VulkanOutOfMemory(
-                    f"`{arg.param.name}` ({arg.count} elements, {arg.nbytes} bytes) does not fit "
-                    f"on the device: {exc}",
-                    vk_result=exc.vk_result,
-                ) from None
+            dev_buf = dev_bufs[arg.index] = device_buffer_for(device, arg.param.name, arg.count, arg.nbytes)
             buffers.append(dev_buf)
             if dev_buf.host_visible:
                 _fill(dev_buf, arg)

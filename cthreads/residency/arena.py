@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import runtime
 from ..launch import transfer
+from ..launch.binding import device_buffer_for
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
 
 # id(obj) -> _Resident for every object bound in any arena (one slot per object).
@@ -246,7 +247,7 @@ class GpuArena:
             old.upload()  # host edits become visible
             return
         device = runtime.get_device()
-        buffer = device.buffer(nbytes)
+        buffer = device_buffer_for(device, name, count, nbytes)
         res = _Resident(self, name, obj, count, nbytes, pack, view, buffer, device, device.generation)
         try:
             self._upload_new(res)

@@ -22,10 +22,7 @@ NO_RUN = "<!-- no-run -->"
 # Pages whose blocks do not run yet, each with why. Owned by other work streams; an entry here is
 # a reported docs bug to fix (define the data the block uses, or mark a fragment no-run), and
 # the test XPASSes once it is fixed — then remove the entry.
-PENDING = {
-    "reliability.md": "the first block calls emulate(saxpy, n, ...) / emulate(kern, ...) with "
-                      "names no block defines",
-}
+PENDING: dict[str, str] = {}  # page -> why its blocks cannot run yet (none today)
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 
 

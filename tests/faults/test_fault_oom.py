@@ -69,13 +69,6 @@ def test_allocation_beyond_the_device_limit_mid_run_leaves_everything_intact():
     assert device.alive and get_device() is device  # the same device throughout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="library: GpuArena.bind() lets the runtime's VulkanOutOfMemory through unchanged "
-    "('cannot allocate N bytes of GPU memory ...'), without the binding's name, while a launch "
-    "names its list (cthreads/residency/arena.py _bind_one: device.buffer(nbytes) is not wrapped "
-    "as dispatch._launch does)",
-)
 def test_arena_out_of_memory_names_the_binding():
     limit = get_device().info.limits["max_memory_allocation_size"]
     huge = np.zeros(limit // 4 + 16, np.float32)
