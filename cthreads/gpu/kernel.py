@@ -11,7 +11,7 @@ import functools
 import hashlib
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 from ..compiler import ir
 from ..compiler.frontend.signature import (
@@ -97,6 +97,7 @@ class GpuKernel:
 
     @property
     def param_names(self) -> tuple[str, ...]:
+        """The parameter names, in order (what `gpu()` expects positionally)."""
         return tuple(p.name for p in self._params)
 
     @property
@@ -106,10 +107,12 @@ class GpuKernel:
 
     @property
     def filename(self) -> str:
+        """The file the kernel was defined in (compile errors point into it)."""
         return self._fn.__code__.co_filename
 
     @property
     def firstlineno(self) -> int:
+        """The line of the kernel's first decorator or `def` in `filename`."""
         return (
             self._source.firstlineno
             if self._source is not None
@@ -123,6 +126,7 @@ class GpuKernel:
 
     @property
     def options(self) -> dict[str, Any]:
+        """The `@Gpu(...)` options (None where the default applies)."""
         return {"log": self.log, "workgroup_size": self._wg if self._explicit_wg else None}
 
     # ------------------------------------------------------------------- compiling
@@ -316,13 +320,23 @@ def _located_signature_error(fn: Any, err: SignatureError) -> GpuCompileError:
 # ------------------------------------------------------------------------- decorator
 
 
+@overload
+def Gpu(fn: Callable[..., Any], /) -> GpuKernel: ...
+
+
+@overload
+def Gpu(
+    fn: None = None, /, *, log: bool = False, workgroup_size: int | tuple[int, ...] | None = None
+) -> Callable[[Callable[..., Any]], GpuKernel]: ...
+
+
 def Gpu(
     fn: Callable[..., Any] | None = None,
     /,
     *,
     log: bool = False,
     workgroup_size: int | tuple[int, ...] | None = None,
-):
+) -> GpuKernel | Callable[[Callable[..., Any]], GpuKernel]:
     """Declare a GPU kernel: `@Gpu`, `@Gpu(log=True)`, `@Gpu(workgroup_size=256)`.
 
     Checks the signature (`int`, `float`, `bool`, `list[int]`, `list[float]`, `list[bool]`
