@@ -1,4 +1,5 @@
-/* cthreads._native — batch: submission coalescing, the background submitter, timeline waits.
+/* cthreads._native — batch: submission coalescing and timeline waits (the background
+ * submitter thread that sends pending batches is in submitter.c).
  *
  * Python API: none directly (submit.c and device.c call it).
  * A submit on an idle queue is recorded into its own command buffer and submitted at once.
@@ -21,8 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define CT_BG_WAIT_NS 100000000ull /* the thread's blocking waits end this often (stop checks) */
 
 #define LOAD CT_LOAD
 #define STORE CT_STORE
@@ -72,12 +71,12 @@ ct_knobs_read(CtKnobs *k, int cpu_device)
 }
 
 /* pauses per microsecond, measured once (pause costs 10 to 150 cycles depending on the CPU) */
-static uint64_t pauses_per_us;
+uint64_t ct_pauses_per_us; /* CPU pauses per µs, calibrated once (also read by submitter.c) */
 
-static void
-calibrate_pause(void)
+void
+ct_calibrate_pause(void)
 {
-    if (LOAD(pauses_per_us))
+    if (LOAD(ct_pauses_per_us))
         return;
     uint64_t best = UINT64_MAX;
     for (int rep = 0; rep < 3; rep++) {
@@ -89,14 +88,14 @@ calibrate_pause(void)
             best = dt;
     }
     uint64_t per = best == 0 ? 1000 : 2000ull * 1000 / best;
-    STORE(pauses_per_us, per < 1 ? 1 : per);
+    STORE(ct_pauses_per_us, per < 1 ? 1 : per);
 }
 
 /* spin about ns nanoseconds without a system call (or a clock read) */
-static void
-relax_ns(uint64_t ns)
+void
+ct_relax_ns(uint64_t ns)
 {
-    uint64_t n = ns * LOAD(pauses_per_us) / 1000;
+    uint64_t n = ns * LOAD(ct_pauses_per_us) / 1000;
     if (n == 0)
         n = 1;
     for (uint64_t k = 0; k < n; k++)
@@ -105,13 +104,13 @@ relax_ns(uint64_t ns)
 
 /* One step of a spin loop: about ns of CPU pauses, or (CPU devices, whose work runs on the
    host's cores) a sched_yield. */
-static void
-spin_step(CtDevice *dev, uint64_t ns)
+void
+ct_spin_step(CtDevice *dev, uint64_t ns)
 {
     if (dev->knobs.spin_yield)
         sched_yield();
     else if (ns)
-        relax_ns(ns);
+        ct_relax_ns(ns);
     else
         ct_cpu_relax();
 }
@@ -123,7 +122,7 @@ ct_lock(CtDevice *dev, pthread_mutex_t *m)
 {
     if (pthread_mutex_trylock(m) == 0)
         return;
-    uint64_t chunk = LOAD(pauses_per_us), start = 0;
+    uint64_t chunk = LOAD(ct_pauses_per_us), start = 0;
     for (;;) {
         for (uint64_t k = 0; k < chunk; k++) { /* ~1 µs */
             ct_cpu_relax();
@@ -160,8 +159,8 @@ ct_fold_completed(CtDevice *dev)
     return 1;
 }
 
-static void
-note_bg_completed(CtDevice *dev, uint64_t v)
+void
+ct_note_bg_completed(CtDevice *dev, uint64_t v)
 {
     if (v > LOAD(dev->bg_completed)) /* only the background thread writes it */
         STORE(dev->bg_completed, v);
@@ -232,8 +231,8 @@ ct_check_failed(CtDevice *dev, uint64_t value, int for_submit)
    with no lock held. Ends slot i's command buffer and submits it, signalling its last value.
    On failure the timeline is still advanced to that value, so waiters wake up, and the failure
    is recorded for ct_check_failed. */
-static VkResult
-close_and_submit_unlock(CtDevice *dev, int i, int from_bg)
+VkResult
+ct_close_and_submit_unlock(CtDevice *dev, int i, int from_bg)
 {
     CtSlot *s = &dev->ring[i];
     if (dev->pending == i)
@@ -288,7 +287,7 @@ ct_flush_pending(CtDevice *dev, uint64_t upto)
     if (i < 0 || dev->ring[i].first > upto)
         pthread_mutex_unlock(&dev->state_lock);
     else {
-        r = close_and_submit_unlock(dev, i, 0);
+        r = ct_close_and_submit_unlock(dev, i, 0);
         done = 1;
     }
     Py_END_ALLOW_THREADS
@@ -365,7 +364,7 @@ static void
 pause_without_gil(void)
 {
     Py_BEGIN_ALLOW_THREADS
-    relax_ns(1000);
+    ct_relax_ns(1000);
     Py_END_ALLOW_THREADS
 }
 
@@ -511,7 +510,7 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
         VkResult r;
         dev->active++;
         Py_BEGIN_ALLOW_THREADS
-        r = close_and_submit_unlock(dev, i, 0);
+        r = ct_close_and_submit_unlock(dev, i, 0);
         Py_END_ALLOW_THREADS
         dev->active--;
         if (r != VK_SUCCESS) {
@@ -556,7 +555,7 @@ ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns, uint64_t *seen
             el = t - start;
             if (el >= spin || el >= timeout_ns)
                 break;
-            spin_step(dev, poll);
+            ct_spin_step(dev, poll);
         }
     }
     if (!done) {
@@ -629,166 +628,4 @@ ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns)
         return -1;
     ct_ring_retire(dev);
     return 1;
-}
-
-/* ---- the background submitter ------------------------------------------------------------ */
-
-/* Wait (no GIL, no lock) until target completes, the stop flag is set, or a while passed:
-   polls every knobs.bg_poll_ns for knobs.bg_spin_ns (a CPU pause in between, no sched_yield),
-   then blocks in vkWaitSemaphores. */
-static VkResult
-bg_wait(CtDevice *dev, uint64_t target)
-{
-    uint64_t cur = 0, start = 0, spin = dev->knobs.bg_spin_ns;
-    VkResult r;
-    if (spin > 0) {
-        for (;;) {
-            r = ct_poll_counter(dev, &cur, 1);
-            if (r != VK_SUCCESS)
-                return r;
-            if (cur >= target) {
-                note_bg_completed(dev, cur);
-                return VK_SUCCESS;
-            }
-            if (LOAD(dev->bg_stop))
-                return VK_TIMEOUT;
-            uint64_t t = ct_now_ns();
-            if (start == 0)
-                start = t;
-            else if (t - start >= spin)
-                break;
-            spin_step(dev, dev->knobs.bg_poll_ns);
-        }
-    }
-    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                              .semaphoreCount = 1, .pSemaphores = &dev->timeline,
-                              .pValues = &target};
-    CT_COUNT(dev->cnt.bg_blocks);
-    r = dev->fn.vkWaitSemaphores(dev->device, &wi, CT_BG_WAIT_NS);
-    if (r == VK_SUCCESS)
-        note_bg_completed(dev, target);
-    return r;
-}
-
-/* Sleep until there is a pending batch (and the device is not lost) or a stop request. */
-static void
-bg_sleep(CtDevice *dev)
-{
-    pthread_mutex_lock(&dev->bg_lock);
-    __atomic_store_n(&dev->bg_sleeping, 1, __ATOMIC_SEQ_CST);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    CT_COUNT(dev->cnt.bg_sleeps);
-    /* any wake-up ends the sleep, even when a host already submitted the batch: the thread
-       then watches (bg_hot_ns) instead of costing the next submit another wake-up */
-    uint64_t seq = dev->bg_wake_seq;
-    while (!LOAD(dev->bg_stop) && seq == dev->bg_wake_seq &&
-           (LOAD(dev->pending) < 0 || LOAD(dev->bg_lost)))
-        pthread_cond_wait(&dev->bg_cond, &dev->bg_lock);
-    __atomic_store_n(&dev->bg_sleeping, 0, __ATOMIC_SEQ_CST);
-    pthread_mutex_unlock(&dev->bg_lock);
-}
-
-/* Watch for a pending batch (CPU pause, a clock read about every µs) until `until`. */
-static void
-bg_watch(CtDevice *dev, uint64_t until)
-{
-    uint64_t chunk = LOAD(pauses_per_us);
-    while (LOAD(dev->pending) < 0 && !LOAD(dev->bg_stop)) {
-        if (dev->knobs.spin_yield)
-            sched_yield();
-        else
-            for (uint64_t k = 0; k < chunk && LOAD(dev->pending) < 0; k++)
-                ct_cpu_relax();
-        if (ct_now_ns() >= until)
-            break;
-    }
-}
-
-static void *
-bg_main(void *arg)
-{
-    CtDevice *dev = arg;
-#if defined(__linux__)
-    pthread_setname_np(pthread_self(), "ct-submit");
-#endif
-    while (!LOAD(dev->bg_stop)) {
-        if (LOAD(dev->pending) < 0 || LOAD(dev->bg_lost)) {
-            /* Recently busy (a batch opened or submitted within bg_hot_ns): watch for a while,
-               without a lock and without system calls — waking a sleeping thread costs the
-               submitting host a futex call. Otherwise sleep. */
-            uint64_t last = LOAD(dev->bg_submit_ns), open = LOAD(dev->last_open_ns);
-            uint64_t hot = dev->knobs.bg_hot_ns, t = ct_now_ns();
-            if (open > last)
-                last = open;
-            if (hot && !LOAD(dev->bg_lost) && last + hot > t)
-                bg_watch(dev, last + hot);
-            else
-                bg_sleep(dev);
-            continue;
-        }
-        /* a pending batch: submit it once the work in flight completed. No lock is held while
-           waiting; the host keeps appending meanwhile. */
-        uint64_t target = LOAD(dev->submitted);
-        while (LOAD(dev->queued) < target && !LOAD(dev->bg_stop)) /* being submitted now */
-            relax_ns(200);
-        if (LOAD(dev->bg_completed) < target) {
-            VkResult r = bg_wait(dev, target);
-            if (r == VK_TIMEOUT)
-                continue; /* look again (stop requests; the batch may have been flushed) */
-            if (r == VK_ERROR_DEVICE_LOST) {
-                STORE(dev->bg_lost, 1);
-                continue;
-            }
-            /* other failures: submitting is still correct, the queue orders the batch after
-               the work in flight */
-        }
-        if (dev->knobs.bg_delay_ns) {
-            /* A batch opened on an idle queue (a stream of launches faster than the device)
-               goes out once it is bg_delay_ns old, not at once: batches of one launch would
-               cost a vkBeginCommandBuffer and a vkQueueSubmit each. Behind busy work it is
-               already older. A host that waits or polls for it submits it at once. */
-            uint64_t until = LOAD(dev->last_open_ns) + dev->knobs.bg_delay_ns;
-            int i0 = LOAD(dev->pending);
-            while (LOAD(dev->pending) == i0 && !LOAD(dev->bg_stop) && ct_now_ns() < until)
-                spin_step(dev, 500);
-        }
-        ct_lock(dev, &dev->state_lock);
-        int i = dev->pending;
-        if (i < 0 || dev->submitted != target) { /* flushed by a host meanwhile: look again */
-            pthread_mutex_unlock(&dev->state_lock);
-            continue;
-        }
-        close_and_submit_unlock(dev, i, 1);
-        CT_COUNT(dev->cnt.bg_submits);
-        STORE(dev->bg_submit_ns, ct_now_ns());
-    }
-    return NULL;
-}
-
-int
-ct_bg_start(CtDevice *dev)
-{
-    calibrate_pause();
-    if (pthread_create(&dev->bg_thread, NULL, bg_main, dev) != 0) {
-        ct_raise(dev->st->VulkanInitFailed, "could not start the submission thread");
-        return -1;
-    }
-    dev->bg_started = 1;
-    return 0;
-}
-
-/* Stop and join the background thread. GIL held (released while joining). */
-void
-ct_bg_stop(CtDevice *dev)
-{
-    if (!dev->bg_started)
-        return;
-    __atomic_store_n(&dev->bg_stop, 1, __ATOMIC_SEQ_CST);
-    pthread_mutex_lock(&dev->bg_lock);
-    pthread_cond_signal(&dev->bg_cond);
-    pthread_mutex_unlock(&dev->bg_lock);
-    Py_BEGIN_ALLOW_THREADS
-    pthread_join(dev->bg_thread, NULL);
-    Py_END_ALLOW_THREADS
-    dev->bg_started = 0;
 }

@@ -404,6 +404,13 @@ uint64_t ct_now_ns(void);
 void ct_lock(CtDevice *dev, pthread_mutex_t *m);
 VkResult ct_poll_counter(CtDevice *dev, uint64_t *value, int from_bg);
 int ct_fold_completed(CtDevice *dev);
+/* shared by batch.c and submitter.c */
+extern uint64_t ct_pauses_per_us;
+void ct_spin_step(CtDevice *dev, uint64_t ns);
+void ct_note_bg_completed(CtDevice *dev, uint64_t v);
+void ct_relax_ns(uint64_t ns);
+void ct_calibrate_pause(void);
+VkResult ct_close_and_submit_unlock(CtDevice *dev, int i, int from_bg);
 int ct_bg_start(CtDevice *dev);
 void ct_bg_stop(CtDevice *dev);
 int ct_flush_pending(CtDevice *dev, uint64_t upto);
