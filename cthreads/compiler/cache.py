@@ -96,10 +96,15 @@ def decode(data: bytes) -> CompiledKernel:
 class KernelCache:
     """A directory of `<key>.ctk` files (plus an in-process dict in front of it)."""
 
-    def __init__(self, directory: Path | None, enabled: bool = True) -> None:
+    MAX_ENTRIES = 4096  # oldest entries beyond this are removed (generated-kernel workloads)
+    _TRIM_EVERY = 64  # puts between two looks at the directory's size
+
+    def __init__(self, directory: Path | None, enabled: bool = True, max_entries: int | None = None) -> None:
         self.directory = directory
         self.enabled = enabled and directory is not None
+        self.max_entries = self.MAX_ENTRIES if max_entries is None else max_entries
         self._memory: dict[str, CompiledKernel] = {}
+        self._puts = 0
 
     def _path(self, key: str) -> Path:
         assert self.directory is not None
@@ -144,7 +149,29 @@ class KernelCache:
                 raise
         except OSError:
             # A read-only or full cache directory must never stop a launch.
-            pass
+            return
+        self._puts += 1
+        if self._puts % self._TRIM_EVERY == 1:
+            self.trim()
+
+    def trim(self) -> int:
+        """Remove the oldest entries beyond `max_entries`; returns how many were removed."""
+        if self.directory is None:
+            return 0
+        try:
+            entries = sorted(
+                ((p.stat().st_mtime, p) for p in self.directory.glob("*.ctk")), key=lambda e: e[0]
+            )
+        except OSError:
+            return 0
+        removed = 0
+        for _, path in entries[: max(0, len(entries) - self.max_entries)]:
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                pass
+        return removed
 
     def clear(self) -> int:
         """Remove every entry; returns how many files were removed."""

@@ -152,3 +152,16 @@ def test_corrupt_cache_entry_is_a_miss(tmp_path):
     (tmp_path / "abc.ctk").write_bytes(data[: len(data) // 2])  # a write cut short
     assert kcache.KernelCache(tmp_path).get("abc") is None
     assert not (tmp_path / "abc.ctk").exists()
+
+
+def test_disk_cache_keeps_at_most_max_entries(tmp_path):
+    import os
+    import time
+
+    store = kcache.KernelCache(tmp_path, max_entries=3)
+    compiled = double.compiled()
+    for k in range(5):
+        store.put(f"k{k}", compiled)
+        os.utime(tmp_path / f"k{k}.ctk", (time.time() - 100 + k, time.time() - 100 + k))
+    assert store.trim() == 2
+    assert sorted(p.name for p in tmp_path.glob("*.ctk")) == ["k2.ctk", "k3.ctk", "k4.ctk"]
