@@ -17,7 +17,7 @@ from .. import config
 from .artifact import CompiledKernel, PushField, PushLayout
 from .ir import ListType, Param, Scalar
 
-COMPILER_VERSION = "0.2.0"  # 0.2: the 4-wide vector form (elements_per_invocation)
+COMPILER_VERSION = "0.3.0"  # 0.3: 2-D/3-D grids (total_y/total_z header, shape0..2 fields)
 _MAGIC = b"CTK1"
 
 # Counts compilations that missed the cache in this process (tests assert on it, not timers).

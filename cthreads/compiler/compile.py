@@ -93,6 +93,7 @@ def compile_kernel(
 
 
 def _check_target(kernel: ir.Kernel, target: Target) -> None:
+    _check_subgroup_features(kernel, target)
     used = 0
     for arr in kernel.shared:  # also checked by the frontend when it lowers for a target
         used += 4 * arr.size
@@ -123,6 +124,35 @@ def _check_target(kernel: ir.Kernel, target: Target) -> None:
             col=1,
             allowed="a workgroup size within those limits (64 is the default)",
         )
+
+
+def _check_subgroup_features(kernel: ir.Kernel, target: Target) -> None:
+    """A subgroup operation the device cannot run is the user's error, located at its line."""
+    from .frontend.subgroup import FEATURE_CAPABILITY, missing_features
+
+    missing = missing_features(kernel, target)
+    if missing is None:
+        return
+    feature, line, name = missing
+    text = _source_line(kernel.filename, line)
+    raise GpuCompileError(
+        f"this subgroup operation needs the device feature `{feature}` (SPIR-V capability "
+        f"{FEATURE_CAPABILITY[feature]}), which this device lacks (see `python -m cthreads.gpu "
+        "info`)",
+        kernel=kernel.name,
+        filename=kernel.filename,
+        lineno=line or kernel.firstlineno,
+        col=(text.find(name) + 1 if text and name in text else 1),
+        line=text,
+        allowed="shared memory and atomics (they work on every device)",
+    )
+
+
+def _source_line(filename: str, line: int) -> str | None:
+    import linecache
+
+    text = linecache.getline(filename, line) if line else ""
+    return text.rstrip("\r\n") or None
 
 
 def _print_ir(kernel: ir.Kernel) -> str:

@@ -17,6 +17,8 @@ Contract (frontend produces, passes keep, codegen consumes):
   and `Atomic` (by their index into `Kernel.shared`); their out-of-range indexes are legal IR too;
 - atomics have side effects, so they are statements (`Atomic`), never expressions: the old value
   goes into a local. Expressions stay pure.
+- subgroup operations depend on which invocations run them together, so they are statements too
+  (`Subgroup`, result into a local); the subgroup builtins (`SubgroupValue`) are expressions.
 """
 
 from __future__ import annotations
@@ -119,10 +121,28 @@ class Builtin(Expr):
 
 
 @dataclass(frozen=True)
+class SubgroupValue(Expr):
+    """A subgroup builtin (I32): `what` is 'size' (SubgroupSize), 'lane'
+    (SubgroupLocalInvocationId), 'id' (SubgroupId) or 'count' (NumSubgroups)."""
+
+    what: str
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
 class ListLen(Expr):
     """`len(list_param)` as I32 (number of elements)."""
 
     list_index: int
+
+
+@dataclass(frozen=True)
+class ListShape(Expr):
+    """`x.shape[axis]` as I32: the extent of axis 0..2 of the array passed for list parameter
+    `list_index` (a 1-D list or array: shape[0] == len). Passed per launch in the parameter block."""
+
+    list_index: int
+    axis: int
 
 
 @dataclass(frozen=True)
@@ -286,6 +306,39 @@ class Atomic(Stmt):
     result: str | None = None
 
 
+class SubgroupOp(Enum):
+    ADD = "add"  # reductions: int (wrapping) or float
+    MIN = "min"
+    MAX = "max"
+    INCLUSIVE_ADD = "inclusive_add"  # prefix sums over lower lanes
+    EXCLUSIVE_ADD = "exclusive_add"
+    BROADCAST = "broadcast"  # value of lane `lane` (uniform: the first active one's lane counts)
+    BROADCAST_FIRST = "broadcast_first"
+    BALLOT = "ballot"  # bool -> I32: how many active invocations have it true
+    ELECT = "elect"  # -> BOOL, true in the lowest active lane
+    ALL = "all"  # bool -> BOOL
+    ANY = "any"
+    SHUFFLE = "shuffle"  # value of lane `lane` (per invocation)
+    SHUFFLE_XOR = "shuffle_xor"  # value of lane `lane_id ^ lane`
+
+
+@dataclass(frozen=True)
+class Subgroup(Stmt):
+    """A subgroup operation over the active invocations of the subgroup (SPIR-V
+    OpGroupNonUniform*, Subgroup scope); the result (of `type`) goes into local `result`.
+    `value` is None for ELECT; `lane` is the lane / xor mask of BROADCAST and SHUFFLE*.
+    A statement, not an expression: which invocations take part depends on control flow, so it
+    must not be speculated or evaluated for both arms of a select. A lane that is inactive or
+    outside the subgroup reads as zero. `line` is the kernel's file line (for messages)."""
+
+    op: SubgroupOp
+    type: Scalar
+    result: str
+    value: Expr | None = None
+    lane: Expr | None = None
+    line: int = field(default=0, compare=False)
+
+
 @dataclass(frozen=True)
 class If(Stmt):
     cond: Expr
@@ -358,7 +411,7 @@ class SharedArray:
 class Kernel:
     """One compiled function. `workgroup_size` is the logical shape (default (64, 1, 1));
     `observes_workgroup` is True when the body uses ThreadIdx/BlockIdx/BlockDim/GridDim or a
-    barrier or a shared array, which pins the physical shape to the logical one (SPEC §4)."""
+    barrier or a shared array or a subgroup operation/builtin, which pins the physical shape to the logical one (SPEC §4)."""
 
     name: str
     params: tuple[Param, ...]

@@ -56,6 +56,12 @@ def map_stmts(body: tuple[ir.Stmt, ...], fn: ExprFn) -> tuple[ir.Stmt, ...]:
                 value=map_expr(s.value, fn),
                 comparator=None if s.comparator is None else map_expr(s.comparator, fn),
             )
+        elif isinstance(s, ir.Subgroup):
+            s = dataclasses.replace(
+                s,
+                value=None if s.value is None else map_expr(s.value, fn),
+                lane=None if s.lane is None else map_expr(s.lane, fn),
+            )
         elif isinstance(s, ir.If):
             s = ir.If(map_expr(s.cond, fn), map_stmts(s.then, fn), map_stmts(s.orelse, fn))
         elif isinstance(s, ir.Loop):
@@ -104,6 +110,8 @@ def stmt_exprs(s: ir.Stmt) -> tuple[ir.Expr, ...]:
         return (s.index, s.value) + (() if s.comparator is None else (s.comparator,))
     if isinstance(s, ir.If | ir.Loop):
         return (s.cond,)
+    if isinstance(s, ir.Subgroup):
+        return tuple(e for e in (s.value, s.lane) if e is not None)
     return ()
 
 
@@ -276,7 +284,7 @@ def prune_locals(k: ir.Kernel) -> ir.Kernel:
     for s in walk_stmts(k.body):
         if isinstance(s, ir.Assign):
             used.add(s.name)
-        elif isinstance(s, ir.Atomic) and s.result is not None:
+        elif isinstance(s, ir.Atomic | ir.Subgroup) and s.result is not None:
             used.add(s.result)
         for e in stmt_exprs(s):
             used.update(x.name for x in walk_exprs(e) if isinstance(x, ir.LocalRef))
@@ -297,13 +305,15 @@ def annotate_usage(k: ir.Kernel) -> ir.Kernel:
         elif isinstance(s, ir.Atomic) and not s.shared:
             reads.add(s.array)
             writes.add(s.array)
-        elif isinstance(s, ir.Barrier):
-            observes = True
+        elif isinstance(s, ir.Barrier | ir.Subgroup):
+            observes = True  # subgroups are parts of the workgroup: the shape is fixed
         for e in stmt_exprs(s):
             for x in walk_exprs(e):
                 if isinstance(x, ir.Load):
                     reads.add(x.list_index)
-                elif isinstance(x, ir.Builtin) and x.kind is not ir.BuiltinKind.GLOBAL_ID:
+                elif (
+                    isinstance(x, ir.Builtin) and x.kind is not ir.BuiltinKind.GLOBAL_ID
+                ) or isinstance(x, ir.SubgroupValue):
                     observes = True
     params = tuple(
         dataclasses.replace(p, reads=i in reads, writes=i in writes) if p.is_list else p

@@ -54,6 +54,10 @@ class _Printer:
             return f"{e.kind.value}.{'xyz'[e.axis]}"
         if isinstance(e, ir.ListLen):
             return f"len({self.param_name(e.list_index)})"
+        if isinstance(e, ir.SubgroupValue):
+            return f"subgroup.{e.what}"
+        if isinstance(e, ir.ListShape):
+            return f"{self.param_name(e.list_index)}.shape[{e.axis}]"
         if isinstance(e, ir.Load):
             return f"{self.param_name(e.list_index)}[{self.expr(e.index)}]"
         if isinstance(e, ir.SharedLoad):
@@ -94,6 +98,9 @@ class _Printer:
                 out.append(
                     f"{indent}{lhs}atomic_{s.op.value} {s.value.type} {where}[{self.expr(s.index)}] {args}"
                 )
+            elif isinstance(s, ir.Subgroup):
+                args = ", ".join(self.expr(a) for a in (s.value, s.lane) if a is not None)
+                out.append(f"{indent}%{s.result} = subgroup_{s.op.value} {s.type}({args})")
             elif isinstance(s, ir.If):
                 out.append(f"{indent}if {self.expr(s.cond)}:")
                 self.stmts(s.then, indent + "  ", out)

@@ -26,6 +26,13 @@ class Target:
     # shaderBufferFloat32AtomicAdd (VK_EXT_shader_atomic_float): native float atomic_add on lists;
     # without it (and always on shared arrays) codegen uses a compare-exchange loop
     atomic_float32_add: bool = False
+    # Vulkan 1.1 subgroup operation classes supported in compute shaders
+    # (VkPhysicalDeviceSubgroupProperties.supportedOperations); BASIC is guaranteed
+    subgroup_basic: bool = True
+    subgroup_arithmetic: bool = False
+    subgroup_ballot: bool = False
+    subgroup_shuffle: bool = False
+    subgroup_vote: bool = False
 
     def key(self) -> str:
         """A stable text form for cache keys."""

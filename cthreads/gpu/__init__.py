@@ -38,6 +38,25 @@ from .atomics import (
 from .indices import BlockDim, BlockIdx, GlobalIdx, GridDim, ThreadIdx
 from .kernel import Gpu, GpuKernel
 from .shared import shared
+from .subgroup import (
+    num_subgroups,
+    subgroup_add,
+    subgroup_all,
+    subgroup_any,
+    subgroup_ballot,
+    subgroup_broadcast,
+    subgroup_broadcast_first,
+    subgroup_elect,
+    subgroup_exclusive_add,
+    subgroup_id,
+    subgroup_inclusive_add,
+    subgroup_lane,
+    subgroup_max,
+    subgroup_min,
+    subgroup_shuffle,
+    subgroup_shuffle_xor,
+    subgroup_size,
+)
 
 try:  # GpuArena arrives with the residency layer
     from ..residency import GpuArena
@@ -75,4 +94,8 @@ __all__ = [
     "GpuInternalCompilerError", "GpuDeviceLost",
     "shared", "atomic_add", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "atomic_exchange", "atomic_compare_exchange",
+    "subgroup_size", "subgroup_lane", "subgroup_id", "num_subgroups", "subgroup_add",
+    "subgroup_min", "subgroup_max", "subgroup_inclusive_add", "subgroup_exclusive_add",
+    "subgroup_broadcast", "subgroup_broadcast_first", "subgroup_ballot", "subgroup_elect",
+    "subgroup_all", "subgroup_any", "subgroup_shuffle", "subgroup_shuffle_xor",
 ]

@@ -1,10 +1,12 @@
 """`gpu(fn, *args, force=False)` (SPEC §5): check the arguments, move lists to the device, record
 the dispatch (plus copies) as one stream-ordered submission and return a started `GpuJob`.
 
-Problem size (SPEC §4): the `int` parameter named `n`, else the longest list. Kernels that do not
-observe the workgroup run as a grid-stride loop at the device's preferred width, so one dispatch
-covers any size; kernels that do are split into dispatches of at most the device's group-count
-limit, with a base-group offset they cannot observe.
+Problem size (SPEC §4): the `int` parameter named `n`, else the longest list, or per axis the
+`grid=(nx, ny[, nz])` keyword. Kernels that do not observe the workgroup run as grid-stride loops
+(x inside y inside z) at the device's preferred width, so one dispatch covers any size; kernels
+that do run with their declared shape, split along x into dispatches of at most the device's
+group-count limit with a base-group offset they cannot observe (y and z are never split: more
+groups than the device allows along y or z is a `GpuInvalidArgument` naming `grid`).
 """
 
 from __future__ import annotations
@@ -30,12 +32,15 @@ class _Plan:
 
     scalar_params: tuple  # (index, Param) of scalar parameters
     list_params: tuple  # (index, Param) of list parameters
-    pack: Any  # pack(total, base_group, grid_x, addr, count, scalar) -> bytes
+    pack: Any  # pack(total, base_group, grid_x, total_y, total_z, addr, count, scalar, shape)
     fields: tuple  # PushField, in offset order
     packer_struct: struct.Struct
     n_index: int | None
     wg: int  # logical workgroup width
+    wg3: tuple  # logical workgroup shape (x, y, z)
     max_groups: int
+    max_groups_yz: tuple  # the device's group-count limits along y and z
+    shapes: dict  # list parameter index -> highest axis of `x.shape[axis]` the kernel reads
     in_buffer: bool
     direct_read: bool  # host reads device buffers directly (unified memory: CPU, iGPU)
     writes_lists: bool  # some list parameter is written (aliasing must be checked)
@@ -51,12 +56,20 @@ def _make_packer(fields: tuple, packer: struct.Struct):
                 "total": "total",
                 "base_group": "base_group",
                 "grid_x": "grid_x",
+                "total_y": "total_y",
+                "total_z": "total_z",
                 "addr": f"addr[{f.param}]",
                 "len": f"count[{f.param}]",
                 "scalar": f"scalar[{f.param}]",
+                "shape0": f"shape[{f.param}][0]",
+                "shape1": f"shape[{f.param}][1]",
+                "shape2": f"shape[{f.param}][2]",
             }[f.role]
         )
-    src = f"def pack(total, base_group, grid_x, addr, count, scalar):\n    return _pack({', '.join(exprs)})\n"
+    src = (
+        "def pack(total, base_group, grid_x, total_y, total_z, addr, count, scalar, shape):\n"
+        f"    return _pack({', '.join(exprs)})\n"
+    )
     scope = {"_pack": packer.pack}
     exec(src, scope)  # noqa: S102 - source built from our own field table above
     return scope["pack"]
@@ -67,11 +80,20 @@ def _plan(prep: session.Prepared, device: Any) -> _Plan:
         compiled = prep.compiled
         params = compiled.params
         n_index = next(
-            (i for i, p in enumerate(params) if p.name == "n" and not p.is_list and p.type.kind == "int"),
+            (
+                i
+                for i, p in enumerate(params)
+                if p.name == "n" and not p.is_list and p.type.kind == "int"
+            ),
             None,
         )
         fields = tuple(sorted(compiled.push.fields, key=lambda f: f.offset))
         packer = struct.Struct(compiled.push.struct_format())
+        shapes: dict[int, int] = {}
+        for f in fields:
+            if f.role.startswith("shape"):
+                shapes[f.param] = max(shapes.get(f.param, 0), int(f.role[5:]))
+        limits = device.info.limits["max_compute_work_group_count"]
         prep.plan = _Plan(
             scalar_params=tuple((i, p) for i, p in enumerate(params) if not p.is_list),
             list_params=tuple((i, p) for i, p in enumerate(params) if p.is_list),
@@ -80,7 +102,10 @@ def _plan(prep: session.Prepared, device: Any) -> _Plan:
             packer_struct=packer,
             n_index=n_index,
             wg=compiled.workgroup_size[0],
-            max_groups=int(device.info.limits["max_compute_work_group_count"][0]),
+            wg3=tuple(compiled.workgroup_size),
+            max_groups=int(limits[0]),
+            max_groups_yz=(int(limits[1]), int(limits[2])),
+            shapes=shapes,
             in_buffer=compiled.push.in_buffer,
             # Reading mapped device memory over PCIe (resizable BAR) is orders of magnitude
             # slower than a copy into host-cached memory; only unified memory is read directly.
@@ -105,20 +130,32 @@ def stop_watchers() -> None:
     _watchers.clear()
 
 
-def gpu(fn: _GpuKernel, *args: Any, force: bool = False, timed: bool = False, **kwargs: Any) -> GpuJob:
+def gpu(
+    fn: _GpuKernel,
+    *args: Any,
+    force: bool = False,
+    timed: bool = False,
+    grid: Any = None,
+    **kwargs: Any,
+) -> GpuJob:
     """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`.
 
     `force=True` re-prepares everything first; `timed=True` records device timestamps around
-    the launch, read back as `job.elapsed_ms` (costly on some drivers, so off by default)."""
+    the launch, read back as `job.elapsed_ms` (costly on some drivers, so off by default);
+    `grid=(nx, ny[, nz])` gives the problem size per axis in invocations (each rounded up to
+    whole workgroups) instead of `n` / the longest list."""
     if type(fn) is not _GpuKernel and not isinstance(fn, _GpuKernel):
         name = getattr(fn, "__name__", type(fn).__name__)
-        raise TypeError(f"gpu() needs a @Gpu kernel as its first argument; got `{name}`, which is not decorated with @Gpu")
+        raise TypeError(
+            f"gpu() needs a @Gpu kernel as its first argument; got `{name}`, which is not decorated with @Gpu"
+        )
     if kwargs:
         names = ", ".join(f"`{k}`" for k in kwargs)
         raise TypeError(
             f"gpu() passes kernel arguments by position only; got keyword argument(s) {names} "
             f"for kernel `{fn.name}` (write gpu({fn.name}, {', '.join(fn.param_names)}))"
         )
+    grid3 = None if grid is None else parse_grid(grid)
     if force:
         session.prepare(force=True)
     prep = session.state.prepared.get(fn.source_key)
@@ -130,8 +167,8 @@ def gpu(fn: _GpuKernel, *args: Any, force: bool = False, timed: bool = False, **
             f"kernel `{fn.name}` takes {len(fn.param_names)} argument(s) "
             f"({', '.join(fn.param_names)}); got {len(args)}"
         )
-    if timed:
-        return _launch(prep, session.state.device, args, timed=True)
+    if timed or grid3 is not None:
+        return _launch(prep, session.state.device, args, timed=timed, grid=grid3)
     fast = prep.fast
     if fast is None:
         device = session.state.device
@@ -147,7 +184,60 @@ def _no_fast_path(args: tuple) -> None:
     return None
 
 
-def _launch(prep: session.Prepared, device: Any, args: tuple, timed: bool = False) -> GpuJob:
+def parse_grid(grid: Any) -> tuple[int, int, int]:
+    """`grid=` as (nx, ny, nz): an int or a tuple/list of 1 to 3 ints, each >= 0."""
+    if isinstance(grid, (tuple, list)):
+        items = tuple(grid)
+    else:
+        items = (grid,)
+    if any(isinstance(v, (bool, float)) or not hasattr(v, "__index__") for v in items):
+        raise GpuArgumentTypeError(
+            f"`grid` expects an int or a tuple of 1 to 3 ints (invocations per axis); got {grid!r}",
+            param="grid",
+            expected="(nx,), (nx, ny) or (nx, ny, nz)",
+            got=describe_grid(grid),
+            hint="e.g. grid=(width, height)",
+        )
+    if not 1 <= len(items) <= 3:
+        raise GpuInvalidArgument(
+            f"`grid` has {len(items)} axes; launches have 1 to 3 (x, y, z)",
+            param="grid",
+            expected="1 to 3 extents",
+            got=str(tuple(items)),
+        )
+    dims = tuple(v.__index__() for v in items)
+    if any(d < 0 for d in dims):
+        raise GpuInvalidArgument(
+            f"`grid` extents must be >= 0; got {dims}",
+            param="grid",
+            expected="non-negative extents",
+            got=str(dims),
+        )
+    return dims + (1,) * (3 - len(dims))  # type: ignore[return-value]
+
+
+def describe_grid(grid: Any) -> str:
+    return type(grid).__name__ if not isinstance(grid, (tuple, list)) else repr(grid)
+
+
+def _shape_of(param: Any, value: Any, count: int, axis: int) -> tuple[int, int, int]:
+    """The extents the kernel reads through `x.shape[k]` (k <= axis), padded to 3."""
+    shape = (len(value),) if isinstance(value, list) else tuple(memoryview(value).shape) or (count,)
+    if len(shape) <= axis:
+        raise GpuInvalidArgument(
+            f"kernel reads `{param.name}.shape[{axis}]` but the argument has {len(shape)} "
+            f"dimension(s) (shape {shape})",
+            param=param.name,
+            expected=f"an array of at least {axis + 1} dimensions",
+            got=f"shape {shape}",
+            hint="pass a numpy array of that shape (e.g. arr.reshape(rows, cols)); Python lists are 1-D",
+        )
+    return (shape + (1, 1, 1))[:3]  # type: ignore[return-value]
+
+
+def _launch(
+    prep: session.Prepared, device: Any, args: tuple, timed: bool = False, grid: tuple | None = None
+) -> GpuJob:
     plan = prep.plan or _plan(prep, device)
     generation = prep.generation
     scalar: dict[int, int | float] = {}
@@ -161,7 +251,11 @@ def _launch(prep: session.Prepared, device: Any, args: tuple, timed: bool = Fals
         value = args[i]
         res = _resident.get(id(value))
         if res is not None and res.obj is value:
-            if res.generation != generation or res.count != len(value) or res.kind != param.type.elem.kind:
+            if (
+                res.generation != generation
+                or res.count != len(value)
+                or res.kind != param.type.elem.kind
+            ):
                 _check_resident(param, value, res)
             resident[i] = res
             addr[i] = res.buffer.address
@@ -171,11 +265,18 @@ def _launch(prep: session.Prepared, device: Any, args: tuple, timed: bool = Fals
             lists.append(check_list(i, param, value))
     if len(lists) > 1 and plan.writes_lists:
         check_aliasing(lists)
+    shape: dict[int, tuple] = {}
+    for arg in lists:
+        axis = plan.shapes.get(arg.index)
+        if axis is not None:
+            shape[arg.index] = _shape_of(arg.param, arg.value, arg.count, axis)
 
-    if plan.n_index is not None:
-        size = scalar[plan.n_index]
+    if grid is not None:
+        size = grid
+    elif plan.n_index is not None:
+        size = (scalar[plan.n_index], 1, 1)
     else:
-        size = max(a.count for a in lists) if lists else 0
+        size = (max(a.count for a in lists) if lists else 0, 1, 1)
 
     commands: list[tuple] = []
     buffers: list[Any] = []
@@ -185,7 +286,9 @@ def _launch(prep: session.Prepared, device: Any, args: tuple, timed: bool = Fals
         for arg in lists:
             if arg.index in resident:
                 continue
-            dev_buf = dev_bufs[arg.index] = device_buffer_for(device, arg.param.name, arg.count, arg.nbytes)
+            dev_buf = dev_bufs[arg.index] = device_buffer_for(
+                device, arg.param.name, arg.count, arg.nbytes
+            )
             buffers.append(dev_buf)
             if dev_buf.host_visible:
                 _fill(dev_buf, arg)
@@ -196,8 +299,8 @@ def _launch(prep: session.Prepared, device: Any, args: tuple, timed: bool = Fals
                 commands.append(("copy", staging, dev_buf, arg.nbytes, 0, 0))
             addr[arg.index] = dev_buf.address
             count[arg.index] = arg.count
-        if size > 0:
-            _dispatches(prep, plan, device, size, addr, count, scalar, buffers, commands)
+        if min(size) > 0:
+            _dispatches(prep, plan, device, size, addr, count, scalar, shape, buffers, commands)
         for arg in lists:
             if not arg.param.writes:
                 continue
@@ -234,7 +337,11 @@ def _launch(prep: session.Prepared, device: Any, args: tuple, timed: bool = Fals
 def _check_resident(param: Any, value: Any, res: Any) -> None:
     """An arena-bound argument (SPEC §7: by identity plus length), checked against the kernel."""
     res.check_alive()
-    n = len(value) if isinstance(value, list) else memoryview(value).nbytes // (1 if res.pack == "B" else 4)
+    n = (
+        len(value)
+        if isinstance(value, list)
+        else memoryview(value).nbytes // (1 if res.pack == "B" else 4)
+    )
     if res.count != n:
         raise GpuInvalidArgument(
             f"`{param.name}` is bound in a GpuArena as `{res.name}` with {res.count} "
@@ -278,32 +385,64 @@ def _dispatches(
     prep: session.Prepared,
     plan: _Plan,
     device: Any,
-    size: int,
+    size: tuple[int, int, int],
     addr: dict[int, int],
     count: dict[int, int],
     scalar: dict[int, int | float],
+    shape: dict[int, tuple],
     buffers: list[Any],
     commands: list[tuple],
 ) -> None:
-    """Append the dispatch(es) covering `size` logical invocations to `commands`."""
-    wg = plan.wg
-    grid_x = -(-size // wg)
-    total = grid_x * wg
-    if total > 0xFFFFFFFF:
-        raise GpuInvalidArgument(f"problem size {size} exceeds 2**32 invocations", hint="split the work")
+    """Append the dispatch(es) covering `size` (x, y, z) logical invocations to `commands`:
+    per axis rounded up to whole logical workgroups."""
+    groups3 = tuple(-(-n // w) for n, w in zip(size, plan.wg3))
+    totals = tuple(g * w for g, w in zip(groups3, plan.wg3))
+    for axis, total_a in enumerate(totals):
+        if total_a > 0xFFFFFFFF:
+            what = (
+                f"problem size {size[0]}"
+                if size[1:] == (1, 1)
+                else f"`grid` extent {size[axis]} along {'xyz'[axis]}"
+            )
+            raise GpuInvalidArgument(
+                f"{what} exceeds 2**32 invocations",
+                param=None if size[1:] == (1, 1) else "grid",
+                hint="split the work",
+            )
+    grid_x, grid_y, grid_z = groups3
+    total, total_y, total_z = totals
     pipeline = prep.pipeline
     if not prep.compiled.observes_workgroup:
-        groups = min(-(-total // (prep.physical_wg * prep.compiled.elements_per_invocation)), plan.max_groups)
-        block = plan.pack(total, 0, grid_x, addr, count, scalar)
-        commands.append(("dispatch", pipeline, _push(plan, device, block, buffers, commands), (groups, 1, 1)))
+        my, mz = plan.max_groups_yz
+        groups = min(
+            -(-total // (prep.physical_wg * prep.compiled.elements_per_invocation)), plan.max_groups
+        )
+        block = plan.pack(total, 0, grid_x, total_y, total_z, addr, count, scalar, shape)
+        dims = (groups, min(total_y, my), min(total_z, mz))
+        commands.append(("dispatch", pipeline, _push(plan, device, block, buffers, commands), dims))
         return
+    for axis in (1, 2):
+        limit = plan.max_groups_yz[axis - 1]
+        if groups3[axis] > limit:
+            raise GpuInvalidArgument(
+                f"`grid` needs {groups3[axis]} workgroups of {plan.wg3[axis]} along "
+                f"{'xyz'[axis]} for kernel `{prep.compiled.name}`, more than the device's limit "
+                f"of {limit} (only x is split across dispatches for kernels that observe the workgroup)",
+                param="grid",
+                expected=f"at most {limit * plan.wg3[axis]} invocations along {'xyz'[axis]}",
+                got=str(size[axis]),
+                hint="put the longest axis first (x), or declare a larger workgroup_size along that axis",
+            )
     for base in range(0, grid_x, plan.max_groups):
-        block = plan.pack(total, base, grid_x, addr, count, scalar)
+        block = plan.pack(total, base, grid_x, total_y, total_z, addr, count, scalar, shape)
         groups = min(plan.max_groups, grid_x - base)
-        commands.append(("dispatch", pipeline, _push(plan, device, block, buffers, commands), (groups, 1, 1)))
+        dims = (groups, grid_y, grid_z)
+        commands.append(("dispatch", pipeline, _push(plan, device, block, buffers, commands), dims))
 
 
-def _push(plan: _Plan, device: Any, block: bytes, buffers: list[Any], commands: list[tuple]) -> bytes:
+def _push(
+    plan: _Plan, device: Any, block: bytes, buffers: list[Any], commands: list[tuple]
+) -> bytes:
     """The push-constant bytes: the block itself, or the address of a buffer holding it when it
     exceeds the device's push-constant space (the block travels like a list)."""
     if not plan.in_buffer:

@@ -22,9 +22,10 @@ _PACK_OF_KIND = {"float": "f", "int": "i", "bool": "B"}
 
 def build(prep: Any, plan: Any, device: Any) -> Any:
     """The fast launcher `fast(args) -> GpuJob | None` of one prepared kernel, or None when
-    the kernel's shape is not covered (parameter block in a buffer)."""
+    the kernel's shape is not covered (parameter block in a buffer, `x.shape[k]` reads).
+    `gpu(..., grid=...)` launches never come here (dispatch._launch handles them)."""
     compiled = prep.compiled
-    if plan.in_buffer:
+    if plan.in_buffer or plan.shapes:
         return None
     params = compiled.params
     lines = ["def fast(args):"]
@@ -36,9 +37,13 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
         if not p.is_list:
             kind = p.type.kind
             if kind == "int":
-                lines.append(f"    if type({a}) is not int or not -2147483648 <= {a} <= 2147483647: return None")
+                lines.append(
+                    f"    if type({a}) is not int or not -2147483648 <= {a} <= 2147483647: return None"
+                )
             elif kind == "float":
-                lines.append(f"    if type({a}) is not float or not -FMAX <= {a} <= FMAX: return None")
+                lines.append(
+                    f"    if type({a}) is not float or not -FMAX <= {a} <= FMAX: return None"
+                )
             else:
                 lines.append(f"    if type({a}) is not bool: return None")
             continue
@@ -46,7 +51,9 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
         r = f"r{i}"
         lists.append((i, p, r))
         lines.append(f"    {r} = R(ID({a}))")
-        lines.append(f"    if {r} is None or {r}.obj is not {a} or {r}.generation != G or {r}.pack != {code!r}: return None")
+        lines.append(
+            f"    if {r} is None or {r}.obj is not {a} or {r}.generation != G or {r}.pack != {code!r}: return None"
+        )
         lines.append(
             f"    if (len({a}) if type({a}) is list else MV({a}).nbytes // {_ITEMSIZE[code]}) != {r}.count: return None"
         )
@@ -80,6 +87,8 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
             values.append("0")
         elif f.role == "grid_x":
             values.append("grid_x")
+        elif f.role in ("total_y", "total_z"):
+            values.append("1")  # a 1-D launch
         elif f.role == "addr":
             values.append(f"r{f.param}.buffer.address")
         elif f.role == "len":
@@ -89,7 +98,9 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
             values.append(f"(1 if {names[f.param]} else 0)" if kind == "bool" else names[f.param])
     lines.append(f"    block = PACK({', '.join(values)})")
     keep = ", ".join(f"r{i}.buffer" for i, _, _ in lists)
-    lines.append(f"    value = SUBMIT([('dispatch', PIPE, block, (groups, 1, 1))], keep=({keep}{',' if lists else ''} args))")
+    lines.append(
+        f"    value = SUBMIT([('dispatch', PIPE, block, (groups, 1, 1))], keep=({keep}{',' if lists else ''} args))"
+    )
     writebacks = []
     for i, p, r in lists:
         lines.append(f"    {r}.last_use = value")

@@ -74,6 +74,11 @@ def target_from_info(info: Any) -> Target:
         nan_inf_preserve=bool(feats.get("float32_nan_inf_preserve", False)),
         max_shared_memory=int(limits.get("max_compute_shared_memory_size", 16384)),
         atomic_float32_add=bool(feats.get("atomic_float32_add", False)),
+        subgroup_basic=bool(feats.get("subgroup_basic", True)),
+        subgroup_arithmetic=bool(feats.get("subgroup_arithmetic", False)),
+        subgroup_ballot=bool(feats.get("subgroup_ballot", False)),
+        subgroup_shuffle=bool(feats.get("subgroup_shuffle", False)),
+        subgroup_vote=bool(feats.get("subgroup_vote", False)),
     )
 
 

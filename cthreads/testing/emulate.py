@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from . import semantics as S
+from . import translate_subgroup as SG
 from .semantics import EmulationError, KernelUndefined
 from .translate_stmt import Translation, translate
 
@@ -103,9 +104,16 @@ def _write_back(target: Any, values: list) -> None:
 
 def launch_shape(tr: Translation, values: dict, grid, workgroup) -> tuple[tuple, tuple]:
     """(groups, workgroup) per axis. Default (SPEC §4): problem size = the int parameter `n`, else
-    the longest list; groups = ceil(size / workgroup.x). An int `grid` is a problem size."""
+    the longest list; groups = ceil(size / workgroup.x). `grid`, as in `gpu(..., grid=...)`: an
+    int problem size along x, or a tuple of 1-3 invocation counts per axis, each rounded up to
+    whole workgroups."""
     if isinstance(grid, (tuple, list)):
-        return _triple(grid, "grid"), workgroup
+        if not 1 <= len(grid) <= 3 or any(
+            isinstance(v, (bool, float)) or not hasattr(v, "__index__") or v.__index__() < 0 for v in grid
+        ):
+            raise ValueError(f"grid must be an int or a tuple of 1-3 ints >= 0 (invocations per axis); got {grid!r}")
+        dims = tuple(v.__index__() for v in grid) + (1,) * (3 - len(grid))
+        return tuple(-(-d // w) for d, w in zip(dims, workgroup)), workgroup
     if grid is None:
         if any(p == "n" and t == "int" for p, t in tr.params):
             size = values["n"]
@@ -118,15 +126,23 @@ def launch_shape(tr: Translation, values: dict, grid, workgroup) -> tuple[tuple,
 
 
 def emulate(
-    fn: Any, *args: Any, grid: Any = None, workgroup: Any = None, oob: str = "raise"
+    fn: Any,
+    *args: Any,
+    grid: Any = None,
+    workgroup: Any = None,
+    oob: str = "raise",
+    subgroup_size: int | None = None,
 ) -> None:
     """Run kernel `fn` on `args` in Python, invocation by invocation, in increasing global index
     (within a workgroup, invocations step together from barrier to barrier).
 
-    grid: None (the `gpu()` rule), an int problem size (rounded up to whole workgroups), or a
-        tuple of workgroup counts per axis. workgroup: overrides the kernel's workgroup size.
+    grid: None (the `gpu()` rule), or as `gpu(..., grid=...)`: an int problem size along x or a
+        tuple of 1-3 invocation counts per axis, each rounded up to whole workgroups.
+        workgroup: overrides the kernel's workgroup size.
     oob: 'raise' (IndexError naming list, index and invocation) or 'device' (reads give 0/0.0/False,
         writes are dropped, as on the device, SPEC §5.6).
+    subgroup_size: invocations per subgroup for subgroup operations (translate_subgroup.py);
+        default: the default device's subgroup size when Vulkan is available, else 32.
     Lists the kernel writes are written back into the argument objects; others are left alone.
     Raises `EmulationError` for constructs outside the language, `KernelUndefined` for undefined
     behaviour (float->int of nan/inf/out-of-range values, barriers not reached by every invocation).
@@ -141,23 +157,35 @@ def emulate(
         )
     values: dict[str, Any] = {}
     lists: dict[str, list] = {}
+    shapes: dict[str, tuple] = {}
     for (name, t), value in zip(tr.params, args):
         if t.startswith("list["):
             lists[name] = values[name] = _to_device(name, t[5:-1], value)
+            shape = tuple(getattr(value, "shape", None) or (len(lists[name]),))
+            axis = tr.shapes.get(name)
+            if axis is not None and len(shape) <= axis:
+                raise ValueError(
+                    f"kernel `{tr.name}` reads `{name}.shape[{axis}]` but the argument has "
+                    f"{len(shape)} dimension(s) (shape {shape}); Python lists are 1-D"
+                )
+            shapes[name] = (shape + (1, 1, 1))[:3]
         else:
             values[name] = _scalar(name, t, value)
     wg = _triple(workgroup, "workgroup") if workgroup is not None else kernel_workgroup(fn)
     groups, wg = launch_shape(tr, values, grid, wg)
-    run_lists(tr, values, lists, groups, wg, oob)
+    run_lists(tr, values, lists, groups, wg, oob, shapes, subgroup_size=subgroup_size)
     for (name, _), value in zip(tr.params, args):
         if name in tr.written:
             _write_back(value, lists[name])
 
 
 def run_lists(
-    tr: Translation, values: dict, lists: dict, groups: tuple, wg: tuple, oob: str
+    tr: Translation, values: dict, lists: dict, groups: tuple, wg: tuple, oob: str,
+    shapes: dict | None = None,
+    subgroup_size: int | None = None,
 ) -> None:
-    """Run every invocation on already converted `lists` (mutated in place)."""
+    """Run every invocation on already converted `lists` (mutated in place); `shapes` gives each
+    list's extents for `x.shape[k]` (default: 1-D)."""
 
     def oob_r(name, index, z):
         if oob == "device":
@@ -170,6 +198,7 @@ def run_lists(
 
     kw = {f"_ct_L_{n}": v for n, v in lists.items()}
     kw.update({f"_ct_n_{n}": len(v) for n, v in lists.items()})
+    kw.update({f"_ct_h_{n}": (shapes or {}).get(n, (len(v), 1, 1)) for n, v in lists.items()})
     kw.update({n: v for n, v in values.items() if n not in lists})
     kw.update(
         _ct_bdx=wg[0],
@@ -180,10 +209,17 @@ def run_lists(
         _ct_gdz=groups[2],
     )
     kw.update(_ct_oob_r=oob_r, _ct_oob_w=oob_w)
+    if tr.has_subgroup:
+        subgroup_size = subgroup_size or SG.default_subgroup_size()
+        if isinstance(subgroup_size, bool) or not isinstance(subgroup_size, int) or subgroup_size < 1:
+            raise ValueError(f"subgroup_size must be a positive int; got {subgroup_size!r}")
+        kw.update(_ct_sgs=subgroup_size)
     inv = tr.factory(**kw)
     state = [0] * 9  # the invocation being run, for error messages
     try:
-        if tr.has_barrier:
+        if tr.has_subgroup:  # subgroups step together, like barriers
+            SG.run_workgroups(inv, groups, wg, state, subgroup_size, _groups, _members, KernelUndefined)
+        elif tr.has_barrier:
             _run_barriers(inv, groups, wg, state)
         elif tr.shared:  # fresh shared arrays per workgroup
             for group in _groups(groups):

@@ -56,6 +56,8 @@ class Translation:
     line_map: dict[int, int] = field(default_factory=dict)  # generated line -> kernel line
     filename: str = "<kernel>"
     shared: dict[str, str] = field(default_factory=dict)  # shared array -> element type
+    shapes: dict[str, int] = field(default_factory=dict)  # list -> highest axis of x.shape[k] read
+    has_subgroup: bool = False  # subgroup operations: runs as generators (translate_subgroup.py)
 
 
 class Resolver:
@@ -133,6 +135,7 @@ class ExprTranslator:
         self.written: set[str] = set()
         self.uses_approx = False
         self.observes_workgroup = False
+        self.shapes: dict[str, int] = {}  # list -> highest axis of `x.shape[axis]` read
         self._tmp = 0
 
     # ---------------------------------------------------------------------------- helpers
@@ -238,6 +241,20 @@ class ExprTranslator:
         return None
 
     def e_Subscript(self, node: ast.Subscript):
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+            name = node.value.value.id if isinstance(node.value.value, ast.Name) else None
+            if name not in self.lists:
+                raise self.error(node, "only list parameters have a shape (`x.shape[k]`)")
+            axis = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            root = node.slice
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id not in self.scalars:  # a module constant
+                axis = self.resolver.dotted(node.slice)
+            if type(axis) is not int or not 0 <= axis <= 2:
+                raise self.error(node, "`.shape[k]` needs a constant axis k of 0, 1 or 2")
+            self.shapes[name] = max(self.shapes.get(name, 0), axis)
+            return f"_ct_h_{name}[{axis}]", "int"
         arr = self.array(node.value)
         if arr is None:
             raise self.error(node, "only list parameters and shared arrays can be indexed")

@@ -10,6 +10,7 @@ import math
 
 from . import semantics as S
 from .translate import _MISSING, ExprTranslator
+from .translate_subgroup import SUBGROUP_TAGS, SUBGROUP_VALUES
 
 _BUILTINS = {"abs", "min", "max", "int", "float", "bool", "len"}
 
@@ -37,6 +38,8 @@ def callee(tr: ExprTranslator, func: ast.expr) -> str | None:
     if tag == "sync_threads":
         return "barrier"
     if tag == "shared" or (isinstance(tag, str) and tag.startswith("atomic_")):
+        return tag
+    if tag in SUBGROUP_TAGS:
         return tag
     for name in _BUILTINS:
         if obj is getattr(builtins, name):
@@ -72,6 +75,12 @@ def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
     if what.startswith("atomic_"):
         raise tr.error(
             node, f"{what}() is a statement or the value of an assignment (`old = {what}(...)`)"
+        )
+    if what in SUBGROUP_VALUES:
+        return tr.subgroup_value(node, what)
+    if what in SUBGROUP_TAGS:
+        raise tr.error(
+            node, f"{what}() is the value of an assignment of its own (`s = {what}(...)`)"
         )
     args = node.args
     if what == "len":

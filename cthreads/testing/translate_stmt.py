@@ -14,13 +14,18 @@ import weakref
 from . import semantics as S
 from .translate import _ZERO, SCALARS, Translation, parse_kernel, wrapped
 from .translate_memory import MemoryTranslator
+from .translate_subgroup import SUBGROUP_OPS, SubgroupTranslator, uses_subgroups
 
 _cache: weakref.WeakKeyDictionary[types.FunctionType, tuple] = weakref.WeakKeyDictionary()
 
 
-class KernelTranslator(MemoryTranslator):
+class KernelTranslator(SubgroupTranslator, MemoryTranslator):
     def __init__(self, func, tree, filename, line0):
         super().__init__(func, tree, filename, line0)
+        from .translate_calls import callee
+
+        self.uses_sg = uses_subgroups(tree, lambda f: callee(self, f))
+        self.sg_loops = []
         self.shared_sizes = []
         self.lines: list[tuple[int, str, int]] = []  # (indent, text, kernel line)
         self.has_barrier = False
@@ -120,6 +125,8 @@ class KernelTranslator(MemoryTranslator):
             if what is not None and what.startswith("atomic_"):
                 self.atomic(v, what, st, indent)
                 return
+            if what in SUBGROUP_OPS:
+                raise self.error(st, f"{what}() alone has no effect (assign its value)")
         code, _ = self.expr(v)
         self.emit(indent, code, st)
 
@@ -137,7 +144,9 @@ class KernelTranslator(MemoryTranslator):
         what = self.memory_call(st.value)
         if what == "shared":
             raise self.error(st, "a shared array takes no annotation")
-        if what is not None:
+        if what in SUBGROUP_OPS:
+            code, tv = self.subgroup_op(st.value, what, st, indent)
+        elif what is not None:
             code, tv = self.atomic(st.value, what, st, indent)
         else:
             code, tv = self.expr(st.value)  # the value cannot see the new name (Python rule)
@@ -151,6 +160,8 @@ class KernelTranslator(MemoryTranslator):
         from .translate_calls import callee
 
         what = callee(self, node.func)
+        if what in SUBGROUP_OPS:
+            return what
         return (
             what if what is not None and (what == "shared" or what.startswith("atomic_")) else None
         )
@@ -160,7 +171,9 @@ class KernelTranslator(MemoryTranslator):
         if what == "shared":
             self.shared_decl(st, st.value, indent)
             return
-        if what is not None:
+        if what in SUBGROUP_OPS:
+            code, tv = self.subgroup_op(st.value, what, st, indent)
+        elif what is not None:
             code, tv = self.atomic(st.value, what, st, indent)
         else:
             code, tv = self.expr(st.value)
@@ -243,10 +256,15 @@ class KernelTranslator(MemoryTranslator):
     def s_While(self, st: ast.While, indent: int) -> None:
         if st.orelse:
             raise self.error(st, "`while ... else` is not supported in kernels")
+        counter = self.loop_counter(st, indent)
         self.emit(indent, f"while {self.truth(st.test)}:", st)
         self.loop_depth += 1
+        if counter:
+            self.emit(indent + 1, f"{counter} += 1", st)
         self.block(st.body, indent + 1)
         self.loop_depth -= 1
+        if counter:
+            self.sg_loops.pop()
 
     def s_For(self, st: ast.For, indent: int) -> None:
         it = st.iter
@@ -272,10 +290,15 @@ class KernelTranslator(MemoryTranslator):
             self.declare(var, "int", st)
         elif self.scalars[var] != "int":
             raise self.error(st, f"loop variable `{var}` is {self.scalars[var]}, not int")
+        counter = self.loop_counter(st, indent)
         self.emit(indent, f"for {var} in _ct_range({', '.join(bounds)}):", st)
         self.loop_depth += 1
+        if counter:
+            self.emit(indent + 1, f"{counter} += 1", st)
         self.block(st.body, indent + 1)
         self.loop_depth -= 1
+        if counter:
+            self.sg_loops.pop()
 
     def s_Break(self, st, indent):
         if not self.loop_depth:
@@ -302,8 +325,9 @@ class KernelTranslator(MemoryTranslator):
         scalar_params = [p for p, t in params if not t.startswith("list[")]
         list_params = [p for p, t in params if t.startswith("list[")]
         fargs = [f"_ct_L_{p}" for p in list_params] + [f"_ct_n_{p}" for p in list_params]
+        fargs += [f"_ct_h_{p}" for p in list_params]  # shapes (x.shape[k]), padded to 3 axes
         fargs += scalar_params + ["_ct_bdx", "_ct_bdy", "_ct_bdz", "_ct_gdx", "_ct_gdy", "_ct_gdz"]
-        fargs += ["_ct_oob_r", "_ct_oob_w"]
+        fargs += ["_ct_oob_r", "_ct_oob_w", "_ct_sgs=32"]  # subgroup size (translate_subgroup.py)
         inv_args = "_ct_gx, _ct_gy, _ct_gz, _ct_tx, _ct_ty, _ct_tz, _ct_bx, _ct_by, _ct_bz"
         inv_args += "".join(f", {p}={p}" for p in scalar_params)
         out = [(0, f"def _ct_factory({', '.join(fargs)}):", 0)]
@@ -314,8 +338,13 @@ class KernelTranslator(MemoryTranslator):
         for name, t in self.locals.items():  # every local starts at zero (see docs/reliability.md)
             if name not in scalar_params:
                 out.append((2, f"{name} = {_ZERO[t]}", 0))
+        if self.has_subgroup:
+            out.append((2, "_ct_li = _ct_tx + _ct_bdx * (_ct_ty + _ct_bdy * _ct_tz)", 0))
+            out.append((2, "_ct_sg_size, _ct_sg_lane = _ct_sgs, _ct_li % _ct_sgs", 0))
+            out.append((2, "_ct_sg_id = _ct_li // _ct_sgs", 0))
+            out.append((2, "_ct_sg_count = -(-(_ct_bdx * _ct_bdy * _ct_bdz) // _ct_sgs)", 0))
         out += self.lines
-        if self.has_barrier:  # make it a generator even if no barrier is reached
+        if self.has_barrier or self.has_subgroup:  # a generator even if no yield is reached
             out.append((2, "if False: yield 0", 0))
         out.append((1, "def _ct_new_group():", 0))
         names = ", ".join(f"_ct_S_{n}" for n, _ in self.shared_sizes)
@@ -342,6 +371,8 @@ class KernelTranslator(MemoryTranslator):
             line_map=line_map,
             filename=self.filename,
             shared=dict(self.shared),
+            shapes=dict(self.shapes),
+            has_subgroup=self.has_subgroup,
         )
         namespace = runtime_namespace()
         code = compile(source, f"<cthreads.emulate {self.tree.name}>", "exec")

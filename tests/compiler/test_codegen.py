@@ -41,8 +41,8 @@ def test_push_layout_saxpy():
     f = {(x.role, x.param): (x.offset, x.fmt) for x in ck.push.fields}
     assert (
         f[("total", None)] == (0, "I")
-        and f[("base_group", None)] == (4, "I")
-        and f[("grid_x", None)] == (8, "I")
+        and f[("total_y", None)] == (4, "I")  # a free-shape kernel: grid-stride extents
+        and f[("total_z", None)] == (8, "I")
     )
     assert f[("addr", 2)] == (16, "Q") and f[("addr", 3)] == (24, "Q")
     assert f[("len", 2)] == (32, "I") and f[("len", 3)] == (36, "I")
@@ -96,7 +96,7 @@ def test_grid_stride_form_for_non_observing_kernel():
     )
     assert spec_ids == [0, 1, 2]
     assert any((Decoration.BuiltIn, BuiltIn.WorkgroupSize) in d for d in s.decorations.values())
-    assert s.count(Op.LoopMerge) == 1  # the grid-stride loop; saxpy itself has none
+    assert s.count(Op.LoopMerge) == 3  # the grid-stride loops over z, y, x; saxpy has none
     assert s.count(Op.FunctionCall) == 1
 
 

@@ -55,6 +55,8 @@ def run(device, kernel, args, n, *, wg=64, max_groups=65535, pieces=1):
                 vals.append(base_group)
             elif f.role == "grid_x":
                 vals.append(grid_x)
+            elif f.role in ("total_y", "total_z"):
+                vals.append(1)
             elif f.role == "addr":
                 vals.append(lists[f.param][1].address)
             elif f.role == "len":

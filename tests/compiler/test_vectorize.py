@@ -108,6 +108,8 @@ def _dispatch(device, ck, args, *, wg=64, max_groups=65535, shift=0):
     for f in sorted(ck.push.fields, key=lambda f: f.offset):
         if f.role == "total":
             vals.append(total)
+        elif f.role in ("total_y", "total_z"):
+            vals.append(1)
         elif f.role in ("base_group", "grid_x"):
             vals.append(0 if f.role == "base_group" else total // lwg)
         elif f.role == "addr":

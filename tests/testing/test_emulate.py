@@ -233,7 +233,7 @@ def test_default_grid_uses_n_then_longest_list_and_workgroup_option():
     out = [0] * 4
     emulate(shape32, [0.0] * 65, out)  # longest list 65 -> 3 groups of 32
     assert out == [3032] * 4
-    emulate(shape32, [0.0], out, grid=(5,), workgroup=8)
+    emulate(shape32, [0.0], out, grid=(40,), workgroup=8)  # invocations per axis, as gpu()
     assert out == [5008] * 4
     emulate(shape32, [0.0], out, grid=100)  # a problem size, rounded up to whole groups
     assert out == [4032] * 4

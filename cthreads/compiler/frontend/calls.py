@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .. import ir
 from ..intrinsics import INTRINSICS
 from ..ir import BOOL, F32, I32, BinOp
+from . import subgroup as sg
 from . import typerules as tr
 from .memory import ATOMIC_OPS, SHARED_FORM, atomic_form
 from .names import MISSING, builtin_of, chain_root, dotted_path, gpu_tag, intrinsic_of
@@ -92,7 +93,7 @@ class CallLowerer:
                     return "barrier", text
                 if func.id == "Barrier":
                     return "barrier-class", text
-                if func.id == "shared" or func.id in ATOMIC_OPS:
+                if func.id == "shared" or func.id in ATOMIC_OPS or func.id in sg.SUBGROUP_NAMES:
                     x.fail(
                         func,
                         f"function `{text}` is not defined",
@@ -112,6 +113,8 @@ class CallLowerer:
             return "shared", text
         if tag in ATOMIC_OPS:
             return "atomic", tag
+        if tag in sg.SUBGROUP_NAMES:
+            return "subgroup", tag
         if tag == "Barrier":
             return "barrier-class", text
         if obj is builtins.print:
@@ -178,6 +181,8 @@ class CallLowerer:
                 f"`{name}()` changes memory, so it cannot be part of an expression",
                 atomic_form(name),
             )
+        if kind == "subgroup":
+            return sg.value(self.x, node, name)
         for kw in node.keywords:
             self.x.fail(
                 kw, "keyword arguments are not supported in kernel calls", "positional arguments"

@@ -204,10 +204,16 @@ class ExprLowerer(OperatorLowering, Located):
             root = chain_root(node)
             p = self.ctx.param(root.id) if isinstance(root, ast.Name) else None
             if p is not None and p.is_list:
+                if node.attr == "shape":
+                    self.fail(
+                        node,
+                        f"`{ast.unparse(node)}` is not a value; read one extent at a time",
+                        f"{root.id}.shape[0], {root.id}.shape[1] or {root.id}.shape[2]",
+                    )
                 self.fail(
                     node,
                     f"lists have no attributes or methods in kernels (`{ast.unparse(node)}`)",
-                    f"{root.id}[i] and len({root.id})",
+                    f"{root.id}[i], len({root.id}) and {root.id}.shape[k]",
                 )
             self.fail(
                 node,
@@ -301,12 +307,39 @@ class ExprLowerer(OperatorLowering, Located):
         return tr.cast(value, I32)
 
     def visit_Subscript(self, node: ast.Subscript) -> ir.Expr:
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+            return self.list_shape(node)
         space, li = self.array_ref(node.value, "indexed")
         if space == "shared":
             elem = self.ctx.shared_arrays[li].elem
             return ir.SharedLoad(elem, li, self.index(node.slice))
         elem = self.ctx.params[li].type.elem  # type: ignore[union-attr]
         return ir.Load(elem, li, self.index(node.slice))
+
+    def list_shape(self, node: ast.Subscript) -> ir.Expr:
+        """`x.shape[k]`: the extent of axis k (0, 1 or 2, a compile-time int) of list `x`."""
+        base = node.value.value  # type: ignore[attr-defined]
+        if isinstance(base, ast.Name) and base.id in self.ctx.shared:
+            self.fail(node, f"shared array `{base.id}` has no shape", f"len({base.id})")
+        li = self.list_param(base, "asked for .shape")
+        if isinstance(node.slice, (ast.Slice, ast.Tuple)):
+            self.fail(
+                node, "`.shape` takes one axis: x.shape[0], x.shape[1] or x.shape[2]", "x.shape[k]"
+            )
+        k = self.expr(node.slice)
+        if not isinstance(k, ir.Const) or not k.type.is_int or isinstance(k.value, bool):
+            self.fail(
+                node.slice,
+                "the axis of `.shape[...]` must be an int known when the kernel is compiled",
+                "a literal axis: x.shape[0], x.shape[1] or x.shape[2]",
+            )
+        if not 0 <= k.value <= 2:
+            self.fail(
+                node.slice,
+                f"axis {k.value} is out of range: kernels see at most 3 extents per list",
+                "x.shape[0], x.shape[1] or x.shape[2] (len(x) is the total element count)",
+            )
+        return ir.ListShape(I32, li, int(k.value))
 
     def visit_Call(self, node: ast.Call) -> ir.Expr:
         return self.calls.value(node)

@@ -180,7 +180,7 @@ def _loads_outside(ctx, node: ast.For, var: str) -> int:
 
 def _invariant(e: ir.Expr, changing: set[str]) -> bool:
     """Whether `e` has the same value on every iteration of a loop assigning `changing`."""
-    if isinstance(e, (ir.Const, ir.ParamRef, ir.Builtin, ir.ListLen)):
+    if isinstance(e, (ir.Const, ir.ParamRef, ir.Builtin, ir.ListLen, ir.ListShape)):
         return True
     if isinstance(e, ir.LocalRef):
         return e.name not in changing

@@ -11,6 +11,7 @@ import ast
 
 from .. import ir
 from ..ir import Scalar
+from . import subgroup as sg
 from . import typerules as tr
 from .context import Context
 from .exprs import ExprLowerer
@@ -34,7 +35,18 @@ class StmtLowerer(Located):
         if not isinstance(node, ast.Call):
             return None
         kind, name = self.x.calls.callee(node)
+        if kind == "subgroup" and name in sg.SUBGROUP_OPS:
+            return kind, name
         return (kind, name) if kind in ("shared", "atomic") else None
+
+    def value_call(
+        self, call: ast.Call, special: tuple[str, str]
+    ) -> tuple[list[ir.Stmt], ir.Expr | None]:
+        """An atomic or subgroup operation as the value of an assignment: its statements and a
+        local holding the result."""
+        if special[0] == "subgroup":
+            return sg.lower(self, call, special[1], want_result=True)
+        return self.memory.atomic(call, special[1], want_result=True)
 
     def block(self, body: list[ast.stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
@@ -67,6 +79,8 @@ class StmtLowerer(Located):
         special = self.special_call(v)
         if special is not None and special[0] == "atomic":
             return self.memory.atomic(v, special[1], want_result=False)[0]
+        if special is not None and special[0] == "subgroup":
+            return sg.lower(self, v, special[1], want_result=False)[0]
         self.x.expr(v)  # reports errors inside the expression first
         if isinstance(v, ast.Compare) and len(v.ops) == 1 and isinstance(v.ops[0], ast.Eq):
             self.fail(v, "this comparison has no effect", "did you mean `=` (assignment)?")
@@ -139,13 +153,12 @@ class StmtLowerer(Located):
         special = self.special_call(node.value)
         if special is not None and special[0] == "shared":
             return self.memory.declare_shared(node, node.value)  # type: ignore[arg-type]
-        if special is not None:  # old = atomic_add(xs, i, v)
-            out, old = self.memory.atomic(node.value, special[1], want_result=True)  # type: ignore[arg-type]
+        if special is not None:  # old = atomic_add(xs, i, v), s = subgroup_add(x)
+            out, old = self.value_call(node.value, special)  # type: ignore[arg-type]
             for target in targets:
                 if isinstance(target, (ast.Tuple, ast.List)):
-                    self.fail(
-                        target, "an atomic returns one value", "old = " + special[1] + "(...)"
-                    )
+                    what = "an atomic" if special[0] == "atomic" else "a subgroup operation"
+                    self.fail(target, f"{what} returns one value", "old = " + special[1] + "(...)")
                 out.extend(self.assign_to(target, old))  # type: ignore[arg-type]
             return out
         if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)):
@@ -349,7 +362,7 @@ class StmtLowerer(Located):
                 f"{name} = shared(float, 256)",
             )
         if special is not None:
-            out, old = self.memory.atomic(node.value, special[1], want_result=True)  # type: ignore[arg-type]
+            out, old = self.value_call(node.value, special)  # type: ignore[arg-type]
             return out + self.assign_local(target, name, old, annotated=t)  # type: ignore[arg-type]
         return self.assign_local(target, name, self.x.expr(node.value), annotated=t)
 

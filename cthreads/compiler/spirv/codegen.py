@@ -5,7 +5,8 @@ body becomes its own function `body(g, params...)` called from `main`; `main` lo
 parameter once and maps the physical dispatch to logical invocations (SPEC §4):
 
 - kernels that never observe the workgroup run a grid-stride loop
-  `for g = GlobalInvocationId.x; g < total; g += NumWorkgroups.x * WorkgroupSize.x`, with the
+  `for g = GlobalInvocationId.x; g < total; g += NumWorkgroups.x * WorkgroupSize.x`, nested in
+  the same loops over y (< total_y) and z (< total_z) for 2-D/3-D launches, with the
   workgroup size a specialization constant (SpecId 0/1/2), so launch picks any shape and any
   group count covers any n;
   element-wise kernels (vectorize.py) instead walk blocks of 4 consecutive indexes with 16-byte
@@ -32,6 +33,7 @@ from .codegen_expr import ExprGen, UnsupportedFeature
 from .codegen_math import MathGen
 from .codegen_memory import MemoryGen
 from .codegen_stmt import StmtGen
+from .codegen_subgroup import SubgroupGen
 from .codegen_vec import VecGen
 from .grammar import (
     AddressingModel,
@@ -73,14 +75,14 @@ class ListInfo:
         self.len = 0  # SSA id of the element count (i32) inside `body`
 
 
-class Codegen(VecGen, MemoryGen, StmtGen, MathGen, ExprGen):
+class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
     def __init__(self, kernel: ir.Kernel, target: Target, vectorize: bool = True) -> None:
         self.k = kernel
         self.target = target
         self.m = m = Module()
         self.usage = scan(kernel)
         self.observes = kernel.observes_workgroup or self.usage.observes_workgroup
-        self.layout: PushLayout = push_layout(kernel, target)
+        self.layout: PushLayout = push_layout(kernel, target, self.observes, self.usage.shapes)
         m.capability(Capability.Shader)
         m.capability(Capability.PhysicalStorageBufferAddresses)
         m.set_memory_model(AddressingModel.PhysicalStorageBuffer64, MemoryModel.GLSL450)
@@ -95,8 +97,10 @@ class Codegen(VecGen, MemoryGen, StmtGen, MathGen, ExprGen):
         self._declare_lists()
         self._declare_params()
         self.declare_shared()
+        # A body reading GlobalIdx.y/.z keeps the scalar form (blocks of 4 walk x only).
+        yz = any(k is ir.BuiltinKind.GLOBAL_ID and a for k, a in self.usage.builtins)
         self.vec: VecPlan | None = (
-            vector_plan(kernel, self.usage, self.observes) if vectorize else None
+            vector_plan(kernel, self.usage, self.observes) if vectorize and not yz else None
         )
         if self.vec is not None:
             self._declare_vec_views()
@@ -227,9 +231,15 @@ class Codegen(VecGen, MemoryGen, StmtGen, MathGen, ExprGen):
                 ins.append(("bx", None))
             if (ir.BuiltinKind.NUM_WORKGROUPS, 0) in u.builtins:
                 ins.append(("grid_x", None))
+        else:  # the grid-stride loops' y and z (GlobalIdx.y/.z)
+            if (ir.BuiltinKind.GLOBAL_ID, 1) in u.builtins:
+                ins.append(("gy", None))
+            if (ir.BuiltinKind.GLOBAL_ID, 2) in u.builtins:
+                ins.append(("gz", None))
         lists = sorted(u.loads | u.stores | u.lens)
         ins += [("addr", i) for i in lists if i in u.loads or i in u.stores]
         ins += [("len", i) for i in lists]
+        ins += [(f"shape{axis}", i) for i, axis in sorted(u.shapes)]
         scalars = set(u.scalars)
         for i, p in enumerate(self.k.params):
             if not p.is_list and p.name in self.k.locals:
@@ -281,6 +291,8 @@ class Codegen(VecGen, MemoryGen, StmtGen, MathGen, ExprGen):
                 m.name(pid, k.params[i].name)
             elif role == "len":
                 m.name(pid, f"{k.params[i].name}_len")
+            elif role.startswith("shape"):
+                m.name(pid, f"{k.params[i].name}_{role}")
             elif role == "scalar":
                 m.name(pid, k.params[i].name)
             else:
@@ -317,7 +329,7 @@ class Codegen(VecGen, MemoryGen, StmtGen, MathGen, ExprGen):
             emit(code, Op.Load, self._pblock_ptr, pblock, ac)
         vals: dict[tuple[str, int | None], int] = {}
         for role, i in inputs:
-            if role in ("addr", "len", "scalar"):
+            if role in ("addr", "len", "scalar") or role.startswith("shape"):
                 vals[(role, i)] = self.load_param(fn, role, i, pblock)
 
         def x_of(builtin: int) -> int:
@@ -365,26 +377,74 @@ class Codegen(VecGen, MemoryGen, StmtGen, MathGen, ExprGen):
         emit(code, Op.CompositeExtract, u32, wgx_u, wg, 0)
         emit(code, Op.Bitcast, i32, wgx, wgx_u)
         emit(code, Op.IMul, i32, stride, x_of(BuiltIn.NumWorkgroups), wgx)
+        # 2-D/3-D launches: grid-stride loops over z and y around the loop over x (for a 1-D
+        # launch total_y == total_z == 1, so each runs once).
+        outer = []  # (header, cont, merge, var, next) of the z and y loops, outermost first
+        pred = fn.entry_label
+        axes = [
+            (axis, self.load_param(fn, role, None, pblock), *self._axis_start_stride(fn, wg, axis))
+            for axis, role in ((2, "total_z"), (1, "total_y"))
+        ]  # loaded once, before the loops
+        for axis, extent, start, step in axes:
+            header, body_l, cont, merge = (m.new_id() for _ in range(4))
+            var, nxt, inside = m.new_id(), m.new_id(), m.new_id()
+            emit(code, Op.Branch, header)
+            emit(code, Op.Label, header)
+            emit(code, Op.Phi, i32, var, start, pred, nxt, cont)
+            emit(code, Op.ULessThan, self.t_bool, inside, var, extent)
+            emit(code, Op.LoopMerge, merge, cont, 0)
+            emit(code, Op.BranchConditional, inside, body_l, merge)
+            emit(code, Op.Label, body_l)
+            outer.append((header, cont, merge, var, nxt, step))
+            pred = body_l
+            vals[("gz" if axis == 2 else "gy", None)] = var
         if self.vec is not None:
-            self.emit_vec_loop(fn, vals, inputs, body_id, vbody_id, total, g0, stride)
-            return
-        header, loop_body, cont, merge = (m.new_id() for _ in range(4))
-        g, g_next, inside = m.new_id(), m.new_id(), m.new_id()
-        emit(code, Op.Branch, header)
-        emit(code, Op.Label, header)
-        emit(code, Op.Phi, i32, g, g0, fn.entry_label, g_next, cont)
-        emit(code, Op.ULessThan, self.t_bool, inside, g, total)  # unsigned: total is a u32
-        emit(code, Op.LoopMerge, merge, cont, 0)
-        emit(code, Op.BranchConditional, inside, loop_body, merge)
-        emit(code, Op.Label, loop_body)
-        vals[("g", None)] = g
-        emit(code, Op.FunctionCall, self.t_void, m.new_id(), body_id, *(vals[a] for a in inputs))
-        emit(code, Op.Branch, cont)
-        emit(code, Op.Label, cont)
-        emit(code, Op.IAdd, i32, g_next, g, stride)
-        emit(code, Op.Branch, header)
-        emit(code, Op.Label, merge)
+            self.emit_vec_loop(fn, vals, inputs, body_id, vbody_id, total, g0, stride, pred)
+        else:
+            header, loop_body, cont, merge = (m.new_id() for _ in range(4))
+            g, g_next, inside = m.new_id(), m.new_id(), m.new_id()
+            emit(code, Op.Branch, header)
+            emit(code, Op.Label, header)
+            emit(code, Op.Phi, i32, g, g0, pred, g_next, cont)
+            emit(code, Op.ULessThan, self.t_bool, inside, g, total)  # unsigned: total is a u32
+            emit(code, Op.LoopMerge, merge, cont, 0)
+            emit(code, Op.BranchConditional, inside, loop_body, merge)
+            emit(code, Op.Label, loop_body)
+            vals[("g", None)] = g
+            emit(
+                code, Op.FunctionCall, self.t_void, m.new_id(), body_id, *(vals[a] for a in inputs)
+            )
+            emit(code, Op.Branch, cont)
+            emit(code, Op.Label, cont)
+            emit(code, Op.IAdd, i32, g_next, g, stride)
+            emit(code, Op.Branch, header)
+            emit(code, Op.Label, merge)
+        for header, cont, merge, var, nxt, step in reversed(outer):
+            emit(code, Op.Branch, cont)
+            emit(code, Op.Label, cont)
+            emit(code, Op.IAdd, i32, nxt, var, step)
+            emit(code, Op.Branch, header)
+            emit(code, Op.Label, merge)
         emit(code, Op.Return)
+
+    def _axis_start_stride(self, fn: Function, wg: int, axis: int) -> tuple[int, int]:
+        """GlobalInvocationId[axis] and NumWorkgroups[axis] * WorkgroupSize[axis] (spec const)."""
+        m, i32, code, emit = self.m, self.t_i32, fn.body, Module.emit
+        u32 = m.t_int(32, False)
+        out = []
+        for builtin in (BuiltIn.GlobalInvocationId, BuiltIn.NumWorkgroups):
+            v, c = m.new_id(), m.new_id()
+            emit(code, Op.Load, m.t_vector(i32, 3), v, self.input_var(builtin))
+            emit(code, Op.CompositeExtract, i32, c, v, axis)
+            out.append(c)
+        w_u, w, step = m.new_id(), m.new_id(), m.new_id()
+        emit(code, Op.CompositeExtract, u32, w_u, wg, axis)
+        emit(code, Op.Bitcast, i32, w, w_u)
+        emit(code, Op.IMul, i32, step, out[1], w)
+        return out[0], step
+
+    def _shape(self, e: ir.ListShape) -> int:
+        return self.args[(f"shape{e.axis}", e.list_index)]
 
 
 Codegen.DISPATCH = {
@@ -393,6 +453,7 @@ Codegen.DISPATCH = {
     ir.ParamRef: Codegen._param,
     ir.Builtin: Codegen._builtin,
     ir.ListLen: Codegen._len,
+    ir.ListShape: Codegen._shape,
     ir.Load: Codegen.load,
     ir.Unary: Codegen._unary,
     ir.Binary: Codegen._binary,
@@ -401,11 +462,13 @@ Codegen.DISPATCH = {
     ir.Cast: Codegen._cast,
     ir.Call: Codegen.call,
     ir.SharedLoad: Codegen.shared_load,
+    ir.SubgroupValue: Codegen.subgroup_value,
 }
 Codegen.STMTS = {
     **StmtGen.STMTS,
     ir.SharedStore: Codegen._shared_store,
     ir.Atomic: Codegen._atomic,
+    ir.Subgroup: Codegen._subgroup,
 }
 
 

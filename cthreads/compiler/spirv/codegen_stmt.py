@@ -83,7 +83,7 @@ class StmtGen:
                     if axis == 0
                     else comp(BuiltIn.GlobalInvocationId, axis)
                     if obs
-                    else self.c0
+                    else args[("gy" if axis == 1 else "gz", None)]  # grid-stride loop variables
                 )
             elif kind is K.LOCAL_ID:
                 v = comp(BuiltIn.LocalInvocationId, axis)

@@ -67,10 +67,12 @@ class VecGen:
     # ------------------------------------------------------------------------- main loop
     def emit_vec_loop(
         self, fn: Function, vals: dict, inputs: list, body_id: int, vbody_id: int,
-        total: int, g0: int, stride: int,
+        total: int, g0: int, stride: int, pred: int,
     ) -> None:  # fmt: skip
+        """The loop over blocks of 4, entered from block `pred`; ends in its merge block (the
+        caller closes the enclosing y/z loops)."""
         m, i32, bt = self.m, self.t_i32, self.t_bool
-        self.code, self.cur_label, self.terminated = fn.body, fn.entry_label, False
+        self.code, self.cur_label, self.terminated = fn.body, pred, False
         op, ins, new = self.op, self.ins, m.new_id
         plan = self.vec
         u32 = m.t_int(32, False)
@@ -127,7 +129,6 @@ class VecGen:
         ins(Op.IAdd, i32, b_next, b, stride)
         self.br(header)
         self.begin(merge)
-        ins(Op.Return)
 
     def _vec_block(self, vals, inputs, vbody_id, vptr, cells, b, base) -> None:
         m, op, ins, plan = self.m, self.op, self.ins, self.vec

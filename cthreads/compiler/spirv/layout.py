@@ -10,7 +10,12 @@ from ..artifact import PushField, PushLayout
 from ..ir import Kernel, ListType, Scalar
 from ..target import Target
 
-HEADER = (("total", 0), ("base_group", 4), ("grid_x", 8))  # u32 each; 12..16 is padding
+# u32 each; 12..16 is padding. Kernels that observe the workgroup run with their declared shape
+# and a grid split along x over several dispatches: BlockIdx.x = WorkgroupId.x + base_group,
+# GridDim.x = grid_x. Kernels that do not run a grid-stride loop per axis over the logical
+# invocations total (x), total_y and total_z (docs/internals.md, "Dispatch shape").
+HEADER = (("total", 0), ("base_group", 4), ("grid_x", 8))
+HEADER_FREE = (("total", 0), ("total_y", 4), ("total_z", 8))
 HEADER_SIZE = 16
 
 
@@ -21,11 +26,14 @@ def scalar_fmt(t: Scalar) -> str:
     return {"int": "i", "float": "f", "bool": "I", "uint": "I"}[t.kind]
 
 
-def push_layout(kernel: Kernel, target: Target) -> PushLayout:
+def push_layout(kernel: Kernel, target: Target, observes: bool = True, shapes=()) -> PushLayout:
     """Lay out every parameter (used or not, so launch packs arguments uniformly):
-    header at 0, u64 list addresses from 16 (8-aligned), u32 list lengths, 4-byte scalars.
+    header at 0 (`HEADER` when the kernel observes its workgroup, else `HEADER_FREE`), u64 list
+    addresses from 16 (8-aligned), u32 list lengths, u32 extents `shape0..2` of the
+    (list, axis) pairs in `shapes` (only those the body reads), 4-byte scalars.
     `in_buffer` when the block exceeds the device's push-constant size."""
-    fields = [PushField(role, None, off, "I") for role, off in HEADER]
+    header = HEADER if observes else HEADER_FREE
+    fields = [PushField(role, None, off, "I") for role, off in header]
     off = HEADER_SIZE
     lists = [i for i, p in enumerate(kernel.params) if isinstance(p.type, ListType)]
     for i in lists:
@@ -33,6 +41,9 @@ def push_layout(kernel: Kernel, target: Target) -> PushLayout:
         off += 8
     for i in lists:
         fields.append(PushField("len", i, off, "I"))
+        off += 4
+    for i, axis in sorted(shapes):
+        fields.append(PushField(f"shape{axis}", i, off, "I"))
         off += 4
     for i, p in enumerate(kernel.params):
         if isinstance(p.type, Scalar):

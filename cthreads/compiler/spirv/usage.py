@@ -16,11 +16,13 @@ class Usage:
     loads: set[int] = field(default_factory=set)  # list param indices read
     stores: set[int] = field(default_factory=set)  # list param indices written
     lens: set[int] = field(default_factory=set)  # lists whose length is needed (bounds or len())
+    shapes: set[tuple[int, int]] = field(default_factory=set)  # (list, axis) of x.shape[axis]
     scalars: set[int] = field(default_factory=set)  # scalar params read (ParamRef)
     builtins: set[tuple[ir.BuiltinKind, int]] = field(default_factory=set)
     barrier: bool = False
     shared: bool = False  # the kernel declares workgroup shared arrays
     atomics: bool = False
+    subgroup: bool = False  # subgroup operations or builtins (codegen_subgroup.py)
     # shared float arrays updated by atomics: stored as int32 bits (compare-exchange needs ints)
     shared_int_view: set[int] = field(default_factory=set)
 
@@ -30,6 +32,7 @@ class Usage:
         return (
             self.barrier
             or self.shared
+            or self.subgroup
             or any(k is not ir.BuiltinKind.GLOBAL_ID for k, _ in self.builtins)
         )
 
@@ -67,6 +70,11 @@ def _stmts(stmts: tuple[ir.Stmt, ...], u: Usage) -> None:
         elif t is ir.SharedStore:
             _expr(s.index, u)
             _expr(s.value, u)
+        elif t is ir.Subgroup:
+            u.subgroup = True
+            for e in (s.value, s.lane):
+                if e is not None:
+                    _expr(e, u)
         elif t is ir.Atomic:
             u.atomics = True
             if s.shared:
@@ -86,10 +94,14 @@ def _expr(e: ir.Expr, u: Usage) -> None:
         return
     if t is ir.ParamRef:
         u.scalars.add(e.index)
+    elif t is ir.SubgroupValue:
+        u.subgroup = True
     elif t is ir.Builtin:
         u.builtins.add((e.kind, e.axis))
     elif t is ir.ListLen:
         u.lens.add(e.list_index)
+    elif t is ir.ListShape:
+        u.shapes.add((e.list_index, e.axis))
     elif t is ir.Load:
         u.loads.add(e.list_index)
         _expr(e.index, u)
