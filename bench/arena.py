@@ -14,7 +14,6 @@ import json
 import time
 
 import numpy as np
-
 from _common import package_label
 
 from cthreads.gpu import GlobalIdx, Gpu, GpuArena, device_name, prepare
@@ -46,8 +45,14 @@ def measure(n: int, kind: str) -> dict:
     rebind = _time(lambda: arena.bind(x=x, y=y))
     arena.release()
     ok = (y[0] == 1.0) and (y[-1] == 1.0)
-    return {"bind_s": bind, "sync_s": sync, "rebind_s": rebind,
-            "bind_Melem_per_s": 2 * n / bind / 1e6, "sync_Melem_per_s": 2 * n / sync / 1e6, "ok": bool(ok)}
+    return {
+        "bind_s": bind,
+        "sync_s": sync,
+        "rebind_s": rebind,
+        "bind_Melem_per_s": 2 * n / bind / 1e6,
+        "sync_Melem_per_s": 2 * n / sync / 1e6,
+        "ok": bool(ok),
+    }
 
 
 def main() -> int:

@@ -17,7 +17,6 @@ import sys
 import time
 
 import numpy as np
-
 from _common import package_label
 
 from cthreads.gpu import GlobalIdx, Gpu, GpuArena, device_name, gpu, prepare
@@ -78,18 +77,25 @@ def main() -> int:
     results["list256_us"] = 1e6 * _best(lambda: gpu(saxpy, n, 1.0, x, y).join(), reps, 200)
     results["numpy256_us"] = 1e6 * _best(lambda: gpu(saxpy, n, 1.0, xa, ya).join(), reps, 200)
 
-    for big in ([10**6] if opts.quick else [10**6, 10**7]):
+    for big in [10**6] if opts.quick else [10**6, 10**7]:
         xs = [float(i % 1000) for i in range(big)]
         ys = [1.0] * big
-        secs = _best(lambda: gpu(saxpy, big, 2.0, xs, ys).join(), 3, 1)
+        secs = _best(lambda big=big, xs=xs, ys=ys: gpu(saxpy, big, 2.0, xs, ys).join(), 3, 1)
         results[f"list_saxpy_{big:.0e}_ms"] = secs * 1e3
         results[f"list_saxpy_{big:.0e}_Melem_per_s"] = big / secs / 1e6
     big = 10**6 if opts.quick else 10**7
     xa = np.random.default_rng(0).random(big, dtype=np.float32)
     ya = np.ones(big, np.float32)
-    results[f"numpy_saxpy_{big:.0e}_ms"] = 1e3 * _best(lambda: gpu(saxpy, big, 2.0, xa, ya).join(), reps, 1)
+    results[f"numpy_saxpy_{big:.0e}_ms"] = 1e3 * _best(
+        lambda: gpu(saxpy, big, 2.0, xa, ya).join(), reps, 1
+    )
 
-    report = {"package": package_label(), "device": device_name(), "python": sys.version.split()[0], "results": results}
+    report = {
+        "package": package_label(),
+        "device": device_name(),
+        "python": sys.version.split()[0],
+        "results": results,
+    }
     print(json.dumps(report, indent=2))
     if opts.json:
         with open(opts.json, "w") as f:

@@ -35,7 +35,9 @@ def main() -> None:
         t1 = time.perf_counter()
         gpu(saxpy, n, 1.0, x, y).join(download=False)
         t2 = time.perf_counter()
-        print(f"gpu() host {1e6 * (t1 - t0) / 1000:.2f} us/launch, with drain {1e6 * (t2 - t0) / 1001:.2f}")
+        print(
+            f"gpu() host {1e6 * (t1 - t0) / 1000:.2f} us/launch, with drain {1e6 * (t2 - t0) / 1001:.2f}"
+        )
     # the native submit alone, with the same command
     prep = session.state.prepared[saxpy.source_key]
     device = session.state.device
@@ -48,7 +50,9 @@ def main() -> None:
         t1 = time.perf_counter()
         device.wait(v)
         t2 = time.perf_counter()
-        print(f"native submit {1e6 * (t1 - t0) / 1000:.2f} us, with drain {1e6 * (t2 - t0) / 1000:.2f}")
+        print(
+            f"native submit {1e6 * (t1 - t0) / 1000:.2f} us, with drain {1e6 * (t2 - t0) / 1000:.2f}"
+        )
     t0 = time.perf_counter()
     for _ in range(100000):
         time.perf_counter()

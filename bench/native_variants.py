@@ -50,13 +50,22 @@ VARIANTS: dict[str, dict[str, str]] = {
     "batch64": {"CTHREADS_BATCH_MAX": "64"},
 }
 KNOB_NAMES = (
-    "CTHREADS_COALESCE", "CTHREADS_BATCH_MAX", "CTHREADS_STREAM_US", "CTHREADS_SPIN_US",
-    "CTHREADS_POLL_NS", "CTHREADS_BG_SPIN_US", "CTHREADS_BG_POLL_NS", "CTHREADS_BG_HOT_US",
-    "CTHREADS_BG_DELAY_US", "CTHREADS_LOCK_SPIN_US", "CTHREADS_SPIN_YIELD",
+    "CTHREADS_COALESCE",
+    "CTHREADS_BATCH_MAX",
+    "CTHREADS_STREAM_US",
+    "CTHREADS_SPIN_US",
+    "CTHREADS_POLL_NS",
+    "CTHREADS_BG_SPIN_US",
+    "CTHREADS_BG_POLL_NS",
+    "CTHREADS_BG_HOT_US",
+    "CTHREADS_BG_DELAY_US",
+    "CTHREADS_LOCK_SPIN_US",
+    "CTHREADS_SPIN_YIELD",
 )
 
 
 # ---- the child: one variant ------------------------------------------------------------------
+
 
 def _append_ns(n: int = 20000) -> float:
     out: list[int] = []
@@ -179,16 +188,29 @@ def child(reps: int) -> dict:
 
 # ---- the parent: run the variants, print the table --------------------------------------------
 
+
 def _c_roundtrip(iters: int) -> float | None:
     """bench/c_roundtrip's prerecorded submit + fence wait, µs (None when it cannot be built)."""
     try:
-        subprocess.run(["make", "-s", "-C", str(ROOT / "bench" / "c_roundtrip"), "roundtrip"],
-                       check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            ["make", "-s", "-C", str(ROOT / "bench" / "c_roundtrip"), "roundtrip"],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
         from cthreads.runtime.shaders import SHADER_DIR
 
-        out = subprocess.run([str(ROOT / "bench" / "c_roundtrip" / "roundtrip"),
-                              str(SHADER_DIR / "fill_u32.spv"), str(iters)],
-                             check=True, capture_output=True, text=True, timeout=60).stdout
+        out = subprocess.run(
+            [
+                str(ROOT / "bench" / "c_roundtrip" / "roundtrip"),
+                str(SHADER_DIR / "fill_u32.spv"),
+                str(iters),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout
         rows = {ln.split()[0]: float(ln.split()[1]) for ln in out.splitlines()[1:] if ln.split()}
         return rows.get("prerecorded")
     except Exception as exc:  # noqa: BLE001 — a reference only
@@ -203,8 +225,15 @@ def run_variant(name: str, knobs: dict[str, str], reps: int, timeout: float) -> 
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     t0 = time.perf_counter()
     try:
-        p = subprocess.run([sys.executable, __file__, "--child", "--reps", str(reps)], env=env,
-                           capture_output=True, text=True, timeout=timeout, cwd=str(ROOT))
+        p = subprocess.run(
+            [sys.executable, __file__, "--child", "--reps", str(reps)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=str(ROOT),
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
     for line in reversed(p.stdout.splitlines()):
@@ -217,12 +246,18 @@ def run_variant(name: str, knobs: dict[str, str], reps: int, timeout: float) -> 
 
 
 COLUMNS = [
-    ("queued", "queued_us", "{:.2f}"), ("+drain", "drain_us", "{:.2f}"),
-    ("l+j", "launch_join_us", "{:.1f}"), ("submit", "submit_us", "{:.2f}"),
-    ("rt", "roundtrip_us", "{:.1f}"), ("py idle", "py_idle_ns", "{:.0f}"),
-    ("py busy", "py_busy_ns", "{:.0f}"), ("polls/l", "polls_per_launch", "{:.3f}"),
-    ("wakes/1k", "wakes_per_1k", "{:.1f}"), ("lockblk/1k", "lock_blocks_per_1k", "{:.1f}"),
-    ("submits/1k", "submits_per_1k", "{:.1f}"), ("poll us", "poll_us", "{:.2f}"),
+    ("queued", "queued_us", "{:.2f}"),
+    ("+drain", "drain_us", "{:.2f}"),
+    ("l+j", "launch_join_us", "{:.1f}"),
+    ("submit", "submit_us", "{:.2f}"),
+    ("rt", "roundtrip_us", "{:.1f}"),
+    ("py idle", "py_idle_ns", "{:.0f}"),
+    ("py busy", "py_busy_ns", "{:.0f}"),
+    ("polls/l", "polls_per_launch", "{:.3f}"),
+    ("wakes/1k", "wakes_per_1k", "{:.1f}"),
+    ("lockblk/1k", "lock_blocks_per_1k", "{:.1f}"),
+    ("submits/1k", "submits_per_1k", "{:.1f}"),
+    ("poll us", "poll_us", "{:.2f}"),
 ]
 
 
@@ -231,8 +266,12 @@ def main() -> None:
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated variant names")
-    ap.add_argument("--set", action="append", default=[],
-                    help="extra variant NAME=KNOB=V,KNOB=V (knob names may omit CTHREADS_)")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        help="extra variant NAME=KNOB=V,KNOB=V (knob names may omit CTHREADS_)",
+    )
     ap.add_argument("--budget", type=float, default=75.0, help="seconds for all variants")
     ap.add_argument("--no-c", action="store_true", help="skip the C round trip reference")
     ap.add_argument("--json", default="", help="write every result to this file")
@@ -275,10 +314,14 @@ def main() -> None:
         if "error" in r:
             print(f"{name:14s}  {r['error']}")
             continue
-        cells = "".join(f"{c[2].format(r[c[1]]):>11s}" if c[1] in r else f"{'-':>11s}" for c in COLUMNS)
+        cells = "".join(
+            f"{c[2].format(r[c[1]]):>11s}" if c[1] in r else f"{'-':>11s}" for c in COLUMNS
+        )
         print(f"{name:14s}{cells}")
     if c_rt:
-        print(f"\nC round trip (prerecorded, fence wait): {c_rt:.1f} µs -> target l+j <= {1.2 * c_rt:.1f} µs")
+        print(
+            f"\nC round trip (prerecorded, fence wait): {c_rt:.1f} µs -> target l+j <= {1.2 * c_rt:.1f} µs"
+        )
     print("targets: queued <= 5 µs per launch; l+j <= 1.2 x C round trip")
     for name, knobs in variants.items():
         if knobs:
@@ -287,7 +330,9 @@ def main() -> None:
     if "counters" in r0:
         print(f"default counters over {args.reps * 1001} queued launches: {r0['counters']}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"c_roundtrip_us": c_rt, "variants": results}, indent=1))
+        Path(args.json).write_text(
+            json.dumps({"c_roundtrip_us": c_rt, "variants": results}, indent=1)
+        )
 
 
 if __name__ == "__main__":

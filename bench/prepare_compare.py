@@ -36,7 +36,14 @@ def run(cache_home: str) -> dict:
     env.pop("CTHREADS_CACHE_DIR", None)
     env.pop("CTHREADS_VALIDATION", None)
     kernels = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prepare_kernels")
-    out = subprocess.run([sys.executable, "-c", CHILD, kernels], env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, kernels],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     if out.returncode != 0:
         raise SystemExit(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])

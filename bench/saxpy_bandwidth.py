@@ -43,7 +43,12 @@ def one(n: int, lists: bool) -> dict:
     gpu(saxpy, n, 0.5, x, y).join(download=False)
     per = (time.perf_counter() - t0) / k
     arena.release()
-    return {"log2n": n.bit_length() - 1, "launches": k, "us_per_launch": per * 1e6, "TBps": 12 * n / per / 1e12}
+    return {
+        "log2n": n.bit_length() - 1,
+        "launches": k,
+        "us_per_launch": per * 1e6,
+        "TBps": 12 * n / per / 1e12,
+    }
 
 
 def main() -> int:

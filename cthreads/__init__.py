@@ -22,4 +22,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'cthreads' has no attribute {name!r}")
 
 
-__all__ = ["Job", "errors", "sync", "gpu", "__version__"]
+__all__ = ["Job", "__version__", "errors", "gpu", "sync"]

@@ -41,10 +41,20 @@ def cache_dir() -> Path:
 
 def disk_cache_enabled() -> bool:
     """`CTHREADS_NO_DISK_CACHE=1` disables the on-disk SPIR-V and pipeline caches."""
-    return os.environ.get("CTHREADS_NO_DISK_CACHE", "").strip().lower() not in ("1", "true", "yes", "on")
+    return os.environ.get("CTHREADS_NO_DISK_CACHE", "").strip().lower() not in (
+        "1",
+        "true",
+        "yes",
+        "on",
+    )
 
 
 def vectorize_enabled() -> bool:
     """`CTHREADS_NO_VECTORIZE=1` keeps every kernel in the scalar form (one logical invocation per
     grid-stride step) instead of the 4-wide element-wise form with 16-byte list accesses."""
-    return os.environ.get("CTHREADS_NO_VECTORIZE", "").strip().lower() not in ("1", "true", "yes", "on")
+    return os.environ.get("CTHREADS_NO_VECTORIZE", "").strip().lower() not in (
+        "1",
+        "true",
+        "yes",
+        "on",
+    )

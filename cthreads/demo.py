@@ -35,8 +35,9 @@ def relax(n: int, src: list[float], dst: list[float]) -> None:
 
 
 @Gpu
-def mandelbrot(n: int, width: int, x0: float, y0: float, step: float, max_iter: int,
-               counts: list[int]) -> None:
+def mandelbrot(
+    n: int, width: int, x0: float, y0: float, step: float, max_iter: int, counts: list[int]
+) -> None:
     i: int = GlobalIdx.x
     if i < n:
         cr: float = x0 + (i % width) * step
@@ -52,8 +53,9 @@ def mandelbrot(n: int, width: int, x0: float, y0: float, step: float, max_iter: 
         counts[i] = k
 
 
-def _mandelbrot_reference(idx: np.ndarray, width: int, x0: float, y0: float, step: float,
-                          max_iter: int) -> np.ndarray:
+def _mandelbrot_reference(
+    idx: np.ndarray, width: int, x0: float, y0: float, step: float, max_iter: int
+) -> np.ndarray:
     """The kernel's computation in numpy float32, for the pixel indexes `idx`."""
     f = np.float32
     cr = f(x0) + (idx % width).astype(f) * f(step)
@@ -79,8 +81,12 @@ def _write_png(path: Path, rgb: np.ndarray) -> None:
     def chunk(tag: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
 
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-                     + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw, 6))
+        + chunk(b"IEND", b"")
+    )
 
 
 def _ms(t0: float) -> str:
@@ -109,7 +115,11 @@ def main() -> int:
     expected = np.float32(2.0) * np.asarray(x, np.float32) + np.float32(1.0)
     t0 = time.perf_counter()
     gpu(saxpy, n, 2.0, x, y).join()
-    ok &= _check(f"saxpy on Python lists (n={n:,})", np.array_equal(np.asarray(y, np.float32), expected), _ms(t0))
+    ok &= _check(
+        f"saxpy on Python lists (n={n:,})",
+        np.array_equal(np.asarray(y, np.float32), expected),
+        _ms(t0),
+    )
 
     n = 1_000_000
     xa = np.random.default_rng(1).random(n, dtype=np.float32)
@@ -133,7 +143,9 @@ def main() -> int:
             gpu(relax, n, a, b).join(download=False)
             gpu(relax, n, b, a).join(download=False)
         arena.sync("a")
-    ok &= _check(f"GpuArena loop, {steps} resident launches", bool(np.allclose(a, ref_a, atol=1e-6)), _ms(t0))
+    ok &= _check(
+        f"GpuArena loop, {steps} resident launches", bool(np.allclose(a, ref_a, atol=1e-6)), _ms(t0)
+    )
 
     async def served() -> bool:
         xs = [float(i) for i in range(256)]
@@ -151,7 +163,7 @@ def main() -> int:
     t0 = time.perf_counter()
     gpu(mandelbrot, width * height, width, x0, y0, step, max_iter, counts).join()
     timing = _ms(t0)
-    rows = np.arange(0, width * height).reshape(height, width)[::16].ravel()   # every 16th row
+    rows = np.arange(0, width * height).reshape(height, width)[::16].ravel()  # every 16th row
     same = np.array_equal(counts[rows], _mandelbrot_reference(rows, width, x0, y0, step, max_iter))
     ok &= _check(f"Mandelbrot {width}x{height}, {max_iter} iterations", same, timing)
     t = np.sqrt(counts.reshape(height, width) / max_iter)

@@ -114,7 +114,11 @@ class GpuCompileError(CThreadsGPUError, TypeError):
         where = ""
         if self.filename is not None:
             where = f"{self.filename}:{self.lineno}:{self.col}: "
-        head = f"{where}in kernel `{self.kernel}`: {self.reason}" if self.kernel else where + self.reason
+        head = (
+            f"{where}in kernel `{self.kernel}`: {self.reason}"
+            if self.kernel
+            else where + self.reason
+        )
         parts = [head]
         if self.line is not None and self.col is not None:
             parts.append("    " + self.line.rstrip())
@@ -135,16 +139,16 @@ class GpuDeviceLost(VulkanInitFailed):
 __all__ = [
     "CThreadsGPUError",
     "GPUNotAvailable",
-    "VulkanNotBuiltError",
+    "GpuArgumentTypeError",
+    "GpuCompileError",
+    "GpuDeviceLost",
+    "GpuInternalCompilerError",
+    "GpuInvalidArgument",
+    "GpuTimeout",
+    "GpuUseAfterDestroy",
+    "VulkanInitFailed",
     "VulkanLoaderNotFound",
     "VulkanNoDevice",
-    "VulkanInitFailed",
+    "VulkanNotBuiltError",
     "VulkanOutOfMemory",
-    "GpuInvalidArgument",
-    "GpuArgumentTypeError",
-    "GpuUseAfterDestroy",
-    "GpuTimeout",
-    "GpuCompileError",
-    "GpuInternalCompilerError",
-    "GpuDeviceLost",
 ]

@@ -8,7 +8,8 @@ and what to do once finished.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Generator
+from collections.abc import Callable, Generator
+from typing import Any
 
 
 class Job:

@@ -36,10 +36,12 @@ def startup() -> int:
         prepare()
     except GPUNotAvailable as exc:
         ms = (time.perf_counter() - t0) * 1e3
-        print(f"service cannot start: no usable GPU ({type(exc).__name__}, after {ms:.0f} ms)\n"
-              f"  {exc}\n"
-              f"  CTHREADS_DEVICE picks a device; `python -m cthreads.gpu info` lists them.",
-              file=sys.stderr)
+        print(
+            f"service cannot start: no usable GPU ({type(exc).__name__}, after {ms:.0f} ms)\n"
+            f"  {exc}\n"
+            f"  CTHREADS_DEVICE picks a device; `python -m cthreads.gpu info` lists them.",
+            file=sys.stderr,
+        )
         return EX_UNAVAILABLE
     print(f"ready: {device_name()}, kernels built in {(time.perf_counter() - t0) * 1e3:.0f} ms")
     return 0
@@ -52,12 +54,14 @@ async def self_check() -> bool:
 
 
 def main() -> int:
-    print(f"available(): {available()}")          # never raises
+    print(f"available(): {available()}")  # never raises
     status = startup()
     if status:
         return status
     ok = asyncio.run(self_check())
-    print("self-check passed; a real service would start listening now" if ok else "self-check FAILED")
+    print(
+        "self-check passed; a real service would start listening now" if ok else "self-check FAILED"
+    )
     return 0 if ok else 1
 
 

@@ -31,8 +31,13 @@ SERVICE = Path(__file__).with_name("service.py")
 
 def start_service() -> tuple[subprocess.Popen, str]:
     """Start service.py on a free loopback port; returns (process, base URL)."""
-    proc = subprocess.Popen([sys.executable, str(SERVICE), "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=os.environ.copy())
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVICE), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=os.environ.copy(),
+    )
     assert proc.stdout is not None
     deadline = time.monotonic() + 60
     lines = []
@@ -75,28 +80,40 @@ async def run_phase(url: str, requests: int, concurrency: int, query: str) -> di
             stats = await resp.json()
     lat = np.asarray(latencies) * 1e3
     return {
-        "requests": requests, "concurrency": concurrency, "errors": errors,
-        "distinct_results": len(results), "wall_s": wall, "req_per_s": len(latencies) / wall,
-        "p50_ms": float(np.percentile(lat, 50)), "p99_ms": float(np.percentile(lat, 99)),
-        "max_ms": float(lat.max()), "served": stats["served"], "device": stats["device"],
-        "lag_p50_ms": stats["lag_p50_ms"], "lag_p99_ms": stats["lag_p99_ms"],
+        "requests": requests,
+        "concurrency": concurrency,
+        "errors": errors,
+        "distinct_results": len(results),
+        "wall_s": wall,
+        "req_per_s": len(latencies) / wall,
+        "p50_ms": float(np.percentile(lat, 50)),
+        "p99_ms": float(np.percentile(lat, 99)),
+        "max_ms": float(lat.max()),
+        "served": stats["served"],
+        "device": stats["device"],
+        "lag_p50_ms": stats["lag_p50_ms"],
+        "lag_p99_ms": stats["lag_p99_ms"],
         "lag_max_ms": stats["lag_max_ms"],
     }
 
 
 def show(label: str, r: dict) -> None:
-    print(f"{label}: {r['requests']} requests, {r['concurrency']} concurrent, {r['errors']} errors, "
-          f"{r['wall_s']:.2f} s\n"
-          f"  throughput {r['req_per_s']:.0f} req/s   latency p50 {r['p50_ms']:.1f} ms  "
-          f"p99 {r['p99_ms']:.1f} ms  max {r['max_ms']:.1f} ms\n"
-          f"  event-loop lag while serving: p50 {r['lag_p50_ms']:.2f} ms  "
-          f"p99 {r['lag_p99_ms']:.2f} ms  max {r['lag_max_ms']:.2f} ms", flush=True)
+    print(
+        f"{label}: {r['requests']} requests, {r['concurrency']} concurrent, {r['errors']} errors, "
+        f"{r['wall_s']:.2f} s\n"
+        f"  throughput {r['req_per_s']:.0f} req/s   latency p50 {r['p50_ms']:.1f} ms  "
+        f"p99 {r['p99_ms']:.1f} ms  max {r['max_ms']:.1f} ms\n"
+        f"  event-loop lag while serving: p50 {r['lag_p50_ms']:.2f} ms  "
+        f"p99 {r['lag_p99_ms']:.2f} ms  max {r['lag_max_ms']:.2f} ms",
+        flush=True,
+    )
 
 
-async def run(url: str, requests: int, concurrency: int, size: int, iters: int,
-              compare: bool) -> dict[str, dict]:
+async def run(
+    url: str, requests: int, concurrency: int, size: int, iters: int, compare: bool
+) -> dict[str, dict]:
     query = f"size={size}&iters={iters}"
-    await run_phase(url, min(20, requests), min(4, concurrency), query)      # warm up
+    await run_phase(url, min(20, requests), min(4, concurrency), query)  # warm up
     out = {"await": await run_phase(url, requests, concurrency, query)}
     show("await job ", out["await"])
     if compare:
@@ -122,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     if url is None:
         proc, url = start_service()
     try:
-        out = asyncio.run(run(url, requests, concurrency, opts.size, opts.iters, not opts.no_compare))
+        out = asyncio.run(
+            run(url, requests, concurrency, opts.size, opts.iters, not opts.no_compare)
+        )
     finally:
         if proc is not None:
             proc.terminate()
@@ -133,8 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"device: {out['await']['device']}")
     if opts.json:
         Path(opts.json).write_text(json.dumps(out, indent=1))
-    bad = [k for k, r in out.items()
-           if r["errors"] or r["distinct_results"] != 1 or r["served"] != r["requests"]]
+    bad = [
+        k
+        for k, r in out.items()
+        if r["errors"] or r["distinct_results"] != 1 or r["served"] != r["requests"]
+    ]
     if bad:
         print(f"FAILED: errors or inconsistent results in {bad}", file=sys.stderr)
         return 1

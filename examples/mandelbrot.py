@@ -20,8 +20,9 @@ from cthreads.gpu import GlobalIdx, Gpu, GPUNotAvailable, device_name, gpu, prep
 
 
 @Gpu
-def mandelbrot(n: int, width: int, x0: float, y0: float, step: float, max_iter: int,
-               counts: list[int]) -> None:
+def mandelbrot(
+    n: int, width: int, x0: float, y0: float, step: float, max_iter: int, counts: list[int]
+) -> None:
     i: int = GlobalIdx.x
     if i < n:
         cr: float = x0 + (i % width) * step
@@ -75,8 +76,8 @@ def reference(width: int, height: int, max_iter: int) -> np.ndarray:
 def colorize(counts: np.ndarray, max_iter: int) -> np.ndarray:
     """RGB uint8 image: points inside the set black, outside a blue-to-gold ramp."""
     t = np.sqrt(counts.astype(np.float64) / max_iter)
-    r = np.clip(9.0 * (1 - t) * t ** 3, 0, 1)
-    g = np.clip(15.0 * (1 - t) ** 2 * t ** 2, 0, 1)
+    r = np.clip(9.0 * (1 - t) * t**3, 0, 1)
+    g = np.clip(15.0 * (1 - t) ** 2 * t**2, 0, 1)
     b = np.clip(8.5 * (1 - t) ** 3 * t, 0, 1)
     rgb = np.stack([r, g, b], axis=-1)
     rgb[counts >= max_iter] = 0.0
@@ -103,8 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     counts = render(width, height, opts.iters)
     ms = (time.perf_counter() - t0) * 1e3
     print(f"device: {device_name()}")
-    print(f"{width}x{height}, up to {opts.iters} iterations: {ms:.1f} ms, "
-          f"{int(counts.sum()):,} iterations in total")
+    print(
+        f"{width}x{height}, up to {opts.iters} iterations: {ms:.1f} ms, "
+        f"{int(counts.sum()):,} iterations in total"
+    )
     if opts.small:
         ref = reference(width, height, opts.iters)
         wrong = int((ref != counts).sum())

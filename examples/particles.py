@@ -23,8 +23,16 @@ from cthreads.gpu import GlobalIdx, Gpu, GpuArena, GPUNotAvailable, device_name,
 
 
 @Gpu
-def accelerate(n: int, dt: float, eps2: float, px: list[float], py: list[float],
-               mass: list[float], vx: list[float], vy: list[float]) -> None:
+def accelerate(
+    n: int,
+    dt: float,
+    eps2: float,
+    px: list[float],
+    py: list[float],
+    mass: list[float],
+    vx: list[float],
+    vy: list[float],
+) -> None:
     i: int = GlobalIdx.x
     if i < n:
         xi: float = px[i]
@@ -43,8 +51,9 @@ def accelerate(n: int, dt: float, eps2: float, px: list[float], py: list[float],
 
 
 @Gpu
-def drift(n: int, dt: float, px: list[float], py: list[float], vx: list[float],
-          vy: list[float]) -> None:
+def drift(
+    n: int, dt: float, px: list[float], py: list[float], vx: list[float], vy: list[float]
+) -> None:
     i: int = GlobalIdx.x
     if i < n:
         px[i] += dt * vx[i]
@@ -57,13 +66,16 @@ def initial_state(n: int, seed: int = 1) -> dict[str, np.ndarray]:
     r = 0.1 + 0.9 * np.sqrt(rng.random(n))
     theta = rng.random(n) * 2 * math.pi
     mass = np.full(n, 1.0 / n)
-    mass[0] = 1.0                      # the centre
+    mass[0] = 1.0  # the centre
     r[0] = 0.0
     speed = np.sqrt((1.0 + np.minimum(r, 1.0) ** 2) / np.maximum(r, 1e-3)) * 0.9
     speed[0] = 0.0
     state = {
-        "px": r * np.cos(theta), "py": r * np.sin(theta),
-        "vx": -speed * np.sin(theta), "vy": speed * np.cos(theta), "mass": mass,
+        "px": r * np.cos(theta),
+        "py": r * np.sin(theta),
+        "vx": -speed * np.sin(theta),
+        "vy": speed * np.cos(theta),
+        "mass": mass,
     }
     return {k: v.astype(np.float32) for k, v in state.items()}
 
@@ -89,29 +101,34 @@ def draw(px: np.ndarray, py: np.ndarray, size: int):
     u = ((px / 2.4 + 0.5) * size).astype(np.int64)
     v = ((py / 2.4 + 0.5) * size).astype(np.int64)
     ok = (u >= 0) & (u < size) & (v >= 0) & (v < size)
-    for du in (0, 1):                                    # 2x2 dots
+    for du in (0, 1):  # 2x2 dots
         for dv in (0, 1):
-            np.add.at(img, (np.minimum(v[ok] + dv, size - 1), np.minimum(u[ok] + du, size - 1)), 1.0)
+            np.add.at(
+                img, (np.minimum(v[ok] + dv, size - 1), np.minimum(u[ok] + du, size - 1)), 1.0
+            )
     t = np.clip(np.sqrt(img) / 2.5, 0, 1)
-    rgb = np.stack([255 * t, 200 * t ** 1.5, 120 * t + 60 * (img > 0)], -1)
+    rgb = np.stack([255 * t, 200 * t**1.5, 120 * t + 60 * (img > 0)], -1)
     return Image.fromarray(np.clip(rgb, 0, 255).astype(np.uint8))
 
 
-def simulate(n: int, steps: int, frames: int, dt: float = 0.004, eps2: float = 1e-3,
-             size: int = 256) -> tuple[dict[str, np.ndarray], list]:
+def simulate(
+    n: int, steps: int, frames: int, dt: float = 0.004, eps2: float = 1e-3, size: int = 256
+) -> tuple[dict[str, np.ndarray], list]:
     """Run `steps` steps on the device, drawing `frames` frames; returns (final state, images)."""
     s = initial_state(n)
     images: list = []
     every = max(1, steps // frames)
     with GpuArena() as arena:
-        arena.bind(**s)                                   # upload once
+        arena.bind(**s)  # upload once
         for k in range(steps):
-            gpu(accelerate, n, dt, eps2, s["px"], s["py"], s["mass"], s["vx"], s["vy"]).join(download=False)
+            gpu(accelerate, n, dt, eps2, s["px"], s["py"], s["mass"], s["vx"], s["vy"]).join(
+                download=False
+            )
             gpu(drift, n, dt, s["px"], s["py"], s["vx"], s["vy"]).join(download=False)
             if (k + 1) % every == 0 and len(images) < frames:
-                arena.sync("px", "py")                    # download positions only
+                arena.sync("px", "py")  # download positions only
                 images.append(draw(s["px"], s["py"], size))
-        arena.sync()                                      # everything, for the caller
+        arena.sync()  # everything, for the caller
     return s, images
 
 
@@ -133,8 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     state, images = simulate(n, steps, frames)
     seconds = time.perf_counter() - t0
-    print(f"{n} bodies, {steps} steps ({2 * steps} resident launches), {len(images)} frames: "
-          f"{seconds:.2f} s")
+    print(
+        f"{n} bodies, {steps} steps ({2 * steps} resident launches), {len(images)} frames: "
+        f"{seconds:.2f} s"
+    )
     if opts.small:
         ref = initial_state(n)
         for _ in range(steps):

@@ -33,7 +33,7 @@ def on_lists(n: int, a: float) -> float:
     y = [1.0] * n
     expected = np.float32(a) * np.asarray(x, np.float32) + np.float32(1.0)
     t0 = time.perf_counter()
-    gpu(saxpy, n, a, x, y).join()          # y is rewritten in place with Python floats
+    gpu(saxpy, n, a, x, y).join()  # y is rewritten in place with Python floats
     seconds = time.perf_counter() - t0
     assert isinstance(y, list) and len(y) == n
     assert np.array_equal(np.asarray(y, np.float32), expected), "list saxpy differs from numpy"
@@ -45,9 +45,9 @@ def on_arrays(n: int, a: float) -> float:
     rng = np.random.default_rng(0)
     x = rng.random(n, dtype=np.float32)
     y = rng.random(n, dtype=np.float32)
-    expected = np.float32(a) * x + y       # float32 throughout, exactly what the device does
+    expected = np.float32(a) * x + y  # float32 throughout, exactly what the device does
     t0 = time.perf_counter()
-    gpu(saxpy, n, a, x, y).join()          # y is updated in place
+    gpu(saxpy, n, a, x, y).join()  # y is updated in place
     seconds = time.perf_counter() - t0
     assert np.array_equal(y, expected), "array saxpy differs from numpy"
     return seconds

@@ -29,8 +29,9 @@ from cthreads.gpu import GlobalIdx, Gpu, GPUNotAvailable, device_name, gpu, prep
 
 
 @Gpu
-def tile(n: int, width: int, x0: float, y0: float, step: float, max_iter: int,
-         counts: list[int]) -> None:
+def tile(
+    n: int, width: int, x0: float, y0: float, step: float, max_iter: int, counts: list[int]
+) -> None:
     i: int = GlobalIdx.x
     if i < n:
         cr: float = x0 + (i % width) * step
@@ -73,8 +74,12 @@ class LagMonitor:
 
     def stats(self) -> dict[str, float]:
         lag = np.asarray(self.samples or [0.0]) * 1e3
-        return {"samples": len(self.samples), "lag_p50_ms": float(np.percentile(lag, 50)),
-                "lag_p99_ms": float(np.percentile(lag, 99)), "lag_max_ms": float(lag.max())}
+        return {
+            "samples": len(self.samples),
+            "lag_p50_ms": float(np.percentile(lag, 50)),
+            "lag_p99_ms": float(np.percentile(lag, 99)),
+            "lag_max_ms": float(lag.max()),
+        }
 
 
 def _tile_args(query) -> tuple[int, int, float, float, float, int]:
@@ -95,15 +100,20 @@ async def handle_tile(request: web.Request) -> web.Response:
         raise web.HTTPBadRequest(text=str(exc)) from None
     counts = np.zeros(n, np.int32)
     t0 = time.perf_counter()
-    job = gpu(tile, n, width, x0, y0, step, iters, counts)   # returns at once
+    job = gpu(tile, n, width, x0, y0, step, iters, counts)  # returns at once
     if request.query.get("mode") == "blocking":
-        job.join()                                           # blocks the event loop: don't
+        job.join()  # blocks the event loop: don't
     else:
-        await job                                            # the loop serves others meanwhile
+        await job  # the loop serves others meanwhile
     request.app["served"] += 1
-    return web.json_response({"pixels": n, "iterations": int(counts.sum(dtype=np.int64)),
-                              "inside": int((counts >= iters).sum()),
-                              "ms": (time.perf_counter() - t0) * 1e3})
+    return web.json_response(
+        {
+            "pixels": n,
+            "iterations": int(counts.sum(dtype=np.int64)),
+            "inside": int((counts >= iters).sum()),
+            "ms": (time.perf_counter() - t0) * 1e3,
+        }
+    )
 
 
 async def handle_stats(request: web.Request) -> web.Response:
@@ -148,7 +158,7 @@ async def serve(host: str, port: int) -> None:
     bound = runner.addresses[0]
     print(f"listening on http://{bound[0]}:{bound[1]}", flush=True)
     try:
-        await asyncio.Event().wait()                         # until interrupted
+        await asyncio.Event().wait()  # until interrupted
     finally:
         await runner.cleanup()
 
@@ -160,12 +170,15 @@ def main(argv: list[str] | None = None) -> int:
     opts = parser.parse_args(argv)
     t0 = time.perf_counter()
     try:
-        report = prepare()                                   # open the device, build every kernel
+        report = prepare()  # open the device, build every kernel
     except GPUNotAvailable as exc:
         print(f"service cannot start: no usable GPU: {exc}", file=sys.stderr)
-        return 69                                            # EX_UNAVAILABLE
-    print(f"prepared {len(report)} kernel(s) on {device_name()} in "
-          f"{(time.perf_counter() - t0) * 1e3:.0f} ms", flush=True)
+        return 69  # EX_UNAVAILABLE
+    print(
+        f"prepared {len(report)} kernel(s) on {device_name()} in "
+        f"{(time.perf_counter() - t0) * 1e3:.0f} ms",
+        flush=True,
+    )
     try:
         asyncio.run(serve(opts.host, opts.port))
     except KeyboardInterrupt:

@@ -27,7 +27,9 @@ def scale(n: int, k: float, x: list[float]) -> None:
 
 
 @Gpu
-def add_scaled(n: int, a: float, x: list[float], b: float, y: list[float], res: list[float]) -> None:
+def add_scaled(
+    n: int, a: float, x: list[float], b: float, y: list[float], res: list[float]
+) -> None:
     i: int = GlobalIdx.x
     if i < n:
         res[i] = a * x[i] + b * y[i]

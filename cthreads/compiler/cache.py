@@ -99,7 +99,9 @@ class KernelCache:
     MAX_ENTRIES = 4096  # oldest entries beyond this are removed (generated-kernel workloads)
     _TRIM_EVERY = 64  # puts between two looks at the directory's size
 
-    def __init__(self, directory: Path | None, enabled: bool = True, max_entries: int | None = None) -> None:
+    def __init__(
+        self, directory: Path | None, enabled: bool = True, max_entries: int | None = None
+    ) -> None:
         self.directory = directory
         self.enabled = enabled and directory is not None
         self.max_entries = self.MAX_ENTRIES if max_entries is None else max_entries

@@ -54,7 +54,9 @@ INTRINSICS: dict[str, Intrinsic] = {
         _f("hypot", "@hypot", "sqrt(x*x + y*y)", arity=2),
         _f("fmod", "@fmod", "C fmod: remainder with the sign of x", arity=2),
         _f("fma", "Fma", "x*y + z (math.fma, Python 3.13)", arity=3),
-        Intrinsic("floor", 1, "f", "i", "Floor", "largest integer <= x, as int (Python math.floor)"),
+        Intrinsic(
+            "floor", 1, "f", "i", "Floor", "largest integer <= x, as int (Python math.floor)"
+        ),
         Intrinsic("ceil", 1, "f", "i", "Ceil", "smallest integer >= x, as int (Python math.ceil)"),
         Intrinsic("trunc", 1, "f", "i", "Trunc", "x rounded toward zero, as int (math.trunc)"),
         Intrinsic("isnan", 1, "f", "b", "@isnan", "x is NaN"),

@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-
 # ----------------------------------------------------------------------------------- types
 
 
@@ -39,7 +38,11 @@ class Scalar:
     bits: int = 32
 
     def __str__(self) -> str:
-        return "bool" if self.kind == "bool" else f"{self.kind[0] if self.kind != 'uint' else 'u'}{self.bits}"
+        return (
+            "bool"
+            if self.kind == "bool"
+            else f"{self.kind[0] if self.kind != 'uint' else 'u'}{self.bits}"
+        )
 
     @property
     def is_int(self) -> bool:

@@ -1,8 +1,8 @@
 """`python -m cthreads.gpu`: look at devices, compile a module's kernels, manage the cache.
 
-    python -m cthreads.gpu info                      devices, the default, limits, features, cache
-    python -m cthreads.gpu compile MODULE.py [--spv DIR] [--spvasm DIR]
-    python -m cthreads.gpu cache clear
+python -m cthreads.gpu info                      devices, the default, limits, features, cache
+python -m cthreads.gpu compile MODULE.py [--spv DIR] [--spvasm DIR]
+python -m cthreads.gpu cache clear
 """
 
 from __future__ import annotations
@@ -39,18 +39,27 @@ def cmd_info(_: argparse.Namespace) -> int:
             print(f"no usable device: {exc}")
     for info in devices:
         mark = "*" if chosen is not None and info.index == chosen.index else " "
-        print(f"{mark} [{info.index}] {info.name} ({info.type}), Vulkan {info.api_version}, "
-              f"driver {info.driver_name} {info.driver_version}")
+        print(
+            f"{mark} [{info.index}] {info.name} ({info.type}), Vulkan {info.api_version}, "
+            f"driver {info.driver_name} {info.driver_version}"
+        )
     if chosen is not None:
-        print(f"\ndefault device: [{chosen.index}] {chosen.name}"
-              + (f" (CTHREADS_DEVICE={config.device_selector()})" if config.device_selector() else ""))
+        print(
+            f"\ndefault device: [{chosen.index}] {chosen.name}"
+            + (f" (CTHREADS_DEVICE={config.device_selector()})" if config.device_selector() else "")
+        )
         print("limits:")
         for key, value in sorted(chosen.limits.items()):
             print(f"  {key}: {value}")
-        heaps = ", ".join(f"{h['size'] / 2**30:.1f} GiB{' device-local' if h.get('device_local') else ''}"
-                          for h in chosen.memory_heaps)
+        heaps = ", ".join(
+            f"{h['size'] / 2**30:.1f} GiB{' device-local' if h.get('device_local') else ''}"
+            for h in chosen.memory_heaps
+        )
         print(f"memory heaps: {heaps}")
-        print("features: " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in sorted(chosen.features.items())))
+        print(
+            "features: "
+            + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in sorted(chosen.features.items()))
+        )
     root = config.cache_dir()
     count, size = _dir_size(root)
     print(f"\ncache: {root} ({count} files, {size / 1024:.1f} KiB)")
@@ -76,7 +85,9 @@ def cmd_compile(opts: argparse.Namespace) -> int:
             print(f"{kernel.name}: does not compile\n{exc}\n", file=sys.stderr)
             continue
         contract = compiled.contract()
-        print(f"{kernel.name}: {len(compiled.spirv)} bytes of SPIR-V, cache key {compiled.cache_key}")
+        print(
+            f"{kernel.name}: {len(compiled.spirv)} bytes of SPIR-V, cache key {compiled.cache_key}"
+        )
         print("  " + json.dumps(contract))
         for folder, suffix in ((opts.spv, ".spv"), (opts.spvasm, ".spvasm")):
             if folder:
@@ -104,10 +115,14 @@ def cmd_cache(opts: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cthreads.gpu", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m cthreads.gpu", description=__doc__.splitlines()[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="devices, the default device, limits, features, cache")
-    comp = sub.add_parser("compile", help="compile every @Gpu kernel of a module and print its contract")
+    comp = sub.add_parser(
+        "compile", help="compile every @Gpu kernel of a module and print its contract"
+    )
     comp.add_argument("module", help="path of a Python file defining @Gpu kernels")
     comp.add_argument("--spv", metavar="DIR", help="write each kernel's SPIR-V here")
     comp.add_argument("--spvasm", metavar="DIR", help="write each kernel's disassembly here")

@@ -16,4 +16,4 @@ def shutdown() -> None:
     session.shutdown()
 
 
-__all__ = ["gpu", "prepare", "compile", "GpuJob", "shutdown"]
+__all__ = ["GpuJob", "compile", "gpu", "prepare", "shutdown"]

@@ -96,7 +96,11 @@ def check_scalar(param: Param, value: Any) -> int | float:
             )
         return v
     # float
-    if isinstance(value, float) or hasattr(value, "__float__") and not isinstance(value, (str, bytes)):
+    if (
+        isinstance(value, float)
+        or hasattr(value, "__float__")
+        and not isinstance(value, (str, bytes))
+    ):
         if isinstance(value, complex):
             raise _type_error(param, value)
         v = float(value)

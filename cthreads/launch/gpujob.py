@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Generator
+from collections.abc import Generator
+from typing import Any
 
 from ..errors import GpuTimeout
 from ..job import Job
@@ -69,7 +70,7 @@ class GpuJob(Job):
 
     def result(self) -> None:
         """Always None: kernels return nothing; results arrive in the lists."""
-        return None
+        return
 
     @property
     def elapsed_ms(self) -> float | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,7 +137,9 @@ def _build(kernel: Any, force: bool = False) -> tuple[Prepared, dict]:
     return _pipeline(kernel, device, compiled, hit, seconds)
 
 
-def _pipeline(kernel: Any, device: Any, compiled: CompiledKernel, hit: bool, seconds: float) -> tuple[Prepared, dict]:
+def _pipeline(
+    kernel: Any, device: Any, compiled: CompiledKernel, hit: bool, seconds: float
+) -> tuple[Prepared, dict]:
     """Build the pipeline of a compiled kernel (the driver's work; the GIL is released)."""
     t0 = time.perf_counter()
     if compiled.observes_workgroup:
@@ -186,7 +188,7 @@ def _registered() -> list[Any]:
     return list(registered_kernels())
 
 
-def compile(force: bool = False) -> dict[str, dict]:  # noqa: A001 - SPEC §3 name
+def compile(force: bool = False) -> dict[str, dict]:
     """Compile every registered kernel to SPIR-V (from the cache when unchanged).
 
     Returns `{kernel name: {name, cache_hit, spirv_bytes, compile_ms, error}}`; a kernel that

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import runtime
+from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
 from ..launch import transfer
 from ..launch.binding import device_buffer_for
-from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
 
 # id(obj) -> _Resident for every object bound in any arena (one slot per object).
 _resident: dict[int, _Resident] = {}
@@ -61,7 +61,9 @@ class _Resident:
         # over PCIe (resizable BAR) a copy into host-cached memory is orders of magnitude faster.
         if not (source.host_visible and self.device.info.type in ("cpu", "integrated")):
             staging = self.device.buffer(self.nbytes, usage="download")
-            value = self.device.submit([("copy", source, staging, self.nbytes, 0, 0)], keep=(source, staging))
+            value = self.device.submit(
+                [("copy", source, staging, self.nbytes, 0, 0)], keep=(source, staging)
+            )
             self.device.wait(value)
             source = staging
         try:
@@ -196,7 +198,7 @@ class GpuArena:
     def __contains__(self, name: object) -> bool:
         return name in self._slots
 
-    def __enter__(self) -> GpuArena:
+    def __enter__(self) -> GpuArena:  # noqa: PYI034 - typing.Self needs Python 3.11
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -224,9 +226,15 @@ class GpuArena:
                     f"`{name}`: arenas bind lists and buffers (numpy arrays); got {type(obj).__name__}",
                     param=name,
                 ) from None
-        if isinstance(obj, list) and not obj or not isinstance(obj, list) and memoryview(obj).nbytes == 0:
-            raise GpuInvalidArgument(f"`{name}`: cannot bind an empty list", param=name,
-                                     hint="bind at least one element")
+        if (
+            isinstance(obj, list)
+            and not obj
+            or not isinstance(obj, list)
+            and memoryview(obj).nbytes == 0
+        ):
+            raise GpuInvalidArgument(
+                f"`{name}`: cannot bind an empty list", param=name, hint="bind at least one element"
+            )
         other = _resident.get(id(obj))
         if other is not None and other.generation != runtime.current_generation():
             # its device was shut down: the old binding is dead (using it raises), so it must
@@ -248,7 +256,9 @@ class GpuArena:
             return
         device = runtime.get_device()
         buffer = device_buffer_for(device, name, count, nbytes)
-        res = _Resident(self, name, obj, count, nbytes, pack, view, buffer, device, device.generation)
+        res = _Resident(
+            self, name, obj, count, nbytes, pack, view, buffer, device, device.generation
+        )
         try:
             self._upload_new(res)
         except BaseException:

@@ -109,9 +109,12 @@ def launch_shape(tr: Translation, values: dict, grid, workgroup) -> tuple[tuple,
     whole workgroups."""
     if isinstance(grid, (tuple, list)):
         if not 1 <= len(grid) <= 3 or any(
-            isinstance(v, (bool, float)) or not hasattr(v, "__index__") or v.__index__() < 0 for v in grid
+            isinstance(v, (bool, float)) or not hasattr(v, "__index__") or v.__index__() < 0
+            for v in grid
         ):
-            raise ValueError(f"grid must be an int or a tuple of 1-3 ints >= 0 (invocations per axis); got {grid!r}")
+            raise ValueError(
+                f"grid must be an int or a tuple of 1-3 ints >= 0 (invocations per axis); got {grid!r}"
+            )
         dims = tuple(v.__index__() for v in grid) + (1,) * (3 - len(grid))
         return tuple(-(-d // w) for d, w in zip(dims, workgroup)), workgroup
     if grid is None:
@@ -180,7 +183,12 @@ def emulate(
 
 
 def run_lists(
-    tr: Translation, values: dict, lists: dict, groups: tuple, wg: tuple, oob: str,
+    tr: Translation,
+    values: dict,
+    lists: dict,
+    groups: tuple,
+    wg: tuple,
+    oob: str,
     shapes: dict | None = None,
     subgroup_size: int | None = None,
 ) -> None:
@@ -211,14 +219,20 @@ def run_lists(
     kw.update(_ct_oob_r=oob_r, _ct_oob_w=oob_w)
     if tr.has_subgroup:
         subgroup_size = subgroup_size or SG.default_subgroup_size()
-        if isinstance(subgroup_size, bool) or not isinstance(subgroup_size, int) or subgroup_size < 1:
+        if (
+            isinstance(subgroup_size, bool)
+            or not isinstance(subgroup_size, int)
+            or subgroup_size < 1
+        ):
             raise ValueError(f"subgroup_size must be a positive int; got {subgroup_size!r}")
         kw.update(_ct_sgs=subgroup_size)
     inv = tr.factory(**kw)
     state = [0] * 9  # the invocation being run, for error messages
     try:
         if tr.has_subgroup:  # subgroups step together, like barriers
-            SG.run_workgroups(inv, groups, wg, state, subgroup_size, _groups, _members, KernelUndefined)
+            SG.run_workgroups(
+                inv, groups, wg, state, subgroup_size, _groups, _members, KernelUndefined
+            )
         elif tr.has_barrier:
             _run_barriers(inv, groups, wg, state)
         elif tr.shared:  # fresh shared arrays per workgroup

@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cthreads.gpu import GlobalIdx, Gpu, GpuArena, GpuInvalidArgument, GpuUseAfterDestroy, gpu, prepare
+from cthreads.gpu import (
+    GlobalIdx,
+    Gpu,
+    GpuArena,
+    GpuInvalidArgument,
+    GpuUseAfterDestroy,
+    gpu,
+    prepare,
+)
 
 
 @Gpu

@@ -388,7 +388,7 @@ def test_a_stream_of_submits_appends_without_counter_reads(device, kernels):
     buf = _counter(device)
     cmd = [kernels.dispatch("add_i32", 256, buf.address, 256, 1)]
     device.wait_idle()
-    busy, _ = _busy(device, kernels)  # in flight: what follows is appended
+    _busy_buf, _ = _busy(device, kernels)  # in flight: what follows is appended
     c0 = device.stats()["counters"]
     for _ in range(200):
         value = device.submit(cmd)

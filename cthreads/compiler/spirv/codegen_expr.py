@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from .. import ir
-from .grammar import GLSLstd450 as G
 from .grammar import Decoration, Op
+from .grammar import GLSLstd450 as G
 
 # Float arithmetic keeps IEEE float32 meaning per operation, as Python and numpy have it:
 # NoContraction forbids fusing (a*b+c -> fma) and reassociation, which drivers otherwise do
