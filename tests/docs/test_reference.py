@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 from cthreads.compiler import reference
-from cthreads.compiler.intrinsics import INTRINSICS
 from cthreads.compiler.frontend.memory import ATOMIC_OPS
 from cthreads.compiler.frontend.subgroup import SUBGROUP_OPS
+from cthreads.compiler.intrinsics import INTRINSICS
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference.md"
 
