@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: build in place, test on the real driver, then run every
 # benchmark next to its baseline (C Vulkan, cthreads-gpu 0.2.1, torch, cupy, hand-written GLSL).
-# Results go to $OUT.   device run:  source .gl/env.sh; bash bench/h200_run.sh   (carry .gl, .whl)
+# Results go to $OUT (at most 8 files come back from the device tool: keep the count low).   device run:  source .gl/env.sh; bash bench/h200_run.sh   (carry .gl, .whl)
 set -uo pipefail
 REPO=$PWD
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -21,10 +21,13 @@ timeout 60 bash bench/run_roundtrip.sh 3000 | tee "$OUT/roundtrip.md"
 timeout 90 python3 bench/launch.py --json "$OUT/launch_ours.json" > "$OUT/launch_ours.log" 2>&1; tail -14 "$OUT/launch_ours.log"
 timeout 60 python3 bench/arena.py --json "$OUT/arena_ours.json" 2>&1 | tail -2
 timeout 150 python3 -m bench.kernels.run --json "$OUT/kernels.json" --md "$OUT/kernels.md" > "$OUT/kernels.log" 2>&1; tail -3 "$OUT/kernels.log"
+timeout 120 python3 bench/language.py --json "$OUT/language.json" 2>&1 | tail -8
+timeout 60 python3 bench/prepare_compare.py --json "$OUT/prepare_ours.json" 2>&1 | tail -14
 if ls .whl/cthreads_gpu*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/ref .whl/cthreads_gpu*.whl
   cd /tmp
   PYTHONPATH=/tmp/ref timeout 100 python3 "$REPO/bench/launch.py" --json "$OUT/launch_ref.json" > "$OUT/launch_ref.log" 2>&1; tail -14 "$OUT/launch_ref.log"
   PYTHONPATH=/tmp/ref timeout 60 python3 "$REPO/bench/arena.py" --kinds list --json "$OUT/arena_ref.json" 2>&1 | tail -2
+  PYTHONPATH=/tmp/ref timeout 60 python3 "$REPO/bench/prepare_compare.py" --json "$OUT/prepare_ref.json" 2>&1 | tail -14
   PYTHONPATH=/tmp/ref timeout 80 python3 "$REPO/bench/saxpy_bandwidth.py" --lists --max-log2 26 --json "$OUT/saxpy_ref.json" 2>&1 | tail -6
 fi
