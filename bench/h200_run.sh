@@ -31,3 +31,5 @@ if ls .whl/cthreads_gpu*.whl >/dev/null 2>&1; then
   PYTHONPATH=/tmp/ref timeout 60 python3 "$REPO/bench/prepare_compare.py" --json "$OUT/prepare_ref.json" 2>&1 | tail -14
   PYTHONPATH=/tmp/ref timeout 80 python3 "$REPO/bench/saxpy_bandwidth.py" --lists --max-log2 26 --json "$OUT/saxpy_ref.json" 2>&1 | tail -6
 fi
+# The device tool returns at most 8 files: bundle everything into one.
+(cd "$OUT" && tar czf results.tgz --exclude=results.tgz . 2>/dev/null && find . -maxdepth 1 -type f ! -name results.tgz -delete)
