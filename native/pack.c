@@ -3,7 +3,8 @@
  * Python API:
  *   Buffer.pack_list(lst, fmt, offset=0) -> None
  *       fmt 'f': float32 from float or int (not bool); 'i': int32 from int (not bool, must fit);
- *       'B': uint8 from bool only. lst may be a list or tuple.
+ *       'B': uint8 from bool only; 'd': float64 from float or int; 'q': int64 and 'I': uint32
+ *       from int (not bool, must fit). lst may be a list or tuple.
  *   Buffer.unpack_into_list(lst, fmt, offset=0) -> None
  *       replaces every item of the list (len(lst) elements) with new float / int / bool objects.
  * Errors name the element index and the offending type, e.g. "element 3 is str, expected float";
@@ -20,12 +21,13 @@ elem_size(CtState *st, const char *fmt)
 {
     if (fmt[0] != '\0' && fmt[1] == '\0') {
         switch (fmt[0]) {
-        case 'f': case 'i': return 4;
+        case 'f': case 'i': case 'I': return 4;
+        case 'd': case 'q': return 8;
         case 'B': return 1;
         }
     }
     ct_raise(st->GpuInvalidArgument, "unknown list format '%s': expected 'f' (float32), "
-             "'i' (int32) or 'B' (bool as uint8)", fmt);
+             "'i' (int32), 'B' (bool as uint8), 'd' (float64), 'q' (int64) or 'I' (uint32)", fmt);
     return -1;
 }
 
@@ -131,6 +133,61 @@ ct_buffer_pack_list(CtBuffer *self, PyObject *args, PyObject *kwds)
         }
         break;
     }
+    case 'd': {
+        double *out = (double *)dst;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *it = items[i];
+            if (i + pf < n)
+                __builtin_prefetch(items[i + pf]);
+            if (PyFloat_Check(it))
+                out[i] = PyFloat_AS_DOUBLE(it);
+            else if (PyLong_Check(it) && !PyBool_Check(it)) {
+                double d = PyLong_AsDouble(it);
+                if (d == -1.0 && PyErr_Occurred()) {
+                    PyErr_Clear();
+                    return ct_raise(st->GpuInvalidArgument,
+                                    "element %zd is an int too large for float64", i);
+                }
+                out[i] = d;
+            } else
+                return bad_elem(st, i, it, "float");
+        }
+        break;
+    }
+    case 'q': case 'I': {
+        int wide = fmt[0] == 'q';
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *it = items[i];
+            if (i + pf < n)
+                __builtin_prefetch(items[i + pf]);
+            if (!PyLong_Check(it) || PyBool_Check(it))
+                return bad_elem(st, i, it, "int");
+            int overflow = 0;
+            long long v = PyLong_AsLongLongAndOverflow(it, &overflow);
+            if (v == -1 && PyErr_Occurred())
+                return NULL;
+            if (overflow || (!wide && (v < 0 || v > (long long)UINT32_MAX))) {
+                PyObject *r = PyObject_Repr(it);
+                if (r == NULL)
+                    return NULL;
+                if (wide)
+                    ct_raise(st->GpuInvalidArgument,
+                             "element %zd is %.60U, outside the int64 range [-2**63, 2**63 - 1]",
+                             i, r);
+                else
+                    ct_raise(st->GpuInvalidArgument,
+                             "element %zd is %.60U, outside the uint32 range [0, 4294967295]",
+                             i, r);
+                Py_DECREF(r);
+                return NULL;
+            }
+            if (wide)
+                ((int64_t *)dst)[i] = (int64_t)v;
+            else
+                ((uint32_t *)dst)[i] = (uint32_t)v;
+        }
+        break;
+    }
     default: { /* 'B' */
         uint8_t *out = (uint8_t *)dst;
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -225,6 +282,24 @@ ct_buffer_unpack_into_list(CtBuffer *self, PyObject *args, PyObject *kwds)
                     PyErr_Clear();
             }
             v = PyLong_FromLong((long)x);
+            break;
+        }
+        case 'd': {
+            double d;
+            memcpy(&d, src + 8 * i, 8);
+            v = PyFloat_FromDouble(d);
+            break;
+        }
+        case 'q': {
+            int64_t x;
+            memcpy(&x, src + 8 * i, 8);
+            v = PyLong_FromLongLong((long long)x);
+            break;
+        }
+        case 'I': {
+            uint32_t x;
+            memcpy(&x, src + 4 * i, 4);
+            v = PyLong_FromUnsignedLong((unsigned long)x);
             break;
         }
         default:

@@ -22,7 +22,7 @@ class PushField:
     `role` is 'total' (u32 logical invocations along x), 'base_group' (u32 group offset along x
     for split dispatches), 'grid_x' (u32 logical group count along x), 'addr' (u64 device
     address of list `param`), 'len' (u32 element count of list `param`) or 'scalar' (scalar
-    parameter `param`). `fmt` is its `struct` code ('I', 'Q', 'i', 'f')."""
+    parameter `param`). `fmt` is its `struct` code ('I', 'Q', 'i', 'f'; 'd' f64, 'q' i64; u32 is 'I')."""
 
     role: str
     param: int | None

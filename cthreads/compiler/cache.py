@@ -17,7 +17,7 @@ from .. import config
 from .artifact import CompiledKernel, PushField, PushLayout
 from .ir import ListType, Param, Scalar
 
-COMPILER_VERSION = "0.3.0"  # 0.3: 2-D/3-D grids (total_y/total_z header, shape0..2 fields)
+COMPILER_VERSION = "0.4.0"  # 0.4: f64/i64/u32 types ("d"/"q" push fields); 0.3: 2-D/3-D grids
 _MAGIC = b"CTK1"
 
 # Counts compilations that missed the cache in this process (tests assert on it, not timers).

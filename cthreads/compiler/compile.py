@@ -92,7 +92,35 @@ def compile_kernel(
     )
 
 
+_TYPE_FEATURES = {
+    "f64": ("shaderFloat64", "float64", "Float64"),
+    "i64": ("shaderInt64", "int64", "Int64"),
+}
+
+
+def _check_type_features(kernel: ir.Kernel, target: Target) -> None:
+    """f64 / i64 need shaderFloat64 / shaderInt64: without them, an error at the first line using
+    the type (never a module the driver would reject or crash on)."""
+    for type_name, line in sorted(kernel.type_lines, key=lambda item: item[1]):
+        spec = _TYPE_FEATURES.get(type_name)
+        if spec is None or getattr(target, spec[1]):
+            continue
+        feature, _, capability = spec
+        text = _source_line(kernel.filename, line)
+        raise GpuCompileError(
+            f"{type_name} needs the device feature `{feature}` (SPIR-V capability {capability}), "
+            "which this device lacks (see `python -m cthreads.gpu info`)",
+            kernel=kernel.name,
+            filename=kernel.filename,
+            lineno=line or kernel.firstlineno,
+            col=(text.find(type_name) + 1 if text and type_name in text else 1),
+            line=text,
+            allowed="float (float32) / int (int32) on this device",
+        )
+
+
 def _check_target(kernel: ir.Kernel, target: Target) -> None:
+    _check_type_features(kernel, target)
     _check_subgroup_features(kernel, target)
     used = 0
     for arr in kernel.shared:  # also checked by the frontend when it lowers for a target

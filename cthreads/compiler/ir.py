@@ -60,6 +60,8 @@ class Scalar:
 I32 = Scalar("int", 32)
 U32 = Scalar("uint", 32)
 F32 = Scalar("float", 32)
+I64 = Scalar("int", 64)
+F64 = Scalar("float", 64)
 BOOL = Scalar("bool", 32)
 
 
@@ -88,9 +90,12 @@ class Expr:
 
 @dataclass(frozen=True)
 class Const(Expr):
-    """A literal: Python int (already wrapped to the type's range), float or bool."""
+    """A literal: Python int (already wrapped to the type's range), float or bool. `exact` keeps
+    a literal's Python value (before float32 rounding), so `x * 0.1` with an f64 `x` uses the
+    double 0.1; it takes no part in equality."""
 
     value: int | float | bool
+    exact: int | float | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -425,3 +430,6 @@ class Kernel:
     filename: str = "<unknown>"
     firstlineno: int = 1
     shared: tuple[SharedArray, ...] = ()
+    # explicit scalar types the kernel uses beyond int32/float32/bool: (str(type), first file
+    # line), so a device lacking shaderFloat64/shaderInt64 gets an error naming the line
+    type_lines: tuple[tuple[str, int], ...] = field(default=(), compare=False)

@@ -174,8 +174,25 @@ _CMP = {
 }
 
 
+def _legacy(e: ir.Expr) -> bool:
+    return tr.is_legacy(e.type) and all(
+        tr.is_legacy(x.type)
+        for x in (getattr(e, "operand", None), getattr(e, "lhs", None), getattr(e, "rhs", None))
+        if x is not None
+    )
+
+
 def _fold(e: ir.Expr) -> ir.Expr:
     C = ir.Const
+    if not _legacy(e):
+        # explicit types (f64, i64, u32): only exact conversions of int / float constants
+        if (
+            isinstance(e, ir.Cast)
+            and isinstance(e.operand, C)
+            and not (e.type.is_int and e.operand.type.is_float)
+        ):
+            return tr.cast(e.operand, e.type)
+        return e
     if isinstance(e, ir.Cast) and isinstance(e.operand, C):
         v = e.operand.value
         if (

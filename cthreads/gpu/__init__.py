@@ -57,6 +57,7 @@ from .subgroup import (
     subgroup_shuffle_xor,
     subgroup_size,
 )
+from .types import f32, f64, i32, i64, u32
 
 try:  # GpuArena arrives with the residency layer
     from ..residency import GpuArena
@@ -119,7 +120,11 @@ __all__ = [
     "available",
     "compile",
     "device_name",
+    "f32",
+    "f64",
     "gpu",
+    "i32",
+    "i64",
     "init",
     "num_subgroups",
     "prepare",
@@ -141,4 +146,5 @@ __all__ = [
     "subgroup_shuffle",
     "subgroup_shuffle_xor",
     "subgroup_size",
+    "u32",
 ]

@@ -20,21 +20,32 @@ FLOAT32_MAX = 3.4028234663852886e38
 # Element mapping of list parameters: (native pack code, bytes per element, accepted buffer
 # formats, the numpy dtype name users should pass).
 _LIST_FORMATS = {
-    "float": ("f", 4, ("f",), "float32"),
-    "int": ("i", 4, ("i", "l"), "int32"),
-    "bool": ("B", 1, ("?", "B"), "bool (or uint8)"),
+    ("float", 32): ("f", 4, ("f",), "float32"),
+    ("int", 32): ("i", 4, ("i", "l"), "int32"),
+    ("bool", 32): ("B", 1, ("?", "B"), "bool (or uint8)"),
+    ("float", 64): ("d", 8, ("d",), "float64"),
+    ("int", 64): ("q", 8, ("q", "l"), "int64"),
+    ("uint", 32): ("I", 4, ("I", "L"), "uint32"),
 }
+# ranges of the explicit int types (scalars and Python list elements)
+INT_RANGES = {("int", 64): (-(2**63), 2**63 - 1), ("uint", 32): (0, 2**32 - 1)}
+_SCALAR_NAMES = {
+    ("int", 32): "int (int32)", ("float", 32): "float (float32)", ("bool", 32): "bool",
+    ("float", 64): "f64 (float64)", ("int", 64): "i64 (int64)", ("uint", 32): "u32 (uint32)",
+}  # fmt: skip
 
 
 def type_name(t: Scalar | ListType) -> str:
     """The user-facing spelling of a parameter type, with its device meaning."""
     if isinstance(t, ListType):
-        return f"list[{_py(t.elem)}] ({_LIST_FORMATS[t.elem.kind][3]})"
-    return {"int": "int (int32)", "float": "float (float32)", "bool": "bool"}[t.kind]
+        return f"list[{_py(t.elem)}] ({_LIST_FORMATS[t.elem.kind, t.elem.bits][3]})"
+    return _SCALAR_NAMES[t.kind, t.bits]
 
 
 def _py(t: Scalar) -> str:
-    return {"int": "int", "float": "float", "bool": "bool", "uint": "int"}[t.kind]
+    if (t.kind, t.bits) in (("float", 64), ("int", 64), ("uint", 32)):
+        return str(t)
+    return {"int": "int", "float": "float", "bool": "bool"}[t.kind]
 
 
 def describe(value: Any) -> str:
@@ -70,6 +81,38 @@ def check_scalar(param: Param, value: Any) -> int | float:
         return value
     if t is float and kind == "float" and -FLOAT32_MAX <= value <= FLOAT32_MAX:
         return value
+    if param.type.bits == 64 and kind == "float":
+        if isinstance(value, bool) or type(value).__name__ == "bool_":
+            raise _type_error(param, value)
+        if isinstance(value, (complex, str, bytes)) or not hasattr(value, "__float__"):
+            raise _type_error(param, value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise GpuInvalidArgument(
+                f"`{param.name}` expects f64 (float64); got {value}, which overflows float64",
+                param=param.name,
+                expected="float64",
+                got=str(value),
+            ) from None
+    if (kind, param.type.bits) in INT_RANGES:
+        if (
+            isinstance(value, (bool, float))
+            or type(value).__name__ == "bool_"
+            or not hasattr(value, "__index__")
+        ):
+            raise _type_error(param, value)
+        v = value.__index__()
+        lo, hi = INT_RANGES[kind, param.type.bits]
+        if not lo <= v <= hi:
+            name = type_name(param.type)
+            raise GpuInvalidArgument(
+                f"`{param.name}` expects {name}; got {v}, outside [{lo}, {hi}]",
+                param=param.name,
+                expected=name,
+                got=str(v),
+            )
+        return v
     if kind == "bool":
         if isinstance(value, bool) or type(value).__name__ == "bool_":
             return int(bool(value))
@@ -130,7 +173,7 @@ def _type_error(param: Param, value: Any) -> GpuArgumentTypeError:
 def check_list(index: int, param: Param, value: Any) -> ListArg:
     """Check a list argument (Python list or C-contiguous buffer)."""
     assert isinstance(param.type, ListType)
-    pack, itemsize, formats, dtype_name = _LIST_FORMATS[param.type.elem.kind]
+    pack, itemsize, formats, dtype_name = _LIST_FORMATS[param.type.elem.kind, param.type.elem.bits]
     if isinstance(value, list):
         if not value:
             raise GpuInvalidArgument(

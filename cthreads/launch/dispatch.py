@@ -255,6 +255,7 @@ def _launch(
                 res.generation != generation
                 or res.count != len(value)
                 or res.kind != param.type.elem.kind
+                or param.type.elem.bits != 32
             ):
                 _check_resident(param, value, res)
             resident[i] = res
@@ -349,10 +350,10 @@ def _check_resident(param: Any, value: Any, res: Any) -> None:
             param=param.name,
             hint=f"re-bind it (arena.bind({res.name}=...)) after changing its length",
         )
-    if res.kind != param.type.elem.kind:
+    if res.kind != param.type.elem.kind or param.type.elem.bits != 32:
         raise GpuArgumentTypeError(
             f"`{param.name}` expects {type_name(param.type)}; the resident `{res.name}` "
-            f"holds {res.kind} elements",
+            f"holds {res.kind} elements (arenas hold float32, int32 and bool)",
             param=param.name,
             hint="bind a list or array of the kernel's element type",
         )

@@ -27,6 +27,12 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
     compiled = prep.compiled
     if plan.in_buffer or plan.shapes:
         return None
+    if any(
+        (p.type.elem if p.is_list else p.type).bits != 32
+        or (p.type.elem if p.is_list else p.type).kind == "uint"
+        for p in compiled.params
+    ):
+        return None  # f64 / i64 / u32 parameters take the general path (arenas hold 32-bit data)
     params = compiled.params
     lines = ["def fast(args):"]
     names = [f"a{i}" for i in range(len(params))]

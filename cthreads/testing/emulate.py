@@ -63,6 +63,21 @@ def _to_device(name: str, elem: str, value: Any) -> list:
             raise TypeError(f"`{name}` expects list[{elem}]; got {type(value).__name__}") from None
     if elem == "float":
         return [S.f32(float(v)) for v in items]
+    if elem == "f64":
+        return [float(v) for v in items]
+    if elem in ("i64", "u32"):
+        lo, hi = S._RANGES[elem]
+        out = []
+        for v in items:
+            if isinstance(v, (bool, float)) or not hasattr(v, "__index__"):
+                raise TypeError(f"`{name}` expects list[{elem}]; got an element {v!r}")
+            v = v.__index__()
+            if not lo <= v <= hi:
+                raise ValueError(
+                    f"`{name}` expects list[{elem}]; element {v} is outside [{lo}, {hi}]"
+                )
+            out.append(v)
+        return out
     if elem == "int":
         out = []
         for v in items:
@@ -81,6 +96,16 @@ def _to_device(name: str, elem: str, value: Any) -> list:
 def _scalar(name: str, t: str, value: Any):
     if t == "bool":
         return bool(value)
+    if t == "f64":
+        return float(value)
+    if t in ("i64", "u32"):
+        lo, hi = S._RANGES[t]
+        if isinstance(value, (bool, float)) or not hasattr(value, "__index__"):
+            raise TypeError(f"`{name}` expects {t}; got {type(value).__name__}")
+        v = value.__index__()
+        if not lo <= v <= hi:
+            raise ValueError(f"`{name}` expects {t}; got {v}, outside [{lo}, {hi}]")
+        return v
     if t == "int":
         if isinstance(value, float) or not hasattr(value, "__index__"):
             raise TypeError(f"`{name}` expects int (int32); got {type(value).__name__}")

@@ -362,3 +362,92 @@ APPROXIMATE = {
     "floordiv",
     "mod",
 }
+
+
+# ------------------------------------------------------ explicit types: f64, i64, u32
+# (docs/language-extensions.md, "More scalar types"): f64 is a Python float (no rounding),
+# i64 wraps modulo 2**64 (two's complement), u32 modulo 2**32; float -> int saturates.
+
+_RANGES = {"int": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1), "u32": (0, 2**32 - 1)}
+
+
+def wrap_to(x: int, t: str) -> int:
+    if t == "u32":
+        return x & 0xFFFFFFFF
+    if t == "i64":
+        return ((x + 2**63) & (2**64 - 1)) - 2**63
+    return wrap(x)
+
+
+def f2w(x: float, t: str) -> int:
+    """Explicit float -> int conversion: truncates and saturates to the range of `t`, nan -> 0."""
+    lo, hi = _RANGES[t]
+    if math.isnan(x):
+        return 0
+    if x >= hi:
+        return hi
+    if x <= lo:
+        return lo
+    return int(x)
+
+
+def wdiv(a: int, b: int, t: str) -> int:
+    return 0 if b == 0 else wrap_to(a // b, t)
+
+
+def wmod(a: int, b: int, t: str) -> int:
+    return a if b == 0 else a % b
+
+
+def wpow(a: int, e: int, t: str) -> int:
+    return wrap_to(pow(a, e, 1 << (64 if t == "i64" else 32)), t)
+
+
+def fdiv64(a: float, b: float) -> float:
+    if b == 0.0:
+        if math.isnan(a) or a == 0.0:
+            return NAN
+        neg = (a < 0) != (math.copysign(1.0, b) < 0)
+        return -INF if neg else INF
+    return a / b
+
+
+def ffloordiv64(a: float, b: float) -> float:
+    if b == 0.0:
+        return fdiv64(a, b)
+    return a // b
+
+
+def fmodpy64(a: float, b: float) -> float:
+    return NAN if b == 0.0 else a % b
+
+
+def sqrt64(x: float) -> float:
+    return NAN if math.isnan(x) or x < 0 else math.sqrt(x)
+
+
+def fma64(x: float, y: float, z: float) -> float:
+    from fractions import Fraction
+
+    if not all(math.isfinite(v) for v in (x, y, z)):
+        return x * y + z
+    exact = Fraction(x) * Fraction(y) + Fraction(z)
+    try:
+        return float(exact)  # correctly rounded, as fma is
+    except OverflowError:
+        return math.copysign(INF, exact)
+
+
+# f64 math: the functions with an f64 form on the device (GLSL.std.450 16/32-bit-only
+# functions are compile errors for f64)
+MATH64 = {
+    "sqrt": (1, "f64", sqrt64),
+    "fabs": (1, "f64", abs),
+    "fma": (3, "f64", fma64),
+    "floor": (1, "int", floor_i),
+    "ceil": (1, "int", ceil_i),
+    "trunc": (1, "int", f2i),
+    "isnan": (1, "bool", math.isnan),
+    "isinf": (1, "bool", math.isinf),
+    "isfinite": (1, "bool", math.isfinite),
+}

@@ -30,7 +30,33 @@ _INDEX_VARS = {
     "GridDim": ("_ct_gdx", "_ct_gdy", "_ct_gdz"),
 }
 SCALARS = ("int", "float", "bool")
-_ZERO = {"int": "0", "float": "0.0", "bool": "False"}
+# explicit types of cthreads.gpu: f32/i32 are float/int; f64, i64, u32 are types of their own
+EXPLICIT = {"f32": "float", "i32": "int", "f64": "f64", "i64": "i64", "u32": "u32"}
+WIDE_INTS = ("i64", "u32")
+_ZERO = {"int": "0", "float": "0.0", "bool": "False", "f64": "0.0", "i64": "0", "u32": "0"}
+
+
+class Lit(str):
+    """Generated code of a literal, with its exact Python value: next to an f64 / i64 / u32
+    operand a literal takes that type (the compiler's rule)."""
+
+    exact: int | float
+
+
+def _lit(code: str, exact) -> Lit:
+    out = Lit(code)
+    out.exact = exact
+    return out
+
+
+def _is_float(t: str) -> bool:
+    return t in ("float", "f64")
+
+
+def _is_int(t: str) -> bool:
+    return t in ("int", "i64", "u32")
+
+
 _MISSING = object()
 _INT_LITERAL = re.compile(r"-?[0-9]+")
 
@@ -155,6 +181,8 @@ class ExprTranslator:
     def coerce(code: str, src: str, dst: str) -> str:
         if src == dst:
             return code
+        if src in ("f64",) + WIDE_INTS or dst in ("f64",) + WIDE_INTS:
+            return ExprTranslator.convert_explicit(code, src, dst)
         if dst == "float":
             if _INT_LITERAL.fullmatch(code):  # fold constants: they are common in kernels
                 return _float_literal(S.f32(float(int(code))))
@@ -166,13 +194,53 @@ class ExprTranslator:
         raise AssertionError((src, dst))
 
     @staticmethod
+    def convert_explicit(code: str, src: str, dst: str) -> str:
+        """Conversions involving f64 / i64 / u32 (any pair, as the explicit casts)."""
+        if isinstance(code, Lit):
+            if dst == "f64" or (dst == "float" and src == "f64"):
+                v = float(code.exact)
+                return _lit(_float_literal(v if dst == "f64" else S.f32(v)), v)
+            if _is_int(dst) and not isinstance(code.exact, float):
+                return _lit(repr(S.wrap_to(int(code.exact), dst)), int(code.exact))
+        if dst == "bool":
+            return f"_ct_bool({code})"
+        if dst == "f64":
+            return f"_ct_dbl({code})"
+        if dst == "float":
+            return f"_ct_f({code})" if src == "f64" else f"_ct_i2f({code})"
+        # an int type
+        if _is_float(src):
+            return f"_ct_f2w({code}, {dst!r})"
+        if src == "bool":
+            return f"_ct_int({code})"
+        return f"_ct_w({code}, {dst!r})"
+
+    @staticmethod
     def join(a: str, b: str) -> str:
-        """The common type of two operands (Python promotion: bool < int < float)."""
+        """The common type of two operands (Python promotion: bool < int < float; explicit
+        types: the wider of one kind, the float type over an int type, no signed/unsigned mix)."""
+        if a in ("f64",) + WIDE_INTS or b in ("f64",) + WIDE_INTS:
+            a, b = ("int" if a == "bool" else a), ("int" if b == "bool" else b)
+            if a == b:
+                return a
+            if _is_float(a) or _is_float(b):
+                return "f64" if "f64" in (a, b) else "float"
+            if "u32" in (a, b):
+                raise EmulationError(f"cannot mix {a} and {b} (signed and unsigned) without a cast")
+            return "i64"
         if "float" in (a, b):
             return "float"
         if "int" in (a, b):
             return "int"
         return "bool"
+
+    def adapt(self, a: str, ta: str, b: str, tb: str) -> tuple[str, str, str, str]:
+        """A literal operand takes the explicit type (f64, i64, u32) of the other operand."""
+        if isinstance(a, Lit) and tb in ("f64",) + WIDE_INTS and (_is_float(tb) or ta == "int"):
+            a, ta = self.coerce(a, ta, tb), tb
+        if isinstance(b, Lit) and ta in ("f64",) + WIDE_INTS and (_is_float(ta) or tb == "int"):
+            b, tb = self.coerce(b, tb, ta), ta
+        return a, ta, b, tb
 
     def truth(self, node: ast.expr) -> str:
         code, t = self.expr(node)
@@ -182,9 +250,9 @@ class ExprTranslator:
         if isinstance(value, bool):
             return ("True" if value else "False"), "bool"
         if isinstance(value, int):
-            return repr(S.wrap(value)), "int"
+            return _lit(repr(S.wrap(value)), value), "int"
         if isinstance(value, float):
-            return _float_literal(S.f32(value)), "float"
+            return _lit(_float_literal(S.f32(value)), value), "float"
         raise self.error(
             node, f"constant {value!r} of type {type(value).__name__} is not a kernel value"
         )
@@ -265,8 +333,10 @@ class ExprTranslator:
 
     def index(self, node: ast.expr) -> str:
         code, t = self.expr(node)
-        if t == "float":
+        if _is_float(t):
             raise self.error(node, "list index must be an int (use int(...))")
+        if t in WIDE_INTS:
+            return wrapped(code)  # converted to int32, as the compiler does
         return code if t == "int" else f"_ct_int({code})"
 
     def load(self, arr: tuple[str, str, str, str], idx: str) -> str:
@@ -287,6 +357,12 @@ class ExprTranslator:
         code, t = self.expr(operand)
         if isinstance(node.op, ast.UAdd):
             return (code, t) if t != "bool" else (f"_ct_int({code})", "int")
+        if t in ("f64",) + WIDE_INTS:
+            if isinstance(node.op, ast.USub):
+                return (f"(-{code})", t) if t == "f64" else (f"_ct_w(-{code}, {t!r})", t)
+            if isinstance(node.op, ast.Invert) and t != "f64":
+                return f"_ct_w(~{code}, {t!r})", t
+            raise self.error(node, f"unsupported unary operator on {t}")
         if isinstance(node.op, ast.USub):
             if t == "float":
                 return f"(-{code})", "float"
@@ -299,6 +375,8 @@ class ExprTranslator:
         a, ta = self.expr(node.left)
         b, tb = self.expr(node.right)
         op = type(node.op).__name__
+        if ta in ("f64",) + WIDE_INTS or tb in ("f64",) + WIDE_INTS:
+            return self.binop_explicit(node, op, a, ta, b, tb)
         if op == "Pow":
             lit = node.right
             if (
@@ -347,6 +425,66 @@ class ExprTranslator:
             f"_ct_ffloordiv({a}, {b})" if op == "FloorDiv" else f"_ct_fmodpy({a}, {b})"
         ), "float"
 
+    def binop_explicit(self, node, op: str, a: str, ta: str, b: str, tb: str):
+        """Operators with an f64 / i64 / u32 operand (the compiler's rules)."""
+        if op in ("LShift", "RShift"):
+            t = "int" if ta == "bool" else ta
+            if _is_float(t) or _is_float(tb):
+                raise self.error(node, "shifts need int operands")
+            bits = 64 if t == "i64" else 32
+            a = self.coerce(a, ta, t)
+            if op == "LShift":
+                return f"_ct_w({a} << ({b} & {bits - 1}), {t!r})", t
+            return f"({a} >> ({b} & {bits - 1}))", t
+        a, ta, b, tb = self.adapt(a, ta, b, tb)
+        try:
+            t = self.join(ta, tb)
+        except EmulationError as exc:
+            raise self.error(node, str(exc)) from None
+        a, b = self.coerce(a, ta, t), self.coerce(b, tb, t)
+        if op in ("BitAnd", "BitOr", "BitXor"):
+            if _is_float(t):
+                raise self.error(node, "bitwise operators need int or bool operands")
+            sym = {"BitAnd": "&", "BitOr": "|", "BitXor": "^"}[op]
+            return f"({a} {sym} {b})", t
+        if op == "Div":
+            if t == "f64":
+                return f"_ct_fdiv64({a}, {b})", "f64"
+            self.uses_approx = True
+            return f"_ct_fdiv({self.coerce(a, t, 'float')}, {self.coerce(b, t, 'float')})", "float"
+        if op == "Pow":
+            lit = node.right
+            if (
+                t in WIDE_INTS
+                and isinstance(lit, ast.Constant)
+                and type(lit.value) is int
+                and lit.value >= 0
+            ):
+                return f"_ct_wpow({a}, {lit.value}, {t!r})", t
+            if t == "f64":
+                raise self.error(node, "`**` is not available on f64")
+            self.uses_approx = True
+            return f"_ct_fpow({self.coerce(a, t, 'float')}, {self.coerce(b, t, 'float')})", "float"
+        sym = {"Add": "+", "Sub": "-", "Mult": "*"}.get(op)
+        if op not in ("Add", "Sub", "Mult", "FloorDiv", "Mod"):
+            raise self.error(node, f"operator `{op}` is not supported in kernels")
+        if t == "f64":
+            if sym:
+                return f"({a} {sym} {b})", t
+            return (
+                f"_ct_ffloordiv64({a}, {b})" if op == "FloorDiv" else f"_ct_fmodpy64({a}, {b})"
+            ), t
+        if t == "float":
+            if sym:
+                return f"_ct_f({a} {sym} {b})", t
+            self.uses_approx = True
+            return (f"_ct_ffloordiv({a}, {b})" if op == "FloorDiv" else f"_ct_fmodpy({a}, {b})"), t
+        if sym:
+            return f"_ct_w({a} {sym} {b}, {t!r})", t
+        return (
+            f"_ct_wdiv({a}, {b}, {t!r})" if op == "FloorDiv" else f"_ct_wmod({a}, {b}, {t!r})"
+        ), t
+
     def e_BoolOp(self, node: ast.BoolOp):
         sym = " and " if isinstance(node.op, ast.And) else " or "
         return "(" + sym.join(self.truth(v) for v in node.values) + ")", "bool"
@@ -362,7 +500,11 @@ class ExprTranslator:
                     node, f"comparison `{type(op).__name__}` is not supported (use == != < <= > >=)"
                 )
             right, tr = self.expr(right_node)
-            t = self.join(tl, tr)
+            left, tl, right, tr = self.adapt(left, tl, right, tr)
+            try:
+                t = self.join(tl, tr)
+            except EmulationError as exc:
+                raise self.error(node, str(exc)) from None
             if i + 1 < len(node.ops):  # evaluated once, reused by the next comparison
                 name = self.tmp()
                 parts.append(
@@ -377,7 +519,11 @@ class ExprTranslator:
         cond = self.truth(node.test)
         a, ta = self.expr(node.body)
         b, tb = self.expr(node.orelse)
-        t = self.join(ta, tb)
+        a, ta, b, tb = self.adapt(a, ta, b, tb)
+        try:
+            t = self.join(ta, tb)
+        except EmulationError as exc:
+            raise self.error(node, str(exc)) from None
         return f"({self.coerce(a, ta, t)} if {cond} else {self.coerce(b, tb, t)})", t
 
     def e_Call(self, node: ast.Call):

@@ -9,7 +9,7 @@ import builtins
 import math
 
 from . import semantics as S
-from .translate import _MISSING, ExprTranslator
+from .translate import _MISSING, EXPLICIT, ExprTranslator, Lit
 from .translate_subgroup import SUBGROUP_TAGS, SUBGROUP_VALUES
 
 _BUILTINS = {"abs", "min", "max", "int", "float", "bool", "len"}
@@ -35,6 +35,8 @@ def callee(tr: ExprTranslator, func: ast.expr) -> str | None:
     if obj is _MISSING:
         return None
     tag = getattr(obj, "__gpu_builtin__", None)
+    if tag == "scalar-type":
+        return "cast:" + obj.name
     if tag == "sync_threads":
         return "barrier"
     if tag == "shared" or (isinstance(tag, str) and tag.startswith("atomic_")):
@@ -90,13 +92,17 @@ def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
         return arr[2], "int"
     if what.startswith("math."):
         return _math(tr, node, what[5:])
+    if what.startswith("cast:"):
+        return _cast(tr, node, what[5:])
     vals = [tr.expr(a) for a in args]
     if what in ("int", "float", "bool"):
         if len(vals) != 1:
             raise tr.error(node, f"{what}() takes exactly one argument in kernels")
         code, t = vals[0]
         if what == "int":
-            return (f"_ct_f2i({code})" if t == "float" else tr.coerce(code, t, "int")), "int"
+            return (
+                f"_ct_f2i({code})" if t in ("float", "f64") else tr.coerce(code, t, "int")
+            ), "int"
         if what == "float":
             return tr.coerce(code, t, "float"), "float"
         return (code if t == "bool" else f"_ct_bool({code})"), "bool"
@@ -104,20 +110,64 @@ def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
         if len(vals) != 1:
             raise tr.error(node, "abs() takes one argument")
         code, t = vals[0]
+        if t == "f64":
+            return f"_ct_abs({code})", t
+        if t in ("i64", "u32"):
+            return f"_ct_w(_ct_abs({code}), {t!r})", t
         return (f"_ct_abs({code})" if t == "float" else f"_ct_iabs({tr.coerce(code, t, 'int')})"), (
             "float" if t == "float" else "int"
         )
     # min / max
     if len(vals) < 2:
         raise tr.error(node, f"{what}() takes two or more numbers in kernels (no iterables)")
+    ref = next(
+        (ti for c, ti in vals if ti in ("f64", "i64", "u32") and not isinstance(c, Lit)), None
+    )
+    if ref is not None:
+        vals = [
+            (tr.coerce(c, ti, ref), ref)
+            if isinstance(c, Lit) and (ref == "f64" or ti == "int")
+            else (c, ti)
+            for c, ti in vals
+        ]
     t = vals[0][1]
     for _, ti in vals[1:]:
-        t = tr.join(t, ti)
+        try:
+            t = tr.join(t, ti)
+        except S.EmulationError as exc:
+            raise tr.error(node, str(exc)) from None
     codes = ", ".join(tr.coerce(c, ti, t) for c, ti in vals)
     return f"_ct_f{what}({codes})", t
 
 
+def _cast(tr: ExprTranslator, node: ast.Call, name: str) -> tuple[str, str]:
+    """`f64(x)`, `i64(v)`, `u32(v)`, `f32(x)`, `i32(x)`: explicit conversions."""
+    if len(node.args) != 1:
+        raise tr.error(node, f"{name}() takes exactly one argument in kernels")
+    dst = EXPLICIT[name]
+    arg = node.args[0]
+    neg = isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub)
+    lit = arg.operand if neg else arg
+    if isinstance(lit, ast.Constant) and type(lit.value) is int and dst != "f64" and dst != "float":
+        v = -lit.value if neg else lit.value
+        return repr(S.wrap_to(v, dst)), dst
+    code, t = tr.expr(arg)
+    if dst == "int" and t in ("float", "f64"):
+        return f"_ct_f2i({code})", "int"  # as int(x)
+    return tr.coerce(code, t, dst), dst
+
+
 def _math(tr: ExprTranslator, node: ast.Call, name: str) -> tuple[str, str]:
+    args64 = [tr.expr(a) for a in node.args]
+    if any(t == "f64" for _, t in args64):
+        entry64 = S.MATH64.get(name)
+        if entry64 is None:
+            raise tr.error(node, f"math.{name}() is not available for f64")
+        arity, result, _ = entry64
+        if len(node.args) != arity:
+            raise tr.error(node, f"math.{name}() takes {arity} argument(s)")
+        codes = ", ".join(tr.coerce(c, t, "f64") for c, t in args64)
+        return f"_ct_d_{name}({codes})", result
     entry = S.MATH.get(name)
     if entry is None:
         raise tr.error(

@@ -12,7 +12,7 @@ import types
 import weakref
 
 from . import semantics as S
-from .translate import _ZERO, SCALARS, Translation, parse_kernel, wrapped
+from .translate import _ZERO, EXPLICIT, SCALARS, Lit, Translation, parse_kernel, wrapped
 from .translate_memory import MemoryTranslator
 from .translate_subgroup import SUBGROUP_OPS, SubgroupTranslator, uses_subgroups
 
@@ -59,6 +59,17 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator):
             ann = ast.parse(ann.value, mode="eval").body
         if isinstance(ann, ast.Name) and ann.id in SCALARS:
             return ann.id
+        if isinstance(ann, ast.Name) and ann.id in EXPLICIT:
+            return EXPLICIT[ann.id]
+        if (
+            allow_list
+            and isinstance(ann, ast.Subscript)
+            and isinstance(ann.value, ast.Name)
+            and ann.value.id in ("list", "List")
+            and isinstance(ann.slice, ast.Name)
+            and ann.slice.id in EXPLICIT
+        ):
+            return f"list[{EXPLICIT[ann.slice.id]}]"
         if (
             allow_list
             and isinstance(ann, ast.Subscript)
@@ -105,6 +116,18 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator):
         if src == dst:
             return code
         if (src, dst) in (("int", "float"), ("bool", "float"), ("bool", "int")):
+            return self.coerce(code, src, dst)
+        if (
+            isinstance(code, Lit)
+            and (dst in ("f64", "i64", "u32"))
+            and (dst == "f64" or src == "int")
+        ):
+            return self.coerce(code, src, dst)  # a literal takes the target's type
+        widening = {
+            ("int", "i64"), ("int", "f64"), ("float", "f64"), ("i64", "f64"), ("u32", "f64"),
+            ("bool", "i64"), ("bool", "u32"), ("bool", "f64"), ("i64", "float"), ("u32", "float"),
+        }  # fmt: skip
+        if (src, dst) in widening:
             return self.coerce(code, src, dst)
         raise self.error(node, f"cannot store a {src} in {what} of type {dst} (convert explicitly)")
 
@@ -416,12 +439,23 @@ def runtime_namespace() -> dict:
         "_ct_range": _range,
         "_ct_size": _shared_size,
         "_ct_same_bits": S.same_f32_bits,
+        "_ct_w": S.wrap_to,
+        "_ct_dbl": float,
+        "_ct_f2w": S.f2w,
+        "_ct_wdiv": S.wdiv,
+        "_ct_wmod": S.wmod,
+        "_ct_wpow": S.wpow,
+        "_ct_fdiv64": S.fdiv64,
+        "_ct_ffloordiv64": S.ffloordiv64,
+        "_ct_fmodpy64": S.fmodpy64,
         "_ct_nan": math.nan,
         "_ct_inf": math.inf,
         "__builtins__": {},
     }
     for name, (_, _, impl) in S.MATH.items():
         ns[f"_ct_m_{name}"] = impl
+    for name, (_, _, impl) in S.MATH64.items():
+        ns[f"_ct_d_{name}"] = impl
     return ns
 
 

@@ -115,7 +115,7 @@ def test_size_format_and_container_errors(device):
     with pytest.raises(GpuInvalidArgument, match="do not fit"):
         buf.unpack_into_list([0, 0], "i", offset=4)
     with pytest.raises(GpuInvalidArgument, match="unknown list format"):
-        buf.pack_list([1], "d")
+        buf.pack_list([1], "x")
     with pytest.raises(GpuArgumentTypeError, match="needs a list"):
         buf.pack_list({1, 2}, "i")
     with pytest.raises(GpuArgumentTypeError, match="needs a list"):
@@ -151,3 +151,39 @@ def test_unpack_never_changes_a_float_seen_elsewhere(device):
     assert private == 20.25
     buf.unpack_into_list(out, "f")  # now each item is owned by the list alone: reused
     assert out == [float(i) for i in range(n)]
+
+
+def test_wide_and_unsigned_formats_round_trip(device):
+    """'d' float64, 'q' int64, 'I' uint32 (list[f64], list[i64], list[u32] parameters)."""
+    buf = device.buffer(64)
+    values = [0.1, -2.5, 1e300, 3]
+    buf.pack_list(values, "d")
+    out = [0.0] * 4
+    buf.unpack_into_list(out, "d")
+    assert out == [0.1, -2.5, 1e300, 3.0]
+    buf.pack_list([2**63 - 1, -(2**63), 5], "q")
+    out = [0, 0, 0]
+    buf.unpack_into_list(out, "q")
+    assert out == [2**63 - 1, -(2**63), 5]
+    buf.pack_list([0, 2**32 - 1, 7], "I")
+    out = [0, 0, 0]
+    buf.unpack_into_list(out, "I")
+    assert out == [0, 2**32 - 1, 7]
+
+
+def test_wide_and_unsigned_format_errors(device):
+    buf = device.buffer(64)
+    with pytest.raises(
+        GpuInvalidArgument, match=r"element 1 is 9223372036854775808, outside the int64"
+    ):
+        buf.pack_list([0, 2**63], "q")
+    with pytest.raises(GpuInvalidArgument, match=r"element 2 is -1, outside the uint32 range"):
+        buf.pack_list([0, 1, -1], "I")
+    with pytest.raises(GpuInvalidArgument, match=r"element 0 is 4294967296, outside the uint32"):
+        buf.pack_list([2**32], "I")
+    with pytest.raises(GpuArgumentTypeError, match="element 1 is bool, expected int"):
+        buf.pack_list([1, True], "q")
+    with pytest.raises(GpuArgumentTypeError, match="element 0 is str, expected float"):
+        buf.pack_list(["x"], "d")
+    with pytest.raises(GpuInvalidArgument, match="element 0 is an int too large for float64"):
+        buf.pack_list([10**400], "d")

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 
 from .. import ir
 from ..intrinsics import INTRINSICS
-from ..ir import BOOL, F32, I32, BinOp
+from ..ir import BOOL, F32, F64, I32, BinOp
 from . import subgroup as sg
 from . import typerules as tr
 from .memory import ATOMIC_OPS, SHARED_FORM, atomic_form
 from .names import MISSING, builtin_of, chain_root, dotted_path, gpu_tag, intrinsic_of
+from .signature import EXPLICIT
 from .unsupported import FUNCTIONS_ALLOWED
 
 if TYPE_CHECKING:
@@ -115,6 +116,8 @@ class CallLowerer:
             return "atomic", tag
         if tag in sg.SUBGROUP_NAMES:
             return "subgroup", tag
+        if tag == "scalar-type":
+            return "cast", obj.name
         if tag == "Barrier":
             return "barrier-class", text
         if obj is builtins.print:
@@ -196,7 +199,33 @@ class CallLowerer:
                 )
         if kind == "builtin":
             return getattr(self, "builtin_" + name)(node)
+        if kind == "cast":
+            return self.explicit_cast(node, name)
         return self.intrinsic(node, name)
+
+    def explicit_cast(self, node: ast.Call, name: str) -> ir.Expr:
+        """`f64(x)`, `i64(v)`, `u32(v)`, ...: conversion to an explicit scalar type. An int
+        literal argument may use the whole range of the type (`u32(0x9E3779B9)`)."""
+        self.arity(node, name, 1, 1)
+        self._no_strings(node, name)
+        t = EXPLICIT[name]
+        arg = node.args[0]
+        literal = (
+            arg.operand if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub) else arg
+        )
+        if isinstance(literal, ast.Constant) and type(literal.value) is int:
+            v = -literal.value if literal is not arg else literal.value
+            lo, hi = (
+                (0, 2**t.bits - 1)
+                if t.kind == "uint"
+                else (-(2 ** (t.bits - 1)), 2 ** (t.bits - 1) - 1)
+            )
+            if t.is_int and not lo <= v <= hi:
+                self.x.fail(arg, f"int literal {v} does not fit in {t}", f"a value in [{lo}, {hi}]")
+            if t.is_int:
+                self.x.ctx.note_type(t, node)
+                return tr.const(v, t)
+        return tr.cast(self.x.expr(arg), t)
 
     def arity(self, node: ast.Call, name: str, lo: int, hi: int) -> None:
         n = len(node.args)
@@ -313,6 +342,7 @@ class CallLowerer:
             )
         args = [self.x.expr(a) for a in node.args]
         if spec.args == "n":
+            args = tr.adapt_all(args)
             t = tr.arith_type(args[0].type)
             for a in args[1:]:
                 t = tr.join(t, a.type)
@@ -321,9 +351,30 @@ class CallLowerer:
         else:
             if name in ("floor", "ceil", "trunc") and not args[0].type.is_float:
                 return tr.cast(args[0], I32)  # exact for ints, as Python's math.floor(int)
-            args = [tr.cast(a, F32) for a in args]
-            result = _RESULT[spec.result] if spec.result != "same" else F32
+            ft = F32
+            if any(a.type == F64 for a in args):
+                if name not in F64_INTRINSICS:
+                    self.x.fail(
+                        node,
+                        f"{shown}() is not available for f64: GLSL.std.450 defines it for "
+                        "16/32-bit floats only",
+                        f"convert explicitly, {shown}(f32(x)), or one of the f64 functions: "
+                        + ", ".join(sorted(F64_INTRINSICS)),
+                    )
+                ft = F64
+                args = tr.adapt_all(args)
+            args = [tr.cast(a, ft) for a in args]
+            result = _RESULT[spec.result] if spec.result != "same" else ft
+            if result == F32:
+                result = ft
         return ir.Call(result, name, tuple(args))
+
+
+# math functions with an f64 form (GLSL.std.450 Sqrt, FAbs, Floor, Ceil, Trunc, Fma accept
+# 64-bit floats; the others, Sin/Exp/Log/Pow/..., are 16/32-bit only)
+F64_INTRINSICS = frozenset(
+    ("sqrt", "fabs", "floor", "ceil", "trunc", "fma", "isnan", "isinf", "isfinite")
+)
 
 
 def _math_allowed() -> str:

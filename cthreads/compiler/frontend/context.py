@@ -39,6 +39,14 @@ class Context:
     max_shared_memory: int | None = None  # bytes (Target.max_shared_memory); None: unchecked
     shared: dict[str, int] = field(default_factory=dict)  # shared array name -> index
     shared_arrays: list[SharedArray] = field(default_factory=list)
+    type_lines: dict[str, int] = field(default_factory=dict)  # explicit type -> first line
+
+    def note_type(self, t: Scalar, node: ast.AST | int) -> None:
+        """Remember the first line using explicit type `t` (f64, i64, u32) for feature errors."""
+        line = node if isinstance(node, int) else self.source.position(node)[0]
+        key = str(t)
+        if key not in self.type_lines or line < self.type_lines[key]:
+            self.type_lines[key] = line
 
     def __post_init__(self) -> None:
         self.param_index = {p.name: i for i, p in enumerate(self.params)}

@@ -38,7 +38,13 @@ class ExprLowerer(OperatorLowering, Located):
         if visit is None:
             message, allowed = describe(node)
             self.fail(node, message, allowed)
-        return visit(node)
+        try:
+            result = visit(node)
+        except tr.TypeMixError as exc:
+            self.fail(node, exc.message, exc.allowed)
+        if not tr.is_legacy(result.type):
+            self.ctx.note_type(result.type, node)
+        return result
 
     def condition(self, node: ast.expr) -> ir.Expr:
         """A test (`if`, `while`, `not`, `x if c else y`): Python truthiness, as BOOL."""

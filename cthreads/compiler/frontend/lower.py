@@ -81,6 +81,13 @@ def lower_kernel(
             # First assigned inside a block: give it Python's "unset" a defined device value.
             prologue.append(ir.Assign(local, tr.const(0, info.type)))
     _check_workgroup(source, fn_node, name, workgroup_size, target)
+    for arg, p in zip(fn_node.args.args, params):
+        t = p.type.elem if isinstance(p.type, ir.ListType) else p.type
+        if not tr.is_legacy(t):
+            ctx.note_type(t, arg)
+    for info in ctx.locals.values():
+        if not tr.is_legacy(info.type):
+            ctx.note_type(info.type, info.line)
     kernel = ir.Kernel(
         name=name,
         params=params,
@@ -90,6 +97,7 @@ def lower_kernel(
         filename=source.filename,
         firstlineno=source.firstlineno,
         shared=tuple(ctx.shared_arrays),
+        type_lines=tuple(sorted(ctx.type_lines.items())),
     )
     return passes.optimize(kernel) if optimize else passes.annotate_usage(kernel)
 

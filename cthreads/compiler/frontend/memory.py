@@ -97,7 +97,7 @@ class MemoryLowerer:
                 "shared(float, 256)",
             )
         elem = type_from_node(call.args[0])
-        if not isinstance(elem, ir.Scalar):
+        if not isinstance(elem, ir.Scalar) or not tr.is_legacy(elem):
             s.fail(
                 call.args[0],
                 f"unsupported shared array element type `{ast.unparse(call.args[0])}`",
@@ -175,6 +175,12 @@ class MemoryLowerer:
         else:
             p = self.ctx.params[index]
             elem, shown = p.type.elem, f"`{p.name}` ({python_type_name(p.type)})"  # type: ignore[union-attr]
+        if not tr.is_legacy(elem):
+            s.fail(
+                call.args[0],
+                f"atomics need int or float (int32/float32) elements; {shown} holds {elem}",
+                "a list[int] or list[float]",
+            )
         if elem.is_bool:
             s.fail(
                 call.args[0],

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from .. import ir
-from ..ir import BOOL, F32, I32, BinOp, CmpOp, UnOp
+from ..ir import BOOL, F32, BinOp, CmpOp, UnOp
 from . import typerules as tr
 from .source import Position
 
@@ -89,7 +89,7 @@ class OperatorLowering:
             self.fail(
                 node, "`~` needs an int operand, but this is a float", "int(...) first, or -x - 1"
             )
-        return ir.Unary(I32, UnOp.INVERT, tr.cast(value, I32))
+        return ir.Unary(t, UnOp.INVERT, tr.cast(value, t))
 
     def visit_BinOp(self, node: ast.BinOp) -> ir.Expr:
         return self.binary(
@@ -133,10 +133,25 @@ class OperatorLowering:
                 self.fail(
                     right or node, f"negative shift count {b.value}", "a shift count in 0..31"
                 )
-            return ir.Binary(I32, irop, tr.cast(a, I32), tr.cast(b, I32))
+            if irop in (BinOp.SHL, BinOp.SHR):
+                # the result has the left operand's type; the count only says how far
+                t = tr.arith_type(a.type)
+                return ir.Binary(t, irop, tr.cast(a, t), tr.cast(b, t))
+            a, b = tr.adapt(a, b)
+            t = tr.join(a.type, b.type)
+            return ir.Binary(t, irop, tr.cast(a, t), tr.cast(b, t))
+        a, b = tr.adapt(a, b)
         if irop is BinOp.DIV:
-            return ir.Binary(F32, irop, tr.cast(a, F32), tr.cast(b, F32))
+            j = tr.join(a.type, b.type)
+            t = j if j.is_float else F32  # int / int is float32, as with plain ints
+            return ir.Binary(t, irop, tr.cast(a, t), tr.cast(b, t))
         t = tr.join(a.type, b.type)
+        if irop is BinOp.POW and t.is_float and t.bits == 64:
+            self.fail(
+                where,
+                "`**` is not available on f64: GLSL.std.450 Pow is defined for 16/32-bit floats only",
+                "multiply explicitly (x * x), or convert: f32(x) ** y",
+            )
         if irop is BinOp.POW and t.is_int and not (isinstance(b, ir.Const) and b.value >= 0):
             # int ** (negative or run-time int) is a float in Python whenever it is negative;
             # a device type must be fixed at compile time, so it is always float here.
@@ -154,7 +169,7 @@ class OperatorLowering:
         return right
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ir.Expr:
-        values = [self.expr(v) for v in node.values]
+        values = tr.adapt_all([self.expr(v) for v in node.values])
         op = BinOp.AND if isinstance(node.op, ast.And) else BinOp.OR
         if all(v.type.is_bool for v in values):
             result = values[0]
@@ -188,8 +203,9 @@ class OperatorLowering:
             if left.type.is_bool and right.type.is_bool and name in ("Eq", "NotEq"):
                 parts.append(ir.Compare(BOOL, _CMPOPS[name], left, right))
             else:
-                t = tr.join(left.type, right.type)
-                parts.append(ir.Compare(BOOL, _CMPOPS[name], tr.cast(left, t), tr.cast(right, t)))
+                lv, rv = tr.adapt(left, right)
+                t = tr.join(lv.type, rv.type)
+                parts.append(ir.Compare(BOOL, _CMPOPS[name], tr.cast(lv, t), tr.cast(rv, t)))
             # IR expressions are pure, so reusing `right` keeps "evaluated once" semantics.
             left_node, left = right_node, right
         result = parts[0]
@@ -199,6 +215,6 @@ class OperatorLowering:
 
     def visit_IfExp(self, node: ast.IfExp) -> ir.Expr:
         cond = self.condition(node.test)
-        a, b = self.expr(node.body), self.expr(node.orelse)
+        a, b = tr.adapt(self.expr(node.body), self.expr(node.orelse))
         t = a.type if a.type == b.type else tr.join(a.type, b.type)
         return ir.Select(t, cond, tr.cast(a, t), tr.cast(b, t))

@@ -11,14 +11,27 @@ import ast
 import inspect
 import typing
 
-from ..ir import BOOL, F32, I32, ListType, Param, Scalar
+from ..ir import BOOL, F32, F64, I32, I64, U32, ListType, Param, Scalar
 
 ALLOWED_PARAM_TYPES = "int, float, bool, list[int], list[float] or list[bool]"
 ALLOWED_LOCAL_TYPES = "int, float or bool"
 
-_SCALARS: dict[str, Scalar] = {"int": I32, "float": F32, "bool": BOOL}
+# The explicit scalar types of `cthreads.gpu.types`, by the name they are imported as.
+EXPLICIT: dict[str, Scalar] = {"f32": F32, "f64": F64, "i32": I32, "i64": I64, "u32": U32}
+_SCALARS: dict[str, Scalar] = {"int": I32, "float": F32, "bool": BOOL, **EXPLICIT}
 _SCALAR_TYPES: dict[type, Scalar] = {int: I32, float: F32, bool: BOOL}
-_PY_NAMES = {I32: "int", F32: "float", BOOL: "bool"}
+_PY_NAMES = {I32: "int", F32: "float", BOOL: "bool", F64: "f64", I64: "i64", U32: "u32"}
+
+
+def explicit_type(obj: object) -> Scalar | None:
+    """The IR type of a `cthreads.gpu` scalar type object (`f64`, ...), else None."""
+    from ...gpu.types import ScalarType
+
+    if isinstance(obj, ScalarType):
+        return EXPLICIT[obj.name]
+    return None
+
+
 _LIST_NAMES = ("list", "List")  # `list[...]`, `typing.List[...]`, `List[...]`
 
 
@@ -41,6 +54,8 @@ def type_from_node(node: ast.expr) -> Scalar | ListType | None:
         and node.value.id == "builtins"
     ):
         return _SCALARS.get(node.attr)
+    if isinstance(node, ast.Attribute) and node.attr in EXPLICIT:  # `gpu.f64`
+        return EXPLICIT[node.attr]
     if isinstance(node, ast.Subscript):
         base = node.value
         is_list = (isinstance(base, ast.Name) and base.id in _LIST_NAMES) or (
@@ -69,10 +84,15 @@ def type_from_annotation(annotation: object) -> Scalar | ListType | None:
         return type_from_text(annotation)
     if isinstance(annotation, type) and annotation in _SCALAR_TYPES:
         return _SCALAR_TYPES[annotation]
+    explicit = explicit_type(annotation)
+    if explicit is not None:
+        return explicit
     if typing.get_origin(annotation) is list:
         args = typing.get_args(annotation)
-        if len(args) == 1 and args[0] in _SCALAR_TYPES:
+        if len(args) == 1 and isinstance(args[0], type) and args[0] in _SCALAR_TYPES:
             return ListType(_SCALAR_TYPES[args[0]])
+        if len(args) == 1 and explicit_type(args[0]) is not None:
+            return ListType(explicit_type(args[0]))
     return None
 
 
@@ -92,6 +112,8 @@ def describe_annotation(annotation: object) -> str:
         return text
     if isinstance(annotation, type) and not typing.get_args(annotation):
         return annotation.__qualname__
+    if explicit_type(annotation) is not None:
+        return repr(annotation)
     return repr(annotation).replace("typing.", "")
 
 

@@ -55,7 +55,10 @@ class StmtLowerer(Located):
             if visit is None:
                 message, allowed = describe(node)
                 self.fail(node, message, allowed)
-            out.extend(visit(node))
+            try:
+                out.extend(visit(node))
+            except tr.TypeMixError as exc:
+                self.fail(node, exc.message, exc.allowed)
         return out
 
     def nested(self, body: list[ast.stmt]) -> tuple[ir.Stmt, ...]:
@@ -271,8 +274,25 @@ class StmtLowerer(Located):
     ) -> ir.Expr:
         """`value` converted to `t` where Python's numbers allow it without loss of meaning."""
         vt = value.type
-        if vt == t or (t.is_float and not vt.is_float) or (t.is_int and vt.is_bool):
+        if vt == t or (t.is_int and vt.is_bool):
             return tr.cast(value, t)
+        if tr.is_legacy(vt) and tr.is_legacy(t) and t.is_float and not vt.is_float:
+            return tr.cast(value, t)
+        if not (tr.is_legacy(vt) and tr.is_legacy(t)):
+            value = tr.adapt(value, ir.Const(t, 0))[0]  # a literal takes the target's type
+            vt = value.type
+            if vt == t:
+                return value
+            if (t.is_float and (vt.is_int or (vt.is_float and vt.bits < t.bits))) or (
+                t.kind == vt.kind and vt.bits < t.bits
+            ):
+                return tr.cast(value, t)  # widening: no loss of meaning
+            if not t.is_bool:
+                self.fail(
+                    node,
+                    f"cannot assign {tr.a_type(vt)} to {what} without an explicit cast",
+                    f"{t}(...) to convert (narrowing and signed/unsigned changes are explicit)",
+                )
         got = tr.a_type(vt)
         if t.is_int:
             hint = "int(...) to convert (it truncates toward zero)"

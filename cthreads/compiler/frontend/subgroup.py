@@ -124,6 +124,12 @@ def lower(
         val = s.x.expr(call.args[0])
         if op in _ARITH or op in _SCANS:
             val = tr.cast(val, tr.arith_type(val.type))  # bools add up as ints
+        if not tr.is_legacy(val.type):
+            s.fail(
+                call.args[0],
+                f"{name}() takes int, float or bool values; this is {tr.a_type(val.type)}",
+                "convert it explicitly, e.g. float(x) or int(x)",
+            )
         t = val.type
     else:
         t = BOOL

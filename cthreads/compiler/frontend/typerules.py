@@ -2,6 +2,12 @@
 
 Python's meaning on device types: bool takes part in arithmetic as int, int meets float as
 float, ints are int32 (literals must fit; arithmetic wraps), floats are float32.
+
+The explicit types of `cthreads.gpu` (f32, f64, i32, i64, u32) add these rules (docs/
+language-extensions.md, "More scalar types"): a mix promotes to the wider type of the same kind
+(i32 + i64 -> i64, f32 + f64 -> f64); an int type meeting a float type gives the float type; a
+literal (or other compile-time constant) takes the type of the other operand; signed meeting
+unsigned (i32/i64 with u32) is an error asking for an explicit cast.
 """
 
 from __future__ import annotations
@@ -33,17 +39,73 @@ def fits_f32(value: float) -> bool:
     return not math.isfinite(value) or abs(value) <= _F32_MAX * (1 + 2**-25)
 
 
+def wrap_int(value: int, t: Scalar) -> int:
+    """`value` wrapped to int type `t` (two's complement for 'int', modulo 2**bits for 'uint')."""
+    v = int(value) & ((1 << t.bits) - 1)
+    if t.kind == "int" and v >= 1 << (t.bits - 1):
+        v -= 1 << t.bits
+    return v
+
+
 def const(value: float | bool, t: Scalar | None = None) -> ir.Const:
     """A `Const` of Python value `value`, normalized to the device type."""
     if isinstance(value, bool) and (t is None or t.is_bool):
         return ir.Const(BOOL, value)
+    exact = None
     if t is None:
         t = F32 if isinstance(value, float) else I32
+        exact = value
     if t.is_bool:
         return ir.Const(BOOL, bool(value))
     if t.is_float:
-        return ir.Const(F32, to_f32(float(value)))
-    return ir.Const(t, wrap_i32(int(value)))
+        if t.bits == 64:
+            return ir.Const(t, float(value))
+        return ir.Const(F32, to_f32(float(value)), exact)
+    if t == I32:
+        return ir.Const(t, wrap_i32(int(value)), exact)
+    return ir.Const(t, wrap_int(int(value), t))
+
+
+class TypeMixError(Exception):
+    """Operands whose types have no common type without an explicit cast (signed and unsigned);
+    the expression lowerer reports it at the expression."""
+
+    def __init__(self, message: str, allowed: str):
+        super().__init__(message)
+        self.message, self.allowed = message, allowed
+
+
+def is_legacy(t: Scalar) -> bool:
+    """int32, float32 and bool: the types of plain `int`, `float` and `bool`."""
+    return t in (I32, F32, BOOL)
+
+
+def adapt(a: ir.Expr, b: ir.Expr) -> tuple[ir.Expr, ir.Expr]:
+    """A literal (or constant) operand takes the explicit type of the other operand:
+    `h * 16777619` with `h: u32` is u32 arithmetic, `x * 0.1` with `x: f64` uses the double 0.1."""
+    a = _adapt_one(a, b.type)
+    b = _adapt_one(b, a.type)
+    return a, b
+
+
+def _adapt_one(c: ir.Expr, other: Scalar) -> ir.Expr:
+    if not isinstance(c, ir.Const) or is_legacy(other) or c.type == other or c.type.is_bool:
+        return c
+    value = c.exact if c.exact is not None else c.value
+    if other.is_int and c.type.is_int:
+        return const(int(value), other)
+    if other.is_float and other.bits == 64 and c.type.is_float:
+        return const(float(value), other)
+    return c
+
+
+def adapt_all(values: list[ir.Expr]) -> list[ir.Expr]:
+    """`adapt` over several operands (min/max, `or`/`and`): constants take the first explicit
+    non-constant operand's type."""
+    ref = next(
+        (v.type for v in values if not isinstance(v, ir.Const) and not is_legacy(v.type)), None
+    )
+    return values if ref is None else [_adapt_one(v, ref) for v in values]
 
 
 def arith_type(t: Scalar) -> Scalar:
@@ -52,9 +114,19 @@ def arith_type(t: Scalar) -> Scalar:
 
 
 def join(a: Scalar, b: Scalar) -> Scalar:
-    """The common type of two numeric operands: float if either is float, else int."""
+    """The common type of two numeric operands: the float type if either is a float (the wider
+    one), else the wider int type; raises `TypeMixError` for signed with unsigned."""
     a, b = arith_type(a), arith_type(b)
-    return F32 if a.is_float or b.is_float else I32
+    if a == b:
+        return a
+    if a.is_float or b.is_float:
+        return max((t for t in (a, b) if t.is_float), key=lambda t: t.bits)
+    if a.kind != b.kind:
+        raise TypeMixError(
+            f"cannot mix {type_name(a)} and {type_name(b)} (signed and unsigned) without a cast",
+            "an explicit cast, e.g. u32(x) or i64(x)",
+        )
+    return a if a.bits >= b.bits else b
 
 
 def cast(expr: ir.Expr, t: Scalar) -> ir.Expr:
@@ -66,6 +138,8 @@ def cast(expr: ir.Expr, t: Scalar) -> ir.Expr:
             if not math.isfinite(expr.value):
                 return ir.Cast(t, expr)  # left to the device (undefined there, as in C)
             return const(int(expr.value), t)
+        if t.is_float and t.bits == 64 and isinstance(expr.exact, float):
+            return const(expr.exact, t)
         return const(expr.value, t)
     return ir.Cast(t, expr)
 
@@ -81,10 +155,12 @@ def truthy(expr: ir.Expr) -> ir.Expr:
 
 
 def type_name(t: Scalar) -> str:
+    if not is_legacy(t):
+        return str(t)
     return {"int": "int", "float": "float", "bool": "bool"}.get(t.kind, str(t))
 
 
 def a_type(t: Scalar) -> str:
     """'an int', 'a float', 'a bool' (for messages)."""
     name = type_name(t)
-    return ("an " if name[0] in "aeiou" else "a ") + name
+    return ("an " if name[0] in "aeiouf" and name != "float" else "a ") + name

@@ -176,17 +176,24 @@ class Module:
                     self.globals, Op.ConstantTrue if value else Op.ConstantFalse, type_id, cid
                 )
             return cid
+        width = tkey[1]
         if kind == "float":
-            bits = f32_bits(float(value))
+            if width == 64:
+                bits = struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+            else:
+                bits = f32_bits(float(value))
         elif kind == "int":
-            bits = int(value) & ((1 << tkey[1]) - 1)
+            bits = int(value) & ((1 << width) - 1)
         else:
             raise TypeError(f"no scalar constants of type {tkey}")
         key = ("const", type_id, bits)
         cid = self._interned.get(key)
         if cid is None:
             cid = self._interned[key] = self.new_id()
-            self.emit(self.globals, Op.Constant, type_id, cid, bits)
+            if width == 64:  # low-order word first
+                self.emit(self.globals, Op.Constant, type_id, cid, bits & 0xFFFFFFFF, bits >> 32)
+            else:
+                self.emit(self.globals, Op.Constant, type_id, cid, bits)
         return cid
 
     def spec_const(self, type_id: int, value: int, spec_id: int) -> int:

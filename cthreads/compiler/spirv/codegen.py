@@ -100,7 +100,9 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
         # A body reading GlobalIdx.y/.z keeps the scalar form (blocks of 4 walk x only).
         yz = any(k is ir.BuiltinKind.GLOBAL_ID and a for k, a in self.usage.builtins)
         self.vec: VecPlan | None = (
-            vector_plan(kernel, self.usage, self.observes) if vectorize and not yz else None
+            vector_plan(kernel, self.usage, self.observes)
+            if vectorize and not yz and not kernel.type_lines  # 4-wide form: 32-bit types only
+            else None
         )
         if self.vec is not None:
             self._declare_vec_views()
@@ -109,8 +111,13 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
     def ty(self, t: ir.Scalar) -> int:
         tid = self._types.get(t)
         if tid is None:
-            if t.kind == "uint" and t.bits == 32:
-                tid = self.m.t_int(32, False)
+            if t.bits == 64:
+                # capabilities only where a 64-bit type is used (compile.py checked the target)
+                self.m.capability(Capability.Float64 if t.is_float else Capability.Int64)
+            if t.kind in ("int", "uint") and t.bits in (32, 64):
+                tid = self.m.t_int(t.bits, t.kind == "int")
+            elif t.kind == "float" and t.bits == 64:
+                tid = self.m.t_float(64)
             else:
                 raise NotImplementedError(f"scalar type {t} is not supported by codegen yet")
             self._types[t] = tid
@@ -182,7 +189,7 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
             elif f.role == "scalar":
                 pt = self.k.params[f.param].type
                 t = self.t_i32 if pt.is_bool else self.ty(pt)
-                align = 4
+                align = 4 if pt.is_bool else pt.bits // 8
             else:
                 t, align = self.t_i32, 4
             self._member[(f.role, f.param)] = (len(members), t, align)

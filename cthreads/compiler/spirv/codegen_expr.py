@@ -173,14 +173,27 @@ class ExprGen:
         one = self.m.const(self.ty(t), 1)
         return self.op(Op.Select, self.ty(t), x, one, self.zero(t))
 
-    def f_to_i(self, x: int) -> int:
-        """Truncating, saturating float -> int32 (NaN -> 0): never an out-of-range conversion."""
-        i32, bt = self.t_i32, self.t_bool
-        clamped = self.ext(G.FClamp, self.t_f32, x, self.kf(INT_MIN_F), self.kf(INT_MAX_F))
-        v = self.op(Op.ConvertFToS, i32, clamped)
-        big = self.op(Op.FOrdGreaterThanEqual, bt, x, self.kf(2147483648.0))
-        v = self.op(Op.Select, i32, big, self.ki(0x7FFFFFFF), v)
-        return self.op(Op.Select, i32, self.op(Op.IsNan, bt, x), self.c0, v)
+    def f_to_i(self, x: int, src: ir.Scalar = ir.F32, dst: ir.Scalar = ir.I32) -> int:
+        """Truncating, saturating float -> int (NaN -> 0): never an out-of-range conversion.
+        `dst` int32/int64 saturate to their range, uint32 to [0, 2**32 - 1]."""
+        if src == ir.F32 and dst == ir.I32:
+            i32, bt = self.t_i32, self.t_bool
+            clamped = self.ext(G.FClamp, self.t_f32, x, self.kf(INT_MIN_F), self.kf(INT_MAX_F))
+            v = self.op(Op.ConvertFToS, i32, clamped)
+            big = self.op(Op.FOrdGreaterThanEqual, bt, x, self.kf(2147483648.0))
+            v = self.op(Op.Select, i32, big, self.ki(0x7FFFFFFF), v)
+            return self.op(Op.Select, i32, self.op(Op.IsNan, bt, x), self.c0, v)
+        ft, it, bt, m = self.ty(src), self.ty(dst), self.t_bool, self.m
+        signed = dst.kind == "int"
+        k = dst.bits - 1 if signed else dst.bits  # range [-2**k, 2**k) or [0, 2**k)
+        p = 24 if src.bits == 32 else 53
+        lo = -float(2**k) if signed else 0.0
+        hi = float(2**k - 2 ** max(k - p, 0))  # the largest float below 2**k (then truncated)
+        clamped = self.ext(G.FClamp, ft, x, m.const(ft, lo), m.const(ft, hi))
+        v = self.op(Op.ConvertFToS if signed else Op.ConvertFToU, it, clamped)
+        big = self.op(Op.FOrdGreaterThanEqual, bt, x, m.const(ft, float(2**k)))
+        v = self.op(Op.Select, it, big, m.const(it, 2**k - 1), v)
+        return self.op(Op.Select, it, self.op(Op.IsNan, bt, x), self.zero(dst), v)
 
     def _cast(self, e: ir.Cast) -> int:
         src, dst = e.operand.type, e.type
@@ -189,16 +202,22 @@ class ExprGen:
             return x
         if dst.is_bool:
             if src.is_float:
-                return self.op(Op.FUnordNotEqual, self.t_bool, x, self.kf(0.0))
+                return self.op(Op.FUnordNotEqual, self.t_bool, x, self.zero(src))
             return self.op(Op.INotEqual, self.t_bool, x, self.zero(src))
         if src.is_bool:
             return self.bool_to(x, dst)
         if dst.is_float:
-            return self.op(Op.ConvertSToF if src.kind == I else Op.ConvertUToF, self.t_f32, x)
+            if src.is_float:
+                return self.op(Op.FConvert, self.ty(dst), x)  # f32 <-> f64 (rounds to nearest)
+            return self.op(Op.ConvertSToF if src.kind == I else Op.ConvertUToF, self.ty(dst), x)
         if src.is_float:
-            v = self.f_to_i(x)
-            return v if dst.kind == I else self.op(Op.Bitcast, self.ty(dst), v)
-        return self.op(Op.Bitcast, self.ty(dst), x)  # int <-> uint, same width
+            return self.f_to_i(x, src, dst)
+        if src.bits == dst.bits:
+            return self.op(Op.Bitcast, self.ty(dst), x)  # int <-> uint, same width
+        # width change: sign-extend signed sources, zero-extend unsigned ones; narrowing truncates
+        mid = ir.Scalar(src.kind, dst.bits)
+        v = self.op(Op.SConvert if src.kind == I else Op.UConvert, self.ty(mid), x)
+        return v if mid == dst else self.op(Op.Bitcast, self.ty(dst), v)
 
     # --------------------------------------------------------------------- binary
     def _binary(self, e: ir.Binary) -> int:
@@ -243,7 +262,7 @@ class ExprGen:
             return self.int_divmod(e, t, signed)
         a, b = self.expr(e.lhs), self.expr(e.rhs)
         if op is ir.BinOp.SHL or op is ir.BinOp.SHR:
-            b = self.op(Op.BitwiseAnd, t, b, self.m.const(t, 31))
+            b = self.op(Op.BitwiseAnd, t, b, self.m.const(t, e.type.bits - 1))
             if op is ir.BinOp.SHL:
                 return self.op(Op.ShiftLeftLogical, t, a, b)
             return self.op(Op.ShiftRightArithmetic if signed else Op.ShiftRightLogical, t, a, b)
@@ -281,19 +300,19 @@ class ExprGen:
         if not signed:
             r = self.op(Op.UDiv if is_div else Op.UMod, t, a, bs)
             if bz is not None:
-                r = self.op(Op.Select, t, bz, self.c0 if is_div else a, r)
+                r = self.op(Op.Select, t, bz, self.zero(e.type) if is_div else a, r)
             return r
         q = self.op(Op.SDiv, t, a, bs)  # truncates toward zero
         rem = self.op(Op.ISub, t, a, self.op(Op.IMul, t, q, bs))
         # floor adjustment: a nonzero remainder whose sign differs from the divisor's
-        nz = self.op(Op.INotEqual, bt, rem, self.c0)
-        diff = self.op(Op.SLessThan, bt, self.op(Op.BitwiseXor, t, rem, bs), self.c0)
+        nz = self.op(Op.INotEqual, bt, rem, self.zero(e.type))
+        diff = self.op(Op.SLessThan, bt, self.op(Op.BitwiseXor, t, rem, bs), self.zero(e.type))
         adj = self.op(Op.LogicalAnd, bt, nz, diff)
         if is_div:
-            r = self.op(Op.Select, t, adj, self.op(Op.ISub, t, q, self.ki(1)), q)
+            r = self.op(Op.Select, t, adj, self.op(Op.ISub, t, q, self.m.const(t, 1)), q)
             if bm1 is not None:
                 r = self.op(Op.Select, t, bm1, self.op(Op.SNegate, t, a), r)
-                r = self.op(Op.Select, t, bz, self.c0, r)
+                r = self.op(Op.Select, t, bz, self.zero(e.type), r)
         else:
             r = self.op(Op.Select, t, adj, self.op(Op.IAdd, t, rem, bs), rem)
             if bz is not None:

@@ -31,13 +31,15 @@ class MathGen:
             args = [self.expr(a) if a.type.is_float else self._promote(a) for a in e.args]
         else:
             args = [self.expr(a) for a in e.args]
-        f32 = self.t_f32
+        ft = self.ty(e.args[0].type) if spec.args == "f" and e.args[0].type.is_float else self.t_f32
         if e.name == "pow":
             return self.float_pow_ids(args[0], args[1], e.args[1])
         if spec.glsl.startswith("@"):
             return getattr(self, "_r_" + spec.glsl[1:])(e, args)
-        r = self.ext(getattr(G, spec.glsl), f32, *args)
-        return self.f_to_i(r) if spec.result == "i" else r
+        r = self.ext(getattr(G, spec.glsl), ft, *args)
+        if spec.result == "i":
+            return self.f_to_i(r, e.args[0].type, e.type)
+        return r
 
     def _promote(self, a: ir.Expr) -> int:
         return self._cast(ir.Cast(ir.F32, a))
@@ -46,7 +48,7 @@ class MathGen:
     def _r_abs(self, e: ir.Call, args: list[int]) -> int:
         t = e.args[0].type
         if t.is_float:
-            return self.ext(G.FAbs, self.t_f32, args[0])
+            return self.ext(G.FAbs, self.ty(t), args[0])
         if t.kind == "int":
             return self.ext(G.SAbs, self.ty(t), args[0])  # abs(INT_MIN) wraps to INT_MIN
         return args[0]

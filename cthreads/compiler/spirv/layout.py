@@ -19,18 +19,27 @@ HEADER_FREE = (("total", 0), ("total_y", 4), ("total_z", 8))
 HEADER_SIZE = 16
 
 
+_FMT = {
+    ("int", 32): "i", ("float", 32): "f", ("bool", 32): "I", ("uint", 32): "I",
+    ("int", 64): "q", ("float", 64): "d",
+}  # fmt: skip
+
+
 def scalar_fmt(t: Scalar) -> str:
-    """`struct` code of a 4-byte scalar parameter: int 'i', float 'f', bool and uint 'I' (0/1)."""
-    if t.bits != 32:
-        raise NotImplementedError(f"{t.bits}-bit scalar parameters are not supported yet")
-    return {"int": "i", "float": "f", "bool": "I", "uint": "I"}[t.kind]
+    """`struct` code of a scalar parameter: int 'i', float 'f', bool and u32 'I' (bool 0/1),
+    i64 'q', f64 'd'."""
+    fmt = _FMT.get((t.kind, t.bits))
+    if fmt is None:
+        raise NotImplementedError(f"{t} scalar parameters are not supported yet")
+    return fmt
 
 
 def push_layout(kernel: Kernel, target: Target, observes: bool = True, shapes=()) -> PushLayout:
     """Lay out every parameter (used or not, so launch packs arguments uniformly):
     header at 0 (`HEADER` when the kernel observes its workgroup, else `HEADER_FREE`), u64 list
     addresses from 16 (8-aligned), u32 list lengths, u32 extents `shape0..2` of the
-    (list, axis) pairs in `shapes` (only those the body reads), 4-byte scalars.
+    (list, axis) pairs in `shapes` (only those the body reads), scalars (4 bytes, or 8
+    bytes 8-aligned for f64/i64).
     `in_buffer` when the block exceeds the device's push-constant size."""
     header = HEADER if observes else HEADER_FREE
     fields = [PushField(role, None, off, "I") for role, off in header]
@@ -47,7 +56,9 @@ def push_layout(kernel: Kernel, target: Target, observes: bool = True, shapes=()
         off += 4
     for i, p in enumerate(kernel.params):
         if isinstance(p.type, Scalar):
+            size = 8 if p.type.bits == 64 else 4
+            off = (off + size - 1) & ~(size - 1)  # 8-byte scalars (f64, i64) are 8-aligned
             fields.append(PushField("scalar", i, off, scalar_fmt(p.type)))
-            off += 4
+            off += size
     size = (off + 7) & ~7
     return PushLayout(tuple(fields), size, in_buffer=size > target.max_push_constants_size)
