@@ -5,7 +5,9 @@ Ints and bools must match exactly; floats must match exactly unless an approxima
 emulator runs once exactly and again with every approximate result pushed to the edge of its
 bound (all up, all down, random signs). An output that differs between those runs is checked
 against their range widened by half its width plus 2 ULP (floats) or not at all (ints and bools
-that an approximation can flip: an unstable result). See docs/reliability.md.
+that an approximation can flip: an unstable result). Per-list rules (KernelCase.rules) add an
+absolute slack: float subgroup sums (order unspecified) and f64 results (f64 ULPs). A case's
+`grid` goes to both gpu() and emulate(); numpy arrays are compared flat. See docs/reliability.md.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from . import semantics as S
 from .emulate import emulate
 from .kernelgen import KernelCase, load_kernel
-from .tolerance import Perturber, ulp
+from .tolerance import Perturber, f64_bound, subgroup_sum_bound, ulp, ulp64
 from .translate_stmt import translate
 
 _FLT_MIN = 2.0**-126
@@ -81,25 +83,49 @@ def _same_float(d: float, e: float) -> bool:
     return abs(d) < _FLT_MIN and abs(e) < _FLT_MIN  # subnormals may be flushed (Vulkan allows)
 
 
-def compare_float(d: float, runs: list[float]) -> str:
-    """'ok', 'tolerant', 'unstable' or 'bad' for device value `d` against emulator runs."""
+def _same_f64(d: float, e: float) -> bool:
+    if math.isnan(d) or math.isnan(e):
+        return math.isnan(d) and math.isnan(e)
+    return d == e or (abs(d) < 2.0**-1022 and abs(e) < 2.0**-1022)
+
+
+def compare_float(d: float, runs: list[float], extra: float = 0.0, f64: bool = False) -> str:
+    """'ok', 'tolerant', 'unstable' or 'bad' for device value `d` against emulator runs.
+    `extra`: an absolute bound the device may add on top (an order-dependent sum, an f64
+    approximation: tolerance.py); `f64`: the values are doubles (f64 ULPs and subnormals)."""
+    same, spacing = (_same_f64, ulp64) if f64 else (_same_float, ulp)
     nans = sum(1 for v in runs if math.isnan(v))
     if nans == len(runs):
         return "ok" if math.isnan(d) else "bad"
     if nans:
         return "unstable"
     lo, hi = min(runs), max(runs)
-    if lo == hi or all(_same_float(v, runs[0]) for v in runs):
-        return "ok" if _same_float(d, runs[0]) else "bad"
+    if lo == hi or all(same(v, runs[0]) for v in runs):
+        if same(d, runs[0]):
+            return "ok"
+        if extra and not math.isnan(d):
+            if extra == math.inf:
+                return "unstable"
+            return "tolerant" if abs(d - runs[0]) <= extra else "bad"
+        return "bad"
     if math.isnan(d):
         return "bad"
     width = hi - lo
-    slack = 0.5 * width + 2 * max(ulp(lo), ulp(hi)) if width != math.inf else math.inf
+    slack = (
+        0.5 * width + 2 * max(spacing(lo), spacing(hi)) + extra if width != math.inf else math.inf
+    )
     return "tolerant" if lo - slack <= d <= hi + slack else "bad"
 
 
+def _flat(v):
+    """A list argument's contents as a flat Python list (numpy arrays: row-major)."""
+    if hasattr(v, "reshape"):
+        return v.reshape(-1).tolist()
+    return list(v)
+
+
 def emulator_runs(
-    kernel: Any, args: tuple, *, perturbed: int = 4, seed: int = 0
+    kernel: Any, args: tuple, *, perturbed: int = 4, seed: int = 0, grid: Any = None
 ) -> list[list[list]]:
     """Final list contents per emulator run: exact first, then perturbed (if the kernel has
     approximate operations). A perturbed run that hits undefined behaviour is dropped."""
@@ -109,37 +135,70 @@ def emulator_runs(
         modes += [1, -1] + ["random"] * max(0, perturbed - 2)
     results = []
     for k, mode in enumerate(modes):
-        copies = tuple(list(a) if isinstance(a, list) else a for a in args)
+        copies = _copies(args)
         S.set_perturbation(None if mode is None else Perturber(mode, seed * 1000 + k))
         try:
-            emulate(kernel, *copies, oob="device")
+            emulate(kernel, *copies, oob="device", grid=grid)
         except S.KernelUndefined:
             if mode is None:
                 raise
             continue
         finally:
             S.set_perturbation(None)
-        results.append([c for c in copies if isinstance(c, list)])
+        results.append([_flat(c) for c in copies if _is_list(c)])
     return results
 
 
-def run_device(kernel: Any, args: tuple) -> list[list]:
+def _is_list(a) -> bool:
+    return isinstance(a, list) or hasattr(a, "reshape")
+
+
+def _copies(args: tuple) -> tuple:
+    return tuple(list(a) if isinstance(a, list) else a.copy() if _is_list(a) else a for a in args)
+
+
+def run_device(kernel: Any, args: tuple, grid: Any = None) -> list[list]:
     from cthreads.gpu import gpu
 
-    copies = tuple(list(a) if isinstance(a, list) else a for a in args)
-    gpu(kernel, *copies).join()
-    return [c for c in copies if isinstance(c, list)]
+    copies = _copies(args)
+    gpu(kernel, *copies, grid=grid).join()
+    return [_flat(c) for c in copies if _is_list(c)]
 
 
-def compare(names: list[str], device: list[list], runs: list[list[list]]) -> Report:
+def _extra(
+    rule, li: int, idx: int, names: list[str], runs: list[list[list]], values: list
+) -> float:
+    """The absolute slack a comparison rule (KernelCase.rules) allows for one element."""
+    if rule is None:
+        return 0.0
+    if rule[0] == "sum":  # ("sum", magnitudes list): a float subgroup sum, order unspecified
+        mi = names.index(rule[1])
+        mags = [run[mi][idx] for run in runs]
+        return subgroup_sum_bound(max(abs(m) for m in mags) if mags else math.inf)
+    if rule[0] == "f64":  # ("f64", last operation): exact, or one approximate op at the end
+        return max(f64_bound(rule[1], v) for v in values)
+    raise KeyError(rule)
+
+
+def compare(
+    names: list[str],
+    device: list[list],
+    runs: list[list[list]],
+    rules: dict | None = None,
+    types: list[str] | None = None,
+) -> Report:
     report = Report()
+    rules = rules or {}
     for li, name in enumerate(names):
         dev = device[li]
+        f64 = bool(types) and types[li] == "list[f64]"
         for idx, d in enumerate(dev):
             values = [run[li][idx] for run in runs]
             if isinstance(values[0], float):
+                extra = _extra(rules.get(name), li, idx, names, runs, values)
                 # f32(): a list the device never stored to keeps the caller's (float64) values
-                verdict = compare_float(S.f32(float(d)), values)
+                dv = float(d) if f64 else S.f32(float(d))
+                verdict = compare_float(dv, values, extra, f64)
             elif all(v == values[0] for v in values):
                 verdict = "ok" if d == values[0] and type(d) is type(values[0]) else "bad"
             else:
@@ -155,18 +214,28 @@ def compare(names: list[str], device: list[list], runs: list[list[list]]) -> Rep
 
 
 def check_kernel(
-    kernel_or_source: Any, args: tuple, *, perturbed: int = 4, seed: int = 0, device_runs=None
+    kernel_or_source: Any,
+    args: tuple,
+    *,
+    perturbed: int = 4,
+    seed: int = 0,
+    device_runs=None,
+    grid: Any = None,
+    rules: dict | None = None,
 ) -> Report:
     """Run on the device and in the emulator and compare; raise `DifferentialMismatch` with the
     kernel's source and inputs if they disagree. `kernel_or_source`: a @Gpu kernel, a module
     source defining `kern`, or a `KernelCase` (then `args` may be None).
-    `device_runs` replaces the device (a function (kernel, args) -> lists), for self-tests."""
+    `device_runs` replaces the device (a function (kernel, args, grid) -> lists), for
+    self-tests. `grid` goes to both gpu() and emulate(); `rules`: KernelCase.rules."""
     source = None
     if isinstance(kernel_or_source, KernelCase):
         source, args = (
             kernel_or_source.source,
             kernel_or_source.fresh_args() if args is None else args,
         )
+        grid = kernel_or_source.grid if grid is None else grid
+        rules = kernel_or_source.rules if rules is None else rules
         kernel = load_kernel(source)
     elif isinstance(kernel_or_source, str):
         source = kernel_or_source
@@ -174,10 +243,11 @@ def check_kernel(
     else:
         kernel = kernel_or_source
     tr = translate(kernel)
-    names = [p for p, t in tr.params if t.startswith("list[")]
-    runs = emulator_runs(kernel, args, perturbed=perturbed, seed=seed)
-    device = (device_runs or run_device)(kernel, args)
-    report = compare(names, device, runs)
+    lists = [(p, t) for p, t in tr.params if t.startswith("list[")]
+    names, types = [p for p, _ in lists], [t for _, t in lists]
+    runs = emulator_runs(kernel, args, perturbed=perturbed, seed=seed, grid=grid)
+    device = (device_runs or run_device)(kernel, args, grid)
+    report = compare(names, device, runs, rules, types)
     STATS.kernels += 1
     STATS.compared += report.compared
     STATS.tolerant += report.tolerant
@@ -191,6 +261,7 @@ def check_kernel(
             f"device and emulator disagree on {len(report.mismatches)} element(s):\n  {shown}"
             + (f"\n  ... and {more} more" if more > 0 else "")
             + f"\nkernel:\n{text}\nargs: {args!r}"
+            + (f"\ngrid: {grid!r}" if grid is not None else "")
         )
     return report
 

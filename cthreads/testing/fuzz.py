@@ -83,6 +83,14 @@ def main(argv: list[str] | None = None) -> int:
         if a.seed is not None
         else int(os.environ.get("CTHREADS_FUZZ_SEED", random.randrange(2**32)))
     )
+    if not a.compile_only:
+        from ..gpu import available, device_name
+        from . import kernelgen
+
+        if available():
+            added = kernelgen.avoid_known_deviations(device_name())
+            if added:
+                print(f"known deviations of {device_name()} avoided: {', '.join(added)}")
     return campaign(a.examples, seed, a.compile_only, a.verbose)
 
 

@@ -4,7 +4,10 @@ Kernels cover the whole language: typed int/float/bool expression trees (every o
 function, cast and conditional expression), list reads at `i`, `i +- k` and computed indices,
 if/elif/else, bounded while loops, for-range with varied and runtime steps, break / continue /
 early return, and (sometimes) a workgroup barrier, then sometimes with a shared float array read
-across invocations and order-independent int atomics (add/min/max/and/or/xor) on a shared array. Choices that keep results well defined on
+across invocations and order-independent int atomics (add/min/max/and/or/xor) on a shared array.
+A fraction of kernels gets a feature section (kernelgen_features.py): subgroup operations in
+uniform control flow, a 2-D grid over a 2-D input, or f64/i64/u32 locals, casts and lists.
+Choices that keep results well defined on
 every conformant device are documented in docs/reliability.md ("What the generator avoids").
 """
 
@@ -17,11 +20,13 @@ import os
 import random
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from hypothesis import strategies as st
+
+from . import kernelgen_features as F
 
 SIGNATURE = (
     "n: int, a: float, k: int, xs: list[float], ks: list[int], fs: list[bool], "
@@ -31,11 +36,29 @@ OUTPUTS = ("out_f", "out_i", "out_b")
 # Known, reported discrepancy classes the generator can steer around so a campaign finds the
 # next bug instead of the same one: CTHREADS_FUZZ_AVOID=intmod0,... (docs/reliability.md).
 AVOID = {w.strip() for w in os.environ.get("CTHREADS_FUZZ_AVOID", "").split(",") if w.strip()}
+# Driver deviations with their own regression tests (tests/testing/test_fuzz_regressions.py):
+# campaigns on such a device steer around them so they find the next bug instead.
+KNOWN_DEVIATIONS = {"llvmpipe": ("zeromul", "bcastfirstf")}
+
+
+def avoid_known_deviations(device_name: str) -> list[str]:
+    """Add the avoid classes known for `device_name` to AVOID; returns the ones added."""
+    added = [c for key, classes in KNOWN_DEVIATIONS.items() if key in device_name for c in classes]
+    AVOID.update(added)
+    return added
+
+
 _HEADER = (
     "import math\nfrom cthreads.gpu import GlobalIdx, ThreadIdx, BlockIdx, BlockDim, Gpu\n"
     "from cthreads.gpu import shared, atomic_add, atomic_min, atomic_max, atomic_and, atomic_or, "
-    "atomic_xor\nfrom cthreads.sync import __sync_threads\n\n\n"
+    "atomic_xor\nfrom cthreads.gpu import subgroup_add, subgroup_min, subgroup_max, "
+    "subgroup_inclusive_add, subgroup_exclusive_add, subgroup_broadcast, subgroup_broadcast_first, "
+    "subgroup_ballot, subgroup_elect, subgroup_all, subgroup_any, subgroup_shuffle, "
+    "subgroup_shuffle_xor, subgroup_size, subgroup_lane, subgroup_id, f64, i64, u32\n"
+    "from cthreads.sync import __sync_threads\n\n\n"
 )
+# feature sections (kernelgen_features.py), each in this fraction of kernels
+FEATURES = ("base",) * 11 + ("subgroup",) * 3 + ("grid",) * 3 + ("types",) * 3
 # int atomics whose final value does not depend on the order invocations reach them
 _ORDER_FREE_ATOMICS = ("add", "min", "max", "and", "or", "xor")
 _FLOAT_LITS = [
@@ -85,18 +108,24 @@ class KernelCase:
     source: str
     args: tuple
     wg: int = 64
+    grid: tuple | None = None  # passed as grid= to gpu() and emulate()
+    signature: str = SIGNATURE
+    rules: dict = field(default_factory=dict)  # list -> comparison rule (differential.py)
 
     def fresh_args(self) -> tuple:
-        return tuple(list(v) if isinstance(v, list) else v for v in self.args)
+        return tuple(
+            list(v) if isinstance(v, list) else v.copy() if isinstance(v, np.ndarray) else v
+            for v in self.args
+        )
 
     def load(self):
         """Import the source as a module (so inspect.getsource works) and return the kernel."""
         return load_kernel(self.source)
 
     def __repr__(self) -> str:
-        names = [p.split(":")[0].strip() for p in SIGNATURE.split(", ")]
+        names = [p.split(":")[0].strip() for p in self.signature.split(", ")]
         shown = ",\n    ".join(f"{n}={v!r}" for n, v in zip(names, self.args))
-        return f"KernelCase(wg={self.wg}):\n{self.source}\nargs:\n    {shown}\n"
+        return f"KernelCase(wg={self.wg}, grid={self.grid}):\n{self.source}\nargs:\n    {shown}\n"
 
 
 _tmpdir: tempfile.TemporaryDirectory | None = None
@@ -184,6 +213,8 @@ class _Writer:
             if kind <= 3:
                 return self.pick(self.floats)
             if kind <= 5:
+                if "zeromul" in AVOID:  # a local holding a literal 0.0 is folded into products too
+                    return self.pick(_FLOAT_LITS[1:])
                 return self.pick(_FLOAT_LITS)
             if kind == 6:
                 return "out_f[i]" if self.can_write_out_f else "a"
@@ -437,14 +468,25 @@ def _values(rng: random.Random, kind: str, count: int, wide: bool) -> list:
 
 @st.composite
 def kernel_cases(draw, max_n: int = 130) -> KernelCase:
-    """One random kernel plus arguments for the fixed SIGNATURE."""
-    barrier = draw(st.integers(0, 99)) < 15
+    """One random kernel plus arguments for SIGNATURE (extended by the feature's parameters)."""
+    feature = draw(st.sampled_from(FEATURES))
+    barrier = feature == "base" and draw(st.integers(0, 99)) < 15
     wg = draw(st.sampled_from([64, 64, 32, 16])) if barrier else 64
     w = _Writer(draw)
     body_lines = []
     # Locals come into scope one by one, so no initializer reads an unassigned name.
     w.ints, w.floats, w.bools = ["i", "n", "k"], ["a"], []
-    decls = ["    i: int = GlobalIdx.x"]
+    if feature == "grid":  # one invocation per cell of a 2-D input xs[ny][nx]
+        decls = [
+            "    x: int = GlobalIdx.x",
+            "    y: int = GlobalIdx.y",
+            "    nx: int = xs.shape[1]",
+            "    ny: int = xs.shape[0]",
+            "    i: int = y * nx + x",
+        ]
+        w.ints += ["x", "y", "nx", "ny"]
+    else:
+        decls = ["    i: int = GlobalIdx.x"]
     for name, t, depth in (
         ("c0", "i", 2),
         ("c1", "i", 1),
@@ -455,12 +497,22 @@ def kernel_cases(draw, max_n: int = 130) -> KernelCase:
         decls.append(f"    {name}: {_TYPE_NAMES[t]} = {w.expr(t, depth)}")
         {"i": w.ints, "f": w.floats, "b": w.bools}[t].append(name)
     counters_at = len(decls)
-    if draw(st.booleans()):
+    extra = {}
+    if feature == "subgroup":
+        extra = F.subgroup_section(w, draw, st, AVOID)
+        decls[1:1] = extra["decls"]
+        counters_at += len(extra["decls"])
+    elif feature == "types":
+        extra = F.typed_section(w, draw, st)
+    if feature == "grid":
+        body_lines += ["    if x >= nx or y >= ny:", "        return"]
+    elif draw(st.booleans()):
         body_lines.append("    if i >= n:")
     use_shared = barrier and draw(st.booleans())
     if use_shared:  # workgroup memory: a float per invocation and 4 int atomic accumulators
         decls.insert(1, "    sh = shared(float, BlockDim.x)")
         decls.insert(2, "    acc = shared(int, 4)")
+    prelude, w.lines = w.lines, []
     if barrier:
         w.no_return, w.can_write_out_f = True, True
         w.block(1, 3, 1)
@@ -481,7 +533,7 @@ def kernel_cases(draw, max_n: int = 130) -> KernelCase:
         w.block(1, 4, 2)
         body_lines = []
     else:
-        if body_lines:
+        if body_lines and body_lines[-1].endswith(":"):
             body_lines.append("        return")
         w.block(1, 6, 2)
     w.emit(1, f"out_i[i] = c0 + c1 + {w.expr('i', 1)}")
@@ -489,33 +541,59 @@ def kernel_cases(draw, max_n: int = 130) -> KernelCase:
     if not barrier:
         w.emit(1, f"out_f[i] = f0 + f1 * {w.expr('f', 1)}")
     decls[counters_at:counters_at] = [f"    w{c}: int = 0" for c in range(w.counters)]
-    deco = f"@Gpu(workgroup_size={wg})" if barrier else "@Gpu"
+    signature = SIGNATURE + {
+        "subgroup": ", " + F.SUBGROUP_PARAMS,
+        "types": ", " + F.TYPED_PARAMS,
+    }.get(feature, "")
+    if barrier:
+        deco = f"@Gpu(workgroup_size={wg})"
+    elif feature == "subgroup":
+        deco = "@Gpu(workgroup_size=64)"
+    elif feature == "grid":
+        deco = draw(
+            st.sampled_from(["@Gpu", "@Gpu(workgroup_size=(8, 8))", "@Gpu(workgroup_size=(4, 2))"])
+        )
+    else:
+        deco = "@Gpu"
     source = (
         _HEADER
-        + f"{deco}\ndef kern({SIGNATURE}) -> None:\n"
-        + "\n".join(decls + body_lines + w.lines)
+        + f"{deco}\ndef kern({signature}) -> None:\n"
+        + "\n".join(decls + prelude + body_lines + w.lines)
         + "\n"
     )
 
-    n = draw(st.integers(1, max_n))
+    grid = None
+    if feature == "grid":
+        shape, grid = F.grid_shape(draw, st)
+        n = shape[0] * shape[1]
+    else:
+        n = draw(st.integers(1, max_n))
     rng = random.Random(draw(st.integers(0, 2**32 - 1)))
     wide = draw(st.booleans())
 
     def length():
         return max(1, n + draw(st.integers(-3, 3)))
 
+    xs = _values(rng, "f", n if feature == "grid" else length(), wide)
+    if feature == "grid":
+        xs = np.array(xs, np.float32).reshape(shape)
     args = (
         n,
         _values(rng, "f", 1, wide)[0],
         _values(rng, "i", 1, wide)[0],
-        _values(rng, "f", length(), wide),
+        xs,
         _values(rng, "i", length(), wide),
         _values(rng, "b", length(), wide),
         _values(rng, "f", length(), wide),
         _values(rng, "i", length(), wide),
         _values(rng, "b", length(), wide),
     )
-    return KernelCase(source, args, wg)
+    if feature == "subgroup":
+        m = length()  # out_s and out_m alike: out_m[j] bounds the order error of out_s[j]
+        args += (_values(rng, "f", m, False), _values(rng, "f", m, False))
+    elif feature == "types":
+        args += F.typed_values(rng, n, length)
+    return KernelCase(source, args, wg, grid, signature, extra.get("rules", {}))
 
 
 __all__ = ["SIGNATURE", "KernelCase", "kernel_cases", "load_kernel"]

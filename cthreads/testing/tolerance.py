@@ -32,6 +32,45 @@ def ulp(x: float) -> float:
     return 2.0 ** max(e - 24, -149)
 
 
+def ulp64(x: float) -> float:
+    """Spacing of float64 values at `x` (2^-1074 for subnormals and zero)."""
+    if math.isnan(x) or x in (math.inf, -math.inf):
+        return math.inf
+    if x == 0.0:
+        return 2.0**-1074
+    return 2.0 ** max(math.frexp(x)[1] - 53, -1074)
+
+
+# Float subgroup sums (subgroup_add / inclusive_add / exclusive_add): Vulkan leaves the order of
+# the additions to the device, so the device may add the (at most SUBGROUP_TERMS) terms in any
+# order. Any order of m - 1 correctly rounded float32 additions is within (m - 1) * u * sum|x_j|
+# of the exact sum (u = 2^-24; the classic recursive-summation bound), and the emulator's
+# lane-order sum is too: the device may lie 2 * (m - 1) * u * sum|x_j| from the emulator, where
+# sum|x_j| is the same operation applied to |x| (the generator writes it next to the sum), with
+# a factor (1 + m u) because that magnitude is itself rounded. Infinite magnitudes: unstable.
+SUBGROUP_TERMS = 64  # the workgroup size of generated subgroup kernels: a bound on m
+
+
+def subgroup_sum_bound(abs_sum: float, terms: int = SUBGROUP_TERMS) -> float:
+    """Largest difference allowed between two orders of a float32 subgroup sum whose terms'
+    magnitudes add up to `abs_sum` (inf: not comparable)."""
+    if not math.isfinite(abs_sum):
+        return math.inf
+    u = 2.0**-24
+    return 2 * (terms - 1) * u * abs_sum * (1 + terms * u) + 2.0**-149
+
+
+def f64_bound(last_op: str, r: float) -> float:
+    """f64 results: + - * and conversions are correctly rounded (exact here, as for float32);
+    the generator applies one approximate operation only as the last step, `sqrt` (5 f64 ULP,
+    the float32 rule transposed: 1/inversesqrt), so the bound is on the result itself."""
+    if last_op == "exact":
+        return 0.0
+    if last_op == "sqrt":
+        return 5 * ulp64(r)
+    raise KeyError(f"no f64 bound for {last_op!r}")
+
+
 def _exp_ulps(x: float) -> float:
     return 3 + 2 * abs(x)
 
@@ -155,7 +194,11 @@ class Perturber:
         self.rng = random.Random(seed)
 
     def __call__(self, name: str, args: tuple, r: float) -> float:
-        sign = self.rng.choice((-1.0, 1.0)) if self.mode == "random" else float(self.mode)
+        # 'random': a fresh sign per operation, or none (0: exact) - errors that cancel when
+        # every operation moves the same way (f0 + f1*f1 with f1 = a % f0) show up there
+        sign = self.rng.choice((-1.0, 0.0, 1.0)) if self.mode == "random" else float(self.mode)
+        if sign == 0.0 and name not in ("mod", "floordiv", "fmod"):
+            return r
         if (
             sign < 0
             and name in _ZERO_SIGN
@@ -168,10 +211,14 @@ class Perturber:
             return _reference(name, flipped)
         if name == "pow" and args[0] == 0.0 and args[1] < 0:
             return math.nan if sign > 0 else r  # undefined (see bound), though r is infinite
+        if name in ("mod", "floordiv", "fmod"):
+            # before the overflow rule: Python gives x % -inf = -inf, the recipe nan (#5)
+            # the quotient and the rounding of y*q and x - y*q move independently on a device:
+            # opposite directions in the +1/-1 runs, fresh draws in the random ones
+            rsign = self.rng.choice((-1.0, 0.0, 1.0)) if self.mode == "random" else -sign
+            return self._remainder(name, args, r, sign, rsign)
         if r in (math.inf, -math.inf) and not any(math.isnan(a) for a in args):
             return r  # overflow: the device overflows too (near the edge it may not: rare)
-        if name in ("mod", "floordiv", "fmod"):
-            return self._remainder(name, args, r, sign)
         b = bound(name, args, r)
         if b == 0.0:
             return r
@@ -180,7 +227,7 @@ class Perturber:
         return S.f32(r + sign * b)
 
     @staticmethod
-    def _remainder(name: str, args: tuple, r: float, sign: float) -> float:
+    def _remainder(name: str, args: tuple, r: float, sign: float, rsign: float) -> float:
         """The inherited recipe with the quotient moved by its 2.5 ULP (so floor may flip,
         as it may on the device), the product and difference rounded away by 1 ULP each."""
         x, y = args
@@ -197,7 +244,16 @@ class Perturber:
             return S.f32(fq)
         prod = y * fq
         rem = x - prod
-        return S.f32(rem + sign * (ulp(prod) + ulp(rem)))
+        return S.f32(rem + rsign * (ulp(prod) + ulp(rem)))
 
 
-__all__ = ["UNDEFINED", "Perturber", "bound", "ulp"]
+__all__ = [
+    "SUBGROUP_TERMS",
+    "UNDEFINED",
+    "Perturber",
+    "bound",
+    "f64_bound",
+    "subgroup_sum_bound",
+    "ulp",
+    "ulp64",
+]

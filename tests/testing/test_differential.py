@@ -17,7 +17,15 @@ from hypothesis import seed as hseed
 
 from cthreads.testing import differential as D
 from cthreads.testing.kernelgen import kernel_cases
-from cthreads.testing.tolerance import UNDEFINED, Perturber, bound, ulp
+from cthreads.testing.tolerance import (
+    UNDEFINED,
+    Perturber,
+    bound,
+    f64_bound,
+    subgroup_sum_bound,
+    ulp,
+    ulp64,
+)
 
 EXAMPLES = int(os.environ.get("CTHREADS_FUZZ_EXAMPLES", "150"))
 SEED = int(os.environ.get("CTHREADS_FUZZ_SEED", "20240601"))
@@ -48,9 +56,7 @@ def _device_or_skip():
     from cthreads.gpu import device_name
     from cthreads.testing import kernelgen
 
-    if "llvmpipe" in device_name():
-        # a known driver deviation with its own regression test (test_fuzz_regressions.py)
-        kernelgen.AVOID.add("zeromul")
+    kernelgen.avoid_known_deviations(device_name())
     return gpu
 
 
@@ -78,6 +84,48 @@ def test_compare_float_rules():
     assert D.compare_float(1.01, [1.0, 1.0 + 2**-23, 1.0 - 2**-23]) == "bad"
 
 
+def test_subgroup_sum_and_f64_rules():
+    assert ulp64(1.0) == 2.0**-52 and ulp64(0.0) == 2.0**-1074
+    b = subgroup_sum_bound(100.0)
+    assert 2 * 63 * 2.0**-24 * 100.0 <= b < 1e-3
+    assert subgroup_sum_bound(math.inf) == math.inf
+    assert D.compare_float(10.0 + 2**-20, [10.0], extra=b) == "tolerant"
+    assert D.compare_float(10.1, [10.0], extra=b) == "bad"
+    assert D.compare_float(5.0, [4.0], extra=math.inf) == "unstable"
+    # f64: compared as doubles (no float32 rounding), exact unless a rule says otherwise
+    assert D.compare_float(0.1, [0.1], f64=True) == "ok"
+    assert D.compare_float(0.1 + 2**-56, [0.1], f64=True) == "bad"
+    assert (
+        D.compare_float(2.0 + 2**-51, [2.0], extra=f64_bound("sqrt", 2.0), f64=True) == "tolerant"
+    )
+    assert f64_bound("exact", 3.0) == 0.0
+
+
+def test_grid_and_typed_lists_reach_both_sides():
+    import numpy as np
+
+    from cthreads.testing.kernelgen import load_kernel
+
+    kern = load_kernel(
+        "from cthreads.gpu import Gpu, GlobalIdx, u32\n\n@Gpu\n"
+        "def kern(xs: list[float], out: list[u32]) -> None:\n"
+        "    x: int = GlobalIdx.x\n    y: int = GlobalIdx.y\n"
+        "    if x < xs.shape[1] and y < xs.shape[0]:\n"
+        "        out[y * xs.shape[1] + x] = u32(x * 100 + y) ^ u32(0x9E3779B9)\n"
+    )
+    xs = np.zeros((3, 5), np.float32)
+    seen = []
+
+    def fake_device(k, args, grid):
+        seen.append(grid)
+        return D.emulator_runs(k, args, perturbed=0, grid=grid)[0]
+
+    D.check_kernel(kern, (xs, np.zeros(15, np.uint32)), grid=(5, 3), device_runs=fake_device)
+    assert seen == [(5, 3)]
+    run = D.emulator_runs(kern, (xs, np.zeros(15, np.uint32)), perturbed=0, grid=(5, 3))[0]
+    assert run[1][5 + 1] == (1 * 100 + 1) ^ 0x9E3779B9  # flat, row-major, as Python ints
+
+
 def test_perturber_moves_approximate_results_within_their_bound():
     up, down = Perturber(1), Perturber(-1)
     r = 1 / 3
@@ -88,8 +136,8 @@ def test_perturber_moves_approximate_results_within_their_bound():
     )
 
 
-def _emulator_as_device(kernel, args):
-    return D.emulator_runs(kernel, args, perturbed=0)[0]
+def _emulator_as_device(kernel, args, grid=None):
+    return D.emulator_runs(kernel, args, perturbed=0, grid=grid)[0]
 
 
 @hseed(SEED)

@@ -92,3 +92,61 @@ def test_zero_times_infinity_is_nan():
     if _on_lavapipe():
         pytest.xfail("lavapipe (Mesa 22.3) folds 0.0 * x to 0.0 despite float controls")
     check_kernel(zero_times, (float("inf"), [7.0]))
+
+
+_BROADCAST_FIRST_LOOP = """
+import sys
+
+from cthreads.gpu import GlobalIdx, Gpu, gpu, subgroup_broadcast_first
+from cthreads.testing.differential import check_kernel
+
+
+@Gpu(workgroup_size=64)
+def kern(n: int, xs: list[float], out: list[float]) -> None:
+    i: int = GlobalIdx.x
+    f0: float = subgroup_broadcast_first(xs[i] + 8.0)
+    if i >= n:
+        return
+    while xs[i] > 1.5:
+        xs[i] = 1.0
+    for j in range(2):
+        f0 = f0 - j
+    out[i] = f0
+
+
+check_kernel(kern, (4, [0.0, 1.0, -2.0, 0.5], [9.0] * 4))
+print("RAN")
+"""
+
+
+def _lavapipe_safe() -> bool:
+    try:
+        from cthreads.gpu import available
+
+        return available() and _on_lavapipe()
+    except Exception:  # noqa: BLE001 - no device: the module fixture skips
+        return False
+
+
+@pytest.mark.xfail(
+    condition=_lavapipe_safe(),
+    strict=True,
+    reason="lavapipe (Mesa 22.3.6, LLVM 15) aborts building the pipeline of a float "
+    "subgroup_broadcast_first followed by loops: LLVM ERROR: Cannot select scalar_to_vector f32",
+)
+def test_float_broadcast_first_before_loops_compiles_on_the_driver(tmp_path):
+    # Found by the fuzzer (subgroup section). The SPIR-V passes spirv-val; lavapipe (Mesa 22.3.6,
+    # LLVM 15) aborts the whole process while building the pipeline: "LLVM ERROR: Cannot select:
+    # v4i32 = scalar_to_vector f32" (OpGroupNonUniformBroadcastFirst on a float). Int operands,
+    # subgroup_broadcast(x, 0) and the other operations are fine. Run in a subprocess: the abort
+    # would take pytest down. Campaigns steer around it with CTHREADS_FUZZ_AVOID=bcastfirstf.
+    import subprocess
+    import sys
+
+    script = tmp_path / "bcast_first.py"
+    script.write_text(_BROADCAST_FIRST_LOOP)
+    r = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert "LLVM ERROR" not in r.stderr
+    assert r.returncode == 0 and "RAN" in r.stdout, r.stderr[-2000:]

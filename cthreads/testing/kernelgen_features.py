@@ -1,0 +1,194 @@
+"""Feature sections of generated kernels (kernelgen.py): subgroup operations, 2-D grids and the
+explicit types f64/i64/u32. Each is written into a fraction of kernels; docs/reliability.md
+("Differential fuzzing") states what each covers and the comparison rule for its outputs.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+
+def _constant(expr: str) -> bool:
+    from .kernelgen import _constant as c
+
+    return c(expr)
+
+
+# extra parameters per feature (appended to kernelgen.SIGNATURE)
+SUBGROUP_PARAMS = "out_s: list[float], out_m: list[float]"
+TYPED_PARAMS = (
+    "ds: list[f64], ls: list[i64], us: list[u32], "
+    "out_d: list[f64], out_l: list[i64], out_u: list[u32]"
+)
+_SUMS = ("add", "inclusive_add", "exclusive_add")
+_INT_OPS = ("add", "min", "max", "inclusive_add", "exclusive_add")
+
+
+def subgroup_section(w, draw, st, avoid=frozenset()) -> dict:
+    """Subgroup operations at the top level of the body (uniform control flow: every invocation
+    of the workgroup reaches them), before any early return. Float sums go to out_s with the sum
+    of magnitudes in out_m (the tolerance rule needs it); other results feed the locals."""
+    w.ints += ["ln", "sz", "sg"]
+    decls = [
+        "    ln: int = subgroup_lane()",
+        "    sz: int = subgroup_size()",
+        "    sg: int = subgroup_id()",
+    ]
+    op = w.pick(list(_SUMS))
+    w.emit(1, f"sv: float = {w.expr('f', 2)}")
+    w.emit(1, f"ss = subgroup_{op}(sv)")
+    w.emit(1, f"sm = subgroup_{op}(abs(sv))")
+    w.emit(1, "out_s[i] = ss")
+    w.emit(1, "out_m[i] = sm")
+    for j in range(draw(st.integers(1, 4))):
+        t = f"t{j}"
+        kind = draw(st.integers(0, 8))
+        ty = w.pick(["i", "f"])
+        if kind == 0:
+            w.emit(1, f"{t} = subgroup_{w.pick(list(_INT_OPS))}({w.expr('i', 2)})")
+            ty = "i"
+        elif kind == 1:
+            w.emit(1, f"{t} = subgroup_{w.pick(['min', 'max'])}({w.expr('f', 2)})")
+            ty = "f"
+        elif kind == 2:
+            lane = w.pick(["0", "1", "3", "7", "(k & 15)", "sz - 1", "(n % 9)"])
+            w.emit(1, f"{t} = subgroup_broadcast({w.expr(ty, 2)}, {lane})")
+        elif kind == 3:
+            if "bcastfirstf" in avoid:  # lavapipe's LLVM backend aborts on float broadcast_first
+                ty = "i"
+            w.emit(1, f"{t} = subgroup_broadcast_first({w.expr(ty, 2)})")
+        elif kind == 4:
+            w.emit(1, f"{t} = subgroup_ballot({w.expr('b', 2)})")
+            ty = "i"
+        elif kind == 5:
+            w.emit(1, f"{t} = subgroup_elect()")
+            ty = "b"
+        elif kind == 6:
+            w.emit(1, f"{t} = subgroup_{w.pick(['all', 'any'])}({w.expr('b', 2)})")
+            ty = "b"
+        elif kind == 7:
+            lane = w.pick(["sz - 1 - ln", "ln ^ 1", "(ln + 1) % sz", w.expr("i", 1)])
+            w.emit(1, f"{t} = subgroup_shuffle({w.expr(ty, 2)}, {lane})")
+        else:
+            mask = w.pick(["1", "2", "4", "7", "(k & 7)", w.expr("i", 1)])
+            w.emit(1, f"{t} = subgroup_shuffle_xor({w.expr(ty, 2)}, {mask})")
+        if ty == "i":
+            w.emit(1, w.pick([f"c1 = c1 + {t}", f"c0 = c0 ^ {t}"]))
+        elif ty == "f":
+            w.emit(1, w.pick([f"f1 = {t}", f"f0 = f0 - {t}"]))
+        else:
+            w.emit(1, f"b0 = b0 != {t}")
+    return {"decls": decls, "rules": {"out_s": ("sum", "out_m"), "out_m": ("sum", "out_m")}}
+
+
+def typed_section(w, draw, st) -> dict:
+    """f64 / i64 / u32 locals, casts and list parameters, at the top level; results written to
+    out_d / out_l / out_u and mixed back into the int/float locals through explicit casts."""
+    idx = lambda: w.pick(["i", "i", "n - 1 - i", "i + 1", f"({w.expr('i', 1)}) % len(ds)"])
+    w.emit(1, f"d0: f64 = f64({w.expr('f', 2)})")
+    ie = w.expr("i", 1)
+    w.emit(1, f"d1: f64 = {w.pick([f'ds[{idx()}]', f'f64({ie})', '0.1', '1e-9'])}")
+    w.emit(1, f"l0: i64 = i64({w.expr('i', 1)}) * i64({w.expr('i', 1)})")
+    he = w.expr("i", 1)
+    he = f"({he}) & 65535" if _constant(he) else he  # a negative constant is a compile error
+    w.emit(1, f"h: u32 = u32({he}) ^ us[{idx()}]")
+    for _ in range(draw(st.integers(1, 5))):
+        kind = draw(st.integers(0, 2))
+        if kind == 0:
+            w.emit(
+                1,
+                w.pick(
+                    [
+                        f"d0 = d0 {w.pick(['+', '-', '*'])} d1",
+                        f"d0 = d0 * ds[{idx()}] + f64(c0)",
+                        "d0 = d0 * 0.1",
+                        f"d0 = {w.pick(['min', 'max'])}(d0, d1)",
+                        "d0 = abs(d0) - d1",
+                        "d0 += f64(l0)",
+                        f"d1 = f64({w.expr('f', 1)}) * 1e-9 + d1",
+                    ]
+                ),
+            )
+        elif kind == 1:
+            w.emit(
+                1,
+                w.pick(
+                    [
+                        f"l0 = l0 + ls[{idx()}]",
+                        "l0 = l0 * i64(c1)",
+                        f"l0 = l0 ^ ls[{idx()}]",
+                        f"l0 = l0 >> {draw(st.integers(0, 63))}",
+                        f"l0 = l0 << {draw(st.integers(0, 40))}",
+                        f"l0 = l0 {w.pick(['//', '%'])} (ls[{idx()}] | 1)",
+                        "l0 = -l0",
+                        "l0 = l0 * i64(65537) * i64(c0)",
+                    ]
+                ),
+            )
+        else:
+            w.emit(
+                1,
+                w.pick(
+                    [
+                        "h ^= h >> 16",
+                        "h *= u32(0x7FEB352D)",
+                        "h *= u32(0x846CA68B)",
+                        f"h ^= h >> {draw(st.integers(1, 31))}",
+                        "h += u32(l0)",
+                        f"h = h + us[{idx()}]",
+                        "h = h - u32(c0)",
+                        f"h = (h << {draw(st.integers(1, 31))}) | (h >> 7)",
+                    ]
+                ),
+            )
+    final = w.pick(["exact", "exact", "sqrt"])
+    w.emit(1, "out_d[i] = math.sqrt(abs(d0))" if final == "sqrt" else "out_d[i] = d0")
+    w.emit(1, "out_l[i] = l0")
+    w.emit(1, "out_u[i] = h")
+    w.emit(1, w.pick(["c1 = c1 + int(h >> 20)", "c0 = c0 ^ int(l0)", "c1 = int(h & u32(1023))"]))
+    w.emit(1, w.pick(["f1 = float(d0)", "f0 = f0 + float(d1)", "b0 = b0 != (d0 < d1)"]))
+    return {"rules": {"out_d": ("f64", final)}}
+
+
+def typed_values(rng: random.Random, n: int, length) -> tuple:
+    ds = np.array(
+        [
+            rng.choice(
+                [rng.randint(-40, 40) / 4, rng.uniform(-1e6, 1e6), rng.uniform(-1, 1) * 1e-5]
+            )
+            for _ in range(length())
+        ],
+        np.float64,
+    )
+    ls = np.array(
+        [
+            rng.choice(
+                [
+                    rng.randint(-20, 20),
+                    rng.randint(-(2**40), 2**40),
+                    rng.randint(-(2**63), 2**63 - 1),
+                ]
+            )
+            for _ in range(length())
+        ],
+        np.int64,
+    )
+    us = np.array([rng.randint(0, 2**32 - 1) for _ in range(length())], np.uint32)
+    outs = (
+        np.array([rng.uniform(-9, 9) for _ in range(length())], np.float64),
+        np.array([rng.randint(-99, 99) for _ in range(length())], np.int64),
+        np.array([rng.randint(0, 99) for _ in range(length())], np.uint32),
+    )
+    return (ds, ls, us) + outs
+
+
+def grid_shape(draw, st) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(ny, nx) of the 2-D input and the launch grid (nx', ny'), sometimes larger than it."""
+    ny, nx = draw(st.integers(1, 12)), draw(st.integers(1, 20))
+    extra = draw(st.sampled_from([(0, 0), (0, 0), (3, 1), (1, 2)]))
+    return (ny, nx), (nx + extra[0], ny + extra[1])
+
+
+__all__ = ["grid_shape", "subgroup_section", "typed_section", "typed_values"]
