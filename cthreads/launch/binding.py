@@ -27,6 +27,14 @@ _LIST_FORMATS = {
     ("int", 64): ("q", 8, ("q", "l"), "int64"),
     ("uint", 32): ("I", 4, ("I", "L"), "uint32"),
 }
+
+
+def list_format(elem: Any) -> tuple[str, int]:
+    """(native pack code, bytes per element) of a list element type."""
+    pack, itemsize, _, _ = _LIST_FORMATS[elem.kind, elem.bits]
+    return pack, itemsize
+
+
 # ranges of the explicit int types (scalars and Python list elements)
 INT_RANGES = {("int", 64): (-(2**63), 2**63 - 1), ("uint", 32): (0, 2**32 - 1)}
 _SCALAR_NAMES = {

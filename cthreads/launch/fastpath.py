@@ -13,11 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..residency.arena import _resident
+from .binding import list_format
 from .gpujob import GpuJob
 
 _FLOAT32_MAX = 3.4028234663852886e38
-_ITEMSIZE = {"f": 4, "i": 4, "B": 1}
-_PACK_OF_KIND = {"float": "f", "int": "i", "bool": "B"}
 
 
 def build(prep: Any, plan: Any, device: Any) -> Any:
@@ -53,7 +52,7 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
             else:
                 lines.append(f"    if type({a}) is not bool: return None")
             continue
-        code = _PACK_OF_KIND[p.type.elem.kind]
+        code, itemsize = list_format(p.type.elem)
         r = f"r{i}"
         lists.append((i, p, r))
         lines.append(f"    {r} = R(ID({a}))")
@@ -61,7 +60,7 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
             f"    if {r} is None or {r}.obj is not {a} or {r}.generation != G or {r}.pack != {code!r}: return None"
         )
         lines.append(
-            f"    if (len({a}) if type({a}) is list else MV({a}).nbytes // {_ITEMSIZE[code]}) != {r}.count: return None"
+            f"    if (len({a}) if type({a}) is list else MV({a}).nbytes // {itemsize}) != {r}.count: return None"
         )
     if len(lists) > 1 and any(p.writes for _, p, _ in lists):
         # one object for two list parameters: the general path refuses it with a message
