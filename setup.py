@@ -104,9 +104,14 @@ if SPIRV_TOOLS_LIB.exists() and Path("/usr/include/spirv-tools/libspirv.h").exis
         Extension(
             "cthreads._spirvval",
             sources=["native/spirvval/validate.c"],
+            depends=["setup.py"],  # a change of the link flags below relinks it
             extra_objects=[str(SPIRV_TOOLS_LIB)],
             libraries=["stdc++", "m"],
             extra_compile_args=["-std=c11", "-O2", "-Wall"],
+            # Keep SPIRV-Tools private to this module: NVIDIA's Vulkan driver carries its own
+            # SPIRV-Tools, and when both are loaded our calls must not bind to its copy (that
+            # crashed validation on an H200 once a device was open).
+            extra_link_args=["-Wl,--exclude-libs,ALL", "-Wl,-Bsymbolic"],
         )
     )
 

@@ -57,3 +57,19 @@ def test_in_process_validation_agrees_with_spirv_val():
             tools.validate(bad, in_process=in_process)
         messages.append(str(info.value))
     assert all("word count" in m.lower() for m in messages), messages
+
+
+def test_in_process_validator_keeps_spirv_tools_private():
+    """NVIDIA's Vulkan driver carries its own SPIRV-Tools: if ours exported its symbols (or
+    bound to the driver's), validation crashed once a device was open. Only the module's entry
+    point may be visible."""
+    if tools._in_process_validator() is None:
+        pytest.skip("cthreads._spirvval was not built (no SPIRV-Tools static library)")
+    import ctypes
+
+    from cthreads import _spirvval
+
+    lib = ctypes.CDLL(_spirvval.__file__)
+    assert hasattr(lib, "PyInit__spirvval")
+    for symbol in ("spvValidate", "spvContextCreate", "spvDiagnosticDestroy"):
+        assert not hasattr(lib, symbol), f"{symbol} is exported by {_spirvval.__file__}"
