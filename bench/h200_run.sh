@@ -21,7 +21,7 @@ timeout 60 bash bench/run_roundtrip.sh 3000 | tee "$OUT/roundtrip.md"
 timeout 90 python3 bench/launch.py --json "$OUT/launch_ours.json" > "$OUT/launch_ours.log" 2>&1; tail -14 "$OUT/launch_ours.log"
 timeout 60 python3 bench/arena.py --json "$OUT/arena_ours.json" 2>&1 | tail -2
 timeout 150 python3 -m bench.kernels.run --json "$OUT/kernels.json" --md "$OUT/kernels.md" > "$OUT/kernels.log" 2>&1; tail -3 "$OUT/kernels.log"
-timeout 120 python3 bench/language.py --json "$OUT/language.json" 2>&1 | tail -8
+timeout 150 python3 bench/language.py --sum-log2 24,26,28 --mm 1000,2048,4096 --launches 20 --json "$OUT/language.json" 2>&1 | tail -8
 timeout 60 python3 bench/prepare_compare.py --json "$OUT/prepare_ours.json" 2>&1 | tail -14
 if ls .whl/cthreads_gpu*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/ref .whl/cthreads_gpu*.whl
@@ -32,4 +32,4 @@ if ls .whl/cthreads_gpu*.whl >/dev/null 2>&1; then
   PYTHONPATH=/tmp/ref timeout 80 python3 "$REPO/bench/saxpy_bandwidth.py" --lists --max-log2 26 --json "$OUT/saxpy_ref.json" 2>&1 | tail -6
 fi
 # The device tool returns at most 8 files: bundle everything into one.
-(cd "$OUT" && tar czf results.tgz --exclude=results.tgz . 2>/dev/null && find . -maxdepth 1 -type f ! -name results.tgz -delete)
+(cd "$OUT" && tar czf /tmp/results.tgz . && find . -mindepth 1 -delete && mv /tmp/results.tgz .)

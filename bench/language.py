@@ -1,5 +1,5 @@
 """Shared memory and atomics at scale: a float sum (shared-memory tree + one atomic per
-workgroup) and a 16x16-tiled matrix multiply, each next to torch in the same run when torch
+workgroup) and a tiled matrix multiply (64x64 blocks, a 4x4 register tile per invocation), each next to torch in the same run when torch
 and CUDA are there (x.sum(); x @ y in float32 with TF32 disabled).
 
     python bench/language.py [--sum-log2 24,28] [--mm 1000,2048,4096] [--json out.json]
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 
 import numpy as np
@@ -31,8 +32,9 @@ from cthreads.gpu import (
 )
 from cthreads.sync import __sync_threads
 
-TILE = 16
 WG = 256
+BM = 64  # matmul: block of c per workgroup (64x64)
+BK = 16  # matmul: k-slice staged in shared memory
 
 
 @Gpu(workgroup_size=WG)
@@ -54,26 +56,113 @@ def block_sum(n: int, x: list[float], total: list[float]) -> None:
         atomic_add(total, 0, partial[0])
 
 
-@Gpu(workgroup_size=TILE * TILE)
+@Gpu(workgroup_size=WG)
 def matmul(n: int, m: int, k: int, p: int, a: list[float], b: list[float], c: list[float]) -> None:
-    As = shared(float, TILE * TILE)
-    Bs = shared(float, TILE * TILE)
+    # A 64x64 block of c per workgroup of 16x16 invocations, each accumulating a 4x4 register
+    # tile (rows ty + 16*i, columns tx + 16*j: conflict-free shared-memory reads); the k axis
+    # goes through shared memory 16 at a time. Written out by hand because the language has
+    # no local arrays; math.fma says where a fused multiply-add is wanted (floats are never
+    # contracted implicitly).
+    As = shared(float, BM * BK)
+    Bs = shared(float, BK * BM)
     t: int = ThreadIdx.x
-    tx: int = t % TILE
-    ty: int = t // TILE
-    tiles_n: int = (p + TILE - 1) // TILE
-    row: int = (BlockIdx.x // tiles_n) * TILE + ty
-    col: int = (BlockIdx.x % tiles_n) * TILE + tx
-    acc: float = 0.0
-    for k0 in range(0, k, TILE):
-        As[t] = a[row * k + k0 + tx] if row < m and k0 + tx < k else 0.0
-        Bs[t] = b[(k0 + ty) * p + col] if k0 + ty < k and col < p else 0.0
+    tx: int = t % 16
+    ty: int = t // 16
+    blocks_n: int = (p + BM - 1) // BM
+    bm: int = (BlockIdx.x // blocks_n) * BM
+    bn: int = (BlockIdx.x % blocks_n) * BM
+    c00: float = 0.0
+    c01: float = 0.0
+    c02: float = 0.0
+    c03: float = 0.0
+    c10: float = 0.0
+    c11: float = 0.0
+    c12: float = 0.0
+    c13: float = 0.0
+    c20: float = 0.0
+    c21: float = 0.0
+    c22: float = 0.0
+    c23: float = 0.0
+    c30: float = 0.0
+    c31: float = 0.0
+    c32: float = 0.0
+    c33: float = 0.0
+    for k0 in range(0, k, BK):
+        for r in range(4):
+            e: int = t + WG * r
+            ar: int = bm + e // BK
+            ac: int = k0 + e % BK
+            As[e] = a[ar * k + ac] if ar < m and ac < k else 0.0
+            br: int = k0 + e // BM
+            bc: int = bn + e % BM
+            Bs[e] = b[br * p + bc] if br < k and bc < p else 0.0
         __sync_threads()
-        for kk in range(TILE):
-            acc += As[ty * TILE + kk] * Bs[kk * TILE + tx]
+        for kk in range(BK):
+            a0: float = As[ty * BK + kk]
+            a1: float = As[(ty + 16) * BK + kk]
+            a2: float = As[(ty + 32) * BK + kk]
+            a3: float = As[(ty + 48) * BK + kk]
+            b0: float = Bs[kk * BM + tx]
+            b1: float = Bs[kk * BM + tx + 16]
+            b2: float = Bs[kk * BM + tx + 32]
+            b3: float = Bs[kk * BM + tx + 48]
+            c00 = math.fma(a0, b0, c00)
+            c01 = math.fma(a0, b1, c01)
+            c02 = math.fma(a0, b2, c02)
+            c03 = math.fma(a0, b3, c03)
+            c10 = math.fma(a1, b0, c10)
+            c11 = math.fma(a1, b1, c11)
+            c12 = math.fma(a1, b2, c12)
+            c13 = math.fma(a1, b3, c13)
+            c20 = math.fma(a2, b0, c20)
+            c21 = math.fma(a2, b1, c21)
+            c22 = math.fma(a2, b2, c22)
+            c23 = math.fma(a2, b3, c23)
+            c30 = math.fma(a3, b0, c30)
+            c31 = math.fma(a3, b1, c31)
+            c32 = math.fma(a3, b2, c32)
+            c33 = math.fma(a3, b3, c33)
         __sync_threads()
-    if row < m and col < p:
-        c[row * p + col] = acc
+    r0: int = bm + ty + 0
+    r1: int = bm + ty + 16
+    r2: int = bm + ty + 32
+    r3: int = bm + ty + 48
+    c_0: int = bn + tx + 0
+    c_1: int = bn + tx + 16
+    c_2: int = bn + tx + 32
+    c_3: int = bn + tx + 48
+    if r0 < m and c_0 < p:
+        c[r0 * p + c_0] = c00
+    if r0 < m and c_1 < p:
+        c[r0 * p + c_1] = c01
+    if r0 < m and c_2 < p:
+        c[r0 * p + c_2] = c02
+    if r0 < m and c_3 < p:
+        c[r0 * p + c_3] = c03
+    if r1 < m and c_0 < p:
+        c[r1 * p + c_0] = c10
+    if r1 < m and c_1 < p:
+        c[r1 * p + c_1] = c11
+    if r1 < m and c_2 < p:
+        c[r1 * p + c_2] = c12
+    if r1 < m and c_3 < p:
+        c[r1 * p + c_3] = c13
+    if r2 < m and c_0 < p:
+        c[r2 * p + c_0] = c20
+    if r2 < m and c_1 < p:
+        c[r2 * p + c_1] = c21
+    if r2 < m and c_2 < p:
+        c[r2 * p + c_2] = c22
+    if r2 < m and c_3 < p:
+        c[r2 * p + c_3] = c23
+    if r3 < m and c_0 < p:
+        c[r3 * p + c_0] = c30
+    if r3 < m and c_1 < p:
+        c[r3 * p + c_1] = c31
+    if r3 < m and c_2 < p:
+        c[r3 * p + c_2] = c32
+    if r3 < m and c_3 < p:
+        c[r3 * p + c_3] = c33
 
 
 def _ours(fn, args, launches: int) -> tuple[float, float | None]:
@@ -151,8 +240,8 @@ def bench_mm(s: int, launches: int) -> dict:
     a = rng.standard_normal((s, s)).astype(np.float32)
     b = rng.standard_normal((s, s)).astype(np.float32)
     c = np.zeros((s, s), np.float32)
-    groups = (-(-s // TILE)) ** 2
-    args = (groups * TILE * TILE, s, s, s, a, b, c)
+    groups = (-(-s // BM)) ** 2
+    args = (groups * WG, s, s, s, a, b, c)
     with GpuArena() as arena:
         arena.bind(a=a, b=b, c=c)
         wall, dev = _ours(matmul, args, launches)
