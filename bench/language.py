@@ -1,6 +1,7 @@
-"""Shared memory and atomics at scale: a float sum (shared-memory tree + one atomic per
-workgroup) and a tiled matrix multiply (64x64 blocks, a 4x4 register tile per invocation), each next to torch in the same run when torch
-and CUDA are there (x.sum(); x @ y in float32 with TF32 disabled).
+"""Shared memory, subgroups and atomics at scale: a float sum (subgroup sums, a shared slot
+per subgroup, one atomic per workgroup) and a tiled matrix multiply (64x64 blocks of c, a 4x4
+register tile per invocation), each next to torch in the same run when torch and CUDA are there
+(x.sum(); x @ y in float32 with TF32 disabled).
 
     python bench/language.py [--sum-log2 24,28] [--mm 1000,2048,4096] [--json out.json]
 
@@ -19,7 +20,6 @@ import time
 import numpy as np
 
 from cthreads.gpu import (
-    BlockDim,
     BlockIdx,
     GlobalIdx,
     Gpu,
@@ -28,7 +28,11 @@ from cthreads.gpu import (
     atomic_add,
     device_name,
     gpu,
+    num_subgroups,
     shared,
+    subgroup_add,
+    subgroup_id,
+    subgroup_lane,
 )
 from cthreads.sync import __sync_threads
 
@@ -39,21 +43,34 @@ BK = 16  # matmul: k-slice staged in shared memory
 
 @Gpu(workgroup_size=WG)
 def block_sum(n: int, x: list[float], total: list[float]) -> None:
-    partial = shared(float, BlockDim.x)
-    t: int = ThreadIdx.x
-    acc: float = 0.0
-    for j in range(GlobalIdx.x, len(x), n):
-        acc += x[j]
-    partial[t] = acc
+    # n invocations stride over x with four independent loads in flight each (one
+    # accumulator per load: the adds do not wait on each other); a subgroup sum, one shared
+    # slot per subgroup, and one atomic_add per workgroup.
+    partial = shared(float, WG)
+    size: int = len(x)
+    j: int = GlobalIdx.x
+    a0: float = 0.0
+    a1: float = 0.0
+    a2: float = 0.0
+    a3: float = 0.0
+    while j + 3 * n < size:
+        a0 += x[j]
+        a1 += x[j + n]
+        a2 += x[j + 2 * n]
+        a3 += x[j + 3 * n]
+        j += 4 * n
+    while j < size:
+        a0 += x[j]
+        j += n
+    s = subgroup_add((a0 + a1) + (a2 + a3))
+    if subgroup_lane() == 0:
+        partial[subgroup_id()] = s
     __sync_threads()
-    s: int = WG // 2
-    while s > 0:
-        if t < s:
-            partial[t] += partial[t + s]
-        __sync_threads()
-        s //= 2
-    if t == 0:
-        atomic_add(total, 0, partial[0])
+    if ThreadIdx.x == 0:
+        acc: float = 0.0
+        for k in range(num_subgroups()):
+            acc += partial[k]
+        atomic_add(total, 0, acc)
 
 
 @Gpu(workgroup_size=WG)
