@@ -4,7 +4,10 @@
  *   Buffer.pack_list(lst, fmt, offset=0) -> None
  *       fmt 'f': float32 from float or int (not bool); 'i': int32 from int (not bool, must fit);
  *       'B': uint8 from bool only; 'd': float64 from float or int; 'q': int64 and 'I': uint32
- *       from int (not bool, must fit). lst may be a list or tuple.
+ *       from int (not bool, must fit); 'e': float16 from float or int (rounded to nearest even,
+ *       overflow gives +-inf as for float32); 'Q': uint64, 'b': int8, 'C': uint8 (not 'B', which
+ *       is bool), 'h': int16, 'H': uint16 from int (not bool, must fit). lst may be a list or
+ *       tuple.
  *   Buffer.unpack_into_list(lst, fmt, offset=0) -> None
  *       replaces every item of the list (len(lst) elements) with new float / int / bool objects.
  * Errors name the element index and the offending type, e.g. "element 3 is str, expected float";
@@ -12,6 +15,7 @@
  */
 #include "cthreads.h"
 
+#include <math.h>
 #include <string.h>
 
 #define CT_PREFETCH 16 /* items ahead to prefetch */
@@ -22,12 +26,15 @@ elem_size(CtState *st, const char *fmt)
     if (fmt[0] != '\0' && fmt[1] == '\0') {
         switch (fmt[0]) {
         case 'f': case 'i': case 'I': return 4;
-        case 'd': case 'q': return 8;
-        case 'B': return 1;
+        case 'd': case 'q': case 'Q': return 8;
+        case 'e': case 'h': case 'H': return 2;
+        case 'B': case 'b': case 'C': return 1;
         }
     }
     ct_raise(st->GpuInvalidArgument, "unknown list format '%s': expected 'f' (float32), "
-             "'i' (int32), 'B' (bool as uint8), 'd' (float64), 'q' (int64) or 'I' (uint32)", fmt);
+             "'i' (int32), 'B' (bool as uint8), 'd' (float64), 'q' (int64), 'I' (uint32), "
+             "'e' (float16), 'Q' (uint64), 'b' (int8), 'C' (uint8), 'h' (int16) or 'H' (uint16)",
+             fmt);
     return -1;
 }
 
@@ -188,6 +195,85 @@ ct_buffer_pack_list(CtBuffer *self, PyObject *args, PyObject *kwds)
         }
         break;
     }
+    case 'e': {
+        char *out = dst;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *it = items[i];
+            if (i + pf < n)
+                __builtin_prefetch(items[i + pf]);
+            double d;
+            if (PyFloat_Check(it))
+                d = PyFloat_AS_DOUBLE(it);
+            else if (PyLong_Check(it) && !PyBool_Check(it)) {
+                d = PyLong_AsDouble(it);
+                if (d == -1.0 && PyErr_Occurred()) {
+                    PyErr_Clear();
+                    d = _PyLong_Sign(it) < 0 ? -HUGE_VAL : HUGE_VAL;
+                }
+            } else
+                return bad_elem(st, i, it, "float");
+            if (PyFloat_Pack2(d, out + 2 * i, 1) < 0) { /* beyond float16: +-inf, as float32 */
+                PyErr_Clear();
+                uint16_t inf = d < 0 ? 0xFC00 : 0x7C00;
+                memcpy(out + 2 * i, &inf, 2);
+            }
+        }
+        break;
+    }
+    case 'Q': {
+        uint64_t *out = (uint64_t *)dst;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *it = items[i];
+            if (i + pf < n)
+                __builtin_prefetch(items[i + pf]);
+            if (!PyLong_Check(it) || PyBool_Check(it))
+                return bad_elem(st, i, it, "int");
+            unsigned long long v = PyLong_AsUnsignedLongLong(it);
+            if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                PyObject *r = PyObject_Repr(it);
+                if (r == NULL)
+                    return NULL;
+                ct_raise(st->GpuInvalidArgument,
+                         "element %zd is %.60U, outside the uint64 range [0, 2**64 - 1]", i, r);
+                Py_DECREF(r);
+                return NULL;
+            }
+            out[i] = (uint64_t)v;
+        }
+        break;
+    }
+    case 'b': case 'C': case 'h': case 'H': {
+        long long lo = fmt[0] == 'b' ? -128 : fmt[0] == 'h' ? -32768 : 0;
+        long long hi = fmt[0] == 'b' ? 127 : fmt[0] == 'C' ? 255 : fmt[0] == 'h' ? 32767 : 65535;
+        const char *name = fmt[0] == 'b' ? "int8" : fmt[0] == 'C' ? "uint8"
+                           : fmt[0] == 'h' ? "int16" : "uint16";
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *it = items[i];
+            if (i + pf < n)
+                __builtin_prefetch(items[i + pf]);
+            if (!PyLong_Check(it) || PyBool_Check(it))
+                return bad_elem(st, i, it, "int");
+            int overflow = 0;
+            long long v = PyLong_AsLongLongAndOverflow(it, &overflow);
+            if (v == -1 && PyErr_Occurred())
+                return NULL;
+            if (overflow || v < lo || v > hi) {
+                PyObject *r = PyObject_Repr(it);
+                if (r == NULL)
+                    return NULL;
+                ct_raise(st->GpuInvalidArgument, "element %zd is %.60U, outside the %s range "
+                         "[%lld, %lld]", i, r, name, lo, hi);
+                Py_DECREF(r);
+                return NULL;
+            }
+            if (size == 1)
+                ((int8_t *)dst)[i] = (int8_t)(uint8_t)(v & 0xFF);
+            else
+                ((int16_t *)dst)[i] = (int16_t)(uint16_t)(v & 0xFFFF);
+        }
+        break;
+    }
     default: { /* 'B' */
         uint8_t *out = (uint8_t *)dst;
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -300,6 +386,37 @@ ct_buffer_unpack_into_list(CtBuffer *self, PyObject *args, PyObject *kwds)
             uint32_t x;
             memcpy(&x, src + 4 * i, 4);
             v = PyLong_FromUnsignedLong((unsigned long)x);
+            break;
+        }
+        case 'e': {
+            double d = PyFloat_Unpack2(src + 2 * i, 1);
+            if (d == -1.0 && PyErr_Occurred())
+                return NULL;
+            v = PyFloat_FromDouble(d);
+            break;
+        }
+        case 'Q': {
+            uint64_t x;
+            memcpy(&x, src + 8 * i, 8);
+            v = PyLong_FromUnsignedLongLong((unsigned long long)x);
+            break;
+        }
+        case 'b':
+            v = PyLong_FromLong((long)((const int8_t *)src)[i]);
+            break;
+        case 'C':
+            v = PyLong_FromLong((long)((const uint8_t *)src)[i]);
+            break;
+        case 'h': {
+            int16_t x;
+            memcpy(&x, src + 2 * i, 2);
+            v = PyLong_FromLong((long)x);
+            break;
+        }
+        case 'H': {
+            uint16_t x;
+            memcpy(&x, src + 2 * i, 2);
+            v = PyLong_FromLong((long)x);
             break;
         }
         default:

@@ -92,18 +92,41 @@ def compile_kernel(
     )
 
 
+_FLOAT16 = ("shaderFloat16", "float16", "Float16")
+_INT8 = ("shaderInt8` and `storageBuffer8BitAccess", "storage_8bit", "Int8")
+_INT16 = ("shaderInt16", "int16", "Int16")
+_STORAGE16 = ("storageBuffer16BitAccess", "storage_16bit", "StorageBuffer16BitAccess")
 _TYPE_FEATURES = {
-    "f64": ("shaderFloat64", "float64", "Float64"),
-    "i64": ("shaderInt64", "int64", "Int64"),
+    "f64": (("shaderFloat64", "float64", "Float64"),),
+    "i64": (("shaderInt64", "int64", "Int64"),),
+    "u64": (("shaderInt64", "int64", "Int64"),),
+    "f16": (_FLOAT16,),
+    "i8": (_INT8,),
+    "u8": (_INT8,),
+    "i16": (_INT16,),
+    "u16": (_INT16,),
 }
 
 
+def _type_requirements(kernel: ir.Kernel, type_name: str) -> tuple:
+    specs = _TYPE_FEATURES.get(type_name, ())
+    if type_name in ("f16", "i16", "u16") and any(
+        isinstance(p.type, ir.ListType) and str(p.type.elem) == type_name for p in kernel.params
+    ):
+        specs += (_STORAGE16,)  # 16-bit list elements are loaded and stored as such
+    return specs
+
+
 def _check_type_features(kernel: ir.Kernel, target: Target) -> None:
-    """f64 / i64 need shaderFloat64 / shaderInt64: without them, an error at the first line using
-    the type (never a module the driver would reject or crash on)."""
+    """f64 / i64 / u64 need shaderFloat64 / shaderInt64, f16 shaderFloat16, i8/u8 shaderInt8,
+    i16/u16 shaderInt16 (and 16-bit list elements storageBuffer16BitAccess): without them, an
+    error at the first line using the type (never a module the driver would reject or crash
+    on)."""
     for type_name, line in sorted(kernel.type_lines, key=lambda item: item[1]):
-        spec = _TYPE_FEATURES.get(type_name)
-        if spec is None or getattr(target, spec[1]):
+        spec = next(
+            (s for s in _type_requirements(kernel, type_name) if not getattr(target, s[1])), None
+        )
+        if spec is None:
             continue
         feature, _, capability = spec
         text = _source_line(kernel.filename, line)
@@ -122,12 +145,15 @@ def _check_type_features(kernel: ir.Kernel, target: Target) -> None:
 def _check_target(kernel: ir.Kernel, target: Target) -> None:
     _check_type_features(kernel, target)
     _check_subgroup_features(kernel, target)
+    from .frontend.memory import elem_bytes
+
     used = 0
     for arr in kernel.shared:  # also checked by the frontend when it lowers for a target
-        used += 4 * arr.size
+        used += elem_bytes(arr.elem) * arr.size
         if used > target.max_shared_memory:
+            total = sum(elem_bytes(a.elem) * a.size for a in kernel.shared)
             raise GpuCompileError(
-                f"shared arrays need {sum(4 * a.size for a in kernel.shared)} bytes, more than the "
+                f"shared arrays need {total} bytes, more than the "
                 f"{target.max_shared_memory} bytes of workgroup memory this device has "
                 f"(maxComputeSharedMemorySize); `{arr.name}` declared here crosses the limit",
                 kernel=kernel.name,

@@ -62,6 +62,12 @@ U32 = Scalar("uint", 32)
 F32 = Scalar("float", 32)
 I64 = Scalar("int", 64)
 F64 = Scalar("float", 64)
+U64 = Scalar("uint", 64)
+F16 = Scalar("float", 16)
+I8 = Scalar("int", 8)
+U8 = Scalar("uint", 8)
+I16 = Scalar("int", 16)
+U16 = Scalar("uint", 16)
 BOOL = Scalar("bool", 32)
 
 

@@ -339,6 +339,41 @@ def annotate_usage(k: ir.Kernel) -> ir.Kernel:
     return dataclasses.replace(k, params=params, observes_workgroup=observes)
 
 
+# ------------------------------------------------------------------- narrow types
+
+
+def _widen(e: ir.Expr) -> ir.Expr:
+    """f16 / i8 / i16 / u8 / u16 operations computed in their 32-bit type and converted back
+    (ints wrap, f16 rounds to nearest even): the device needs only conversions, loads and stores
+    in the narrow types, and the results are those of numpy's same-type arithmetic."""
+    narrow = tr.is_narrow
+    if isinstance(e, ir.Binary) and narrow(e.type):
+        w = tr.wide(e.type)
+        return tr.cast(ir.Binary(w, e.op, tr.cast(e.lhs, w), tr.cast(e.rhs, w)), e.type)
+    if isinstance(e, ir.Unary) and narrow(e.type):
+        w = tr.wide(e.type)
+        return tr.cast(ir.Unary(w, e.op, tr.cast(e.operand, w)), e.type)
+    if isinstance(e, ir.Compare) and narrow(e.lhs.type):
+        w = tr.wide(e.lhs.type)
+        return ir.Compare(e.type, e.op, tr.cast(e.lhs, w), tr.cast(e.rhs, w))
+    if isinstance(e, ir.Call) and (narrow(e.type) or any(narrow(a.type) for a in e.args)):
+        args = tuple(tr.cast(a, tr.wide(a.type)) for a in e.args)
+        return tr.cast(ir.Call(tr.wide(e.type), e.name, args), e.type)
+    return e
+
+
+def widen_narrow(k: ir.Kernel) -> ir.Kernel:
+    """Rewrite narrow-type arithmetic as 32-bit arithmetic plus conversions (see `_widen`)."""
+    if not any(tr.is_narrow(ir.Scalar(*_type_of(name))) for name, _ in k.type_lines):
+        return k
+    return dataclasses.replace(k, body=map_stmts(k.body, _widen))
+
+
+def _type_of(name: str) -> tuple[str, int]:
+    kind = {"f": "float", "i": "int", "u": "uint"}.get(name[0], "bool")
+    return (kind, int(name[1:])) if kind != "bool" else ("bool", 32)
+
+
 def optimize(k: ir.Kernel) -> ir.Kernel:
     """The default pipeline the frontend runs (fold, dead code, locals, usage)."""
     k = fold_constants(k)

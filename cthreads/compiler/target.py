@@ -17,6 +17,10 @@ class Target:
     storage_8bit: bool = True  # storageBuffer8BitAccess + shaderInt8 (list[bool] is one byte each)
     float64: bool = False
     int64: bool = False
+    float16: bool = False  # shaderFloat16 (f16 values)
+    int16: bool = False  # shaderInt16 (i16/u16 values)
+    storage_16bit: bool = False  # storageBuffer16BitAccess (f16/i16/u16 list elements)
+    int64_atomics: bool = False  # shaderBufferInt64Atomics (atomics on i64/u64 lists)
     subgroup_size: int = 32
     # shaderSignedZeroInfNanPreserveFloat32: ask the driver to keep IEEE NaN/inf/-0.0 meaning
     # (without it drivers may fold 0.0 * x to 0.0 and x / x to 1.0)

@@ -57,7 +57,7 @@ from .subgroup import (
     subgroup_shuffle_xor,
     subgroup_size,
 )
-from .types import f32, f64, i32, i64, u32
+from .types import f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 
 try:  # GpuArena arrives with the residency layer
     from ..residency import GpuArena
@@ -120,9 +120,12 @@ __all__ = [
     "available",
     "compile",
     "device_name",
+    "f16",
     "f32",
     "f64",
     "gpu",
+    "i8",
+    "i16",
     "i32",
     "i64",
     "init",
@@ -146,5 +149,8 @@ __all__ = [
     "subgroup_shuffle",
     "subgroup_shuffle_xor",
     "subgroup_size",
+    "u8",
+    "u16",
     "u32",
+    "u64",
 ]

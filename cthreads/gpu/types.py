@@ -1,4 +1,5 @@
-"""Explicit scalar type annotations of the kernel language: `f32`, `f64`, `i32`, `i64`, `u32`.
+"""Explicit scalar type annotations of the kernel language: `f16`, `f32`, `f64`, `i8`, `i16`,
+`i32`, `i64`, `u8`, `u16`, `u32`, `u64`.
 
 Use them as parameter annotations (`x: f64`, `xs: list[f64]`), local annotations
 (`acc: i64 = 0`) and explicit casts (`f64(x)`, `u32(v)`). Plain `int`, `float` and `bool`
@@ -31,9 +32,10 @@ class ScalarType:
     def __call__(self, value=0):
         if self.kind == "float":
             v = float(value)
-            if self.bits == 32:
+            if self.bits < 64:  # round to float32 / float16 (ties to even); overflow gives +-inf
+                code = "<f" if self.bits == 32 else "<e"
                 try:
-                    return struct.unpack("<f", struct.pack("<f", v))[0]
+                    return struct.unpack(code, struct.pack(code, v))[0]
                 except OverflowError:
                     return math.copysign(math.inf, v)
             return v
@@ -49,12 +51,32 @@ class ScalarType:
         return v
 
 
+f16 = ScalarType("f16", "float", 16)
 f32 = ScalarType("f32", "float", 32)
 f64 = ScalarType("f64", "float", 64)
+i8 = ScalarType("i8", "int", 8)
+i16 = ScalarType("i16", "int", 16)
 i32 = ScalarType("i32", "int", 32)
 i64 = ScalarType("i64", "int", 64)
+u8 = ScalarType("u8", "uint", 8)
+u16 = ScalarType("u16", "uint", 16)
 u32 = ScalarType("u32", "uint", 32)
+u64 = ScalarType("u64", "uint", 64)
 
-SCALAR_TYPES = {t.name: t for t in (f32, f64, i32, i64, u32)}
+SCALAR_TYPES = {t.name: t for t in (f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64)}
 
-__all__ = ["SCALAR_TYPES", "ScalarType", "f32", "f64", "i32", "i64", "u32"]
+__all__ = [
+    "SCALAR_TYPES",
+    "ScalarType",
+    "f16",
+    "f32",
+    "f64",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+]

@@ -26,6 +26,12 @@ _LIST_FORMATS = {
     ("float", 64): ("d", 8, ("d",), "float64"),
     ("int", 64): ("q", 8, ("q", "l"), "int64"),
     ("uint", 32): ("I", 4, ("I", "L"), "uint32"),
+    ("uint", 64): ("Q", 8, ("Q", "L"), "uint64"),
+    ("float", 16): ("e", 2, ("e",), "float16"),
+    ("int", 8): ("b", 1, ("b",), "int8"),
+    ("uint", 8): ("C", 1, ("B",), "uint8"),  # 'C': 'B' is list[bool]'s code
+    ("int", 16): ("h", 2, ("h",), "int16"),
+    ("uint", 16): ("H", 2, ("H",), "uint16"),
 }
 
 
@@ -36,11 +42,18 @@ def list_format(elem: Any) -> tuple[str, int]:
 
 
 # ranges of the explicit int types (scalars and Python list elements)
-INT_RANGES = {("int", 64): (-(2**63), 2**63 - 1), ("uint", 32): (0, 2**32 - 1)}
+INT_RANGES = {
+    ("int", 64): (-(2**63), 2**63 - 1), ("uint", 32): (0, 2**32 - 1),
+    ("uint", 64): (0, 2**64 - 1), ("int", 8): (-128, 127), ("uint", 8): (0, 255),
+    ("int", 16): (-32768, 32767), ("uint", 16): (0, 65535),
+}  # fmt: skip
 _SCALAR_NAMES = {
     ("int", 32): "int (int32)", ("float", 32): "float (float32)", ("bool", 32): "bool",
     ("float", 64): "f64 (float64)", ("int", 64): "i64 (int64)", ("uint", 32): "u32 (uint32)",
+    ("uint", 64): "u64 (uint64)", ("float", 16): "f16 (float16)", ("int", 8): "i8 (int8)",
+    ("uint", 8): "u8 (uint8)", ("int", 16): "i16 (int16)", ("uint", 16): "u16 (uint16)",
 }  # fmt: skip
+FLOAT16_MAX = 65504.0
 
 
 def type_name(t: Scalar | ListType) -> str:
@@ -51,7 +64,7 @@ def type_name(t: Scalar | ListType) -> str:
 
 
 def _py(t: Scalar) -> str:
-    if (t.kind, t.bits) in (("float", 64), ("int", 64), ("uint", 32)):
+    if (t.kind, t.bits) not in (("int", 32), ("float", 32), ("bool", 32)):
         return str(t)
     return {"int": "int", "float": "float", "bool": "bool"}[t.kind]
 
@@ -85,10 +98,32 @@ def check_scalar(param: Param, value: Any) -> int | float:
     kind = param.type.kind
     # Fast paths for the exact builtin types (every launch passes through here).
     t = type(value)
-    if t is int and kind == "int" and INT32_MIN <= value <= INT32_MAX:
+    if t is int and kind == "int" and param.type.bits == 32 and INT32_MIN <= value <= INT32_MAX:
         return value
-    if t is float and kind == "float" and -FLOAT32_MAX <= value <= FLOAT32_MAX:
+    if (
+        t is float
+        and kind == "float"
+        and param.type.bits == 32
+        and -FLOAT32_MAX <= value <= FLOAT32_MAX
+    ):
         return value
+    if param.type.bits == 16 and kind == "float":
+        if isinstance(value, bool) or type(value).__name__ == "bool_":
+            raise _type_error(param, value)
+        if isinstance(value, (complex, str, bytes)) or not hasattr(value, "__float__"):
+            raise _type_error(param, value)
+        v = float(value)
+        h = _f16(v)
+        if math.isfinite(v) and math.isinf(h):
+            raise GpuInvalidArgument(
+                f"`{param.name}` expects f16 (float16); got {v!r}, which overflows float16 "
+                f"(largest finite: {FLOAT16_MAX})",
+                param=param.name,
+                expected="float16",
+                got=repr(v),
+                hint="pass float('inf') explicitly if infinity is what you mean",
+            )
+        return h  # rounded to float16 here; the kernel's f32 -> f16 conversion is then exact
     if param.type.bits == 64 and kind == "float":
         if isinstance(value, bool) or type(value).__name__ == "bool_":
             raise _type_error(param, value)
@@ -166,6 +201,12 @@ def check_scalar(param: Param, value: Any) -> int | float:
             )
         return v
     raise _type_error(param, value)
+
+
+def _f16(v: float) -> float:
+    from ..gpu.types import f16
+
+    return f16(v)
 
 
 def _type_error(param: Param, value: Any) -> GpuArgumentTypeError:

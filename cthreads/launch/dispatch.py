@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..gpu.kernel import GpuKernel as _GpuKernel
-from ..residency.arena import _resident
+from ..residency.arena import PACK_SIZE, _resident, resident_fits
 from . import fastpath, session, transfer
 from .binding import ListArg, check_aliasing, check_list, check_scalar, device_buffer_for, type_name
 from .completion import CompletionWatcher
@@ -254,8 +254,7 @@ def _launch(
             if (
                 res.generation != generation
                 or res.count != len(value)
-                or res.kind != param.type.elem.kind
-                or param.type.elem.bits != 32
+                or not resident_fits(res.pack, param.type.elem)
             ):
                 _check_resident(param, value, res)
             resident[i] = res
@@ -338,11 +337,7 @@ def _launch(
 def _check_resident(param: Any, value: Any, res: Any) -> None:
     """An arena-bound argument (SPEC §7: by identity plus length), checked against the kernel."""
     res.check_alive()
-    n = (
-        len(value)
-        if isinstance(value, list)
-        else memoryview(value).nbytes // (1 if res.pack == "B" else 4)
-    )
+    n = len(value) if isinstance(value, list) else memoryview(value).nbytes // PACK_SIZE[res.pack]
     if res.count != n:
         raise GpuInvalidArgument(
             f"`{param.name}` is bound in a GpuArena as `{res.name}` with {res.count} "
@@ -350,10 +345,11 @@ def _check_resident(param: Any, value: Any, res: Any) -> None:
             param=param.name,
             hint=f"re-bind it (arena.bind({res.name}=...)) after changing its length",
         )
-    if res.kind != param.type.elem.kind or param.type.elem.bits != 32:
+    if not resident_fits(res.pack, param.type.elem):
         raise GpuArgumentTypeError(
             f"`{param.name}` expects {type_name(param.type)}; the resident `{res.name}` "
-            f"holds {res.kind} elements (arenas hold float32, int32 and bool)",
+            f"holds {res.kind} elements (Python lists bind as int32, float32 or bool; other "
+            "element types bind as numpy arrays of that dtype)",
             param=param.name,
             hint="bind a list or array of the kernel's element type",
         )

@@ -20,8 +20,26 @@ from ..launch.binding import device_buffer_for
 _resident: dict[int, _Resident] = {}
 _lock = threading.RLock()
 
-_BUFFER_FORMATS = {"f": ("f", 4), "i": ("i", 4), "l": ("i", 4), "?": ("B", 1), "B": ("B", 1)}
-KIND_OF_PACK = {"f": "float", "i": "int", "B": "bool"}
+# (buffer format, itemsize) -> pack code (binding._LIST_FORMATS); a uint8 array ('B') serves
+# list[bool] and list[u8] parameters alike
+_BUFFER_FORMATS = {
+    ("f", 4): "f", ("i", 4): "i", ("l", 4): "i", ("?", 1): "B", ("B", 1): "B",
+    ("d", 8): "d", ("q", 8): "q", ("l", 8): "q", ("I", 4): "I", ("L", 4): "I",
+    ("Q", 8): "Q", ("L", 8): "Q", ("e", 2): "e", ("b", 1): "b", ("h", 2): "h", ("H", 2): "H",
+}  # fmt: skip
+KIND_OF_PACK = {
+    "f": "float", "i": "int", "B": "bool", "d": "f64", "q": "i64", "I": "u32", "Q": "u64",
+    "e": "f16", "b": "i8", "h": "i16", "H": "u16",
+}  # fmt: skip
+PACK_SIZE = {"f": 4, "i": 4, "B": 1, "d": 8, "q": 8, "I": 4, "Q": 8, "e": 2, "b": 1, "h": 2, "H": 2}
+
+
+def resident_fits(pack: str, elem: Any) -> bool:
+    """Whether a resident object packed as `pack` can serve a list parameter of `elem`."""
+    from ..launch.binding import list_format
+
+    code = list_format(elem)[0]
+    return pack == code or (pack == "B" and code == "C")
 
 
 @dataclass
@@ -31,7 +49,7 @@ class _Resident:
     obj: Any
     count: int
     nbytes: int
-    pack: str  # 'f' float32, 'i' int32, 'B' bool as uint8
+    pack: str  # 'f' float32, 'i' int32, 'B' bool as uint8 (or uint8 array); see KIND_OF_PACK
     view: memoryview | None  # byte view for buffer objects; None for Python lists
     buffer: Any
     device: Any
@@ -123,11 +141,12 @@ def _describe_shape(obj: Any) -> tuple[str, int, int, memoryview | None]:
         return pack, len(obj), len(obj) * size, None
     view = memoryview(obj)
     fmt = view.format.lstrip("@=<")
-    if fmt not in _BUFFER_FORMATS or _BUFFER_FORMATS[fmt][1] != view.itemsize:
+    if (fmt, view.itemsize) not in _BUFFER_FORMATS:
         dtype = getattr(obj, "dtype", fmt)
         raise GpuArgumentTypeError(
-            f"cannot bind an array of {dtype}: arenas hold float32, int32 and bool/uint8 data",
-            expected="float32, int32 or bool",
+            f"cannot bind an array of {dtype}: arenas hold float16/32/64, int8/16/32/64, "
+            "uint8/16/32/64 and bool data",
+            expected="float16/32/64, int8/16/32/64, uint8/16/32/64 or bool",
             got=str(dtype),
             hint="convert it explicitly, e.g. arr.astype(numpy.float32)",
         )
@@ -136,7 +155,7 @@ def _describe_shape(obj: Any) -> tuple[str, int, int, memoryview | None]:
             "cannot bind a non-contiguous array", hint="pass numpy.ascontiguousarray(arr)"
         )
     flat = view.cast("B")
-    return _BUFFER_FORMATS[fmt][0], view.nbytes // view.itemsize, view.nbytes, flat
+    return _BUFFER_FORMATS[fmt, view.itemsize], view.nbytes // view.itemsize, view.nbytes, flat
 
 
 class GpuArena:

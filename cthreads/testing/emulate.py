@@ -65,7 +65,9 @@ def _to_device(name: str, elem: str, value: Any) -> list:
         return [S.f32(float(v)) for v in items]
     if elem == "f64":
         return [float(v) for v in items]
-    if elem in ("i64", "u32"):
+    if elem == "f16":
+        return [S.f16(float(v)) for v in items]
+    if elem in S._RANGES and elem != "int":
         lo, hi = S._RANGES[elem]
         out = []
         for v in items:
@@ -98,7 +100,9 @@ def _scalar(name: str, t: str, value: Any):
         return bool(value)
     if t == "f64":
         return float(value)
-    if t in ("i64", "u32"):
+    if t == "f16":
+        return S.f16(float(value))
+    if t in S._RANGES and t != "int":
         lo, hi = S._RANGES[t]
         if isinstance(value, (bool, float)) or not hasattr(value, "__index__"):
             raise TypeError(f"`{name}` expects {t}; got {type(value).__name__}")

@@ -368,15 +368,33 @@ APPROXIMATE = {
 # (docs/language-extensions.md, "More scalar types"): f64 is a Python float (no rounding),
 # i64 wraps modulo 2**64 (two's complement), u32 modulo 2**32; float -> int saturates.
 
-_RANGES = {"int": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1), "u32": (0, 2**32 - 1)}
+# (f16, i8, i16, u8, u16: the narrow types are computed in 32 bits, float32 / int32, and
+# converted back after every operation: ints wrap, f16 rounds to nearest even, overflow +-inf)
+
+_BITS = {"int": 32, "i64": 64, "u32": 32, "u64": 64, "i8": 8, "u8": 8, "i16": 16, "u16": 16}
+_RANGES = {
+    t: ((0, 2**b - 1) if t[0] == "u" else (-(2 ** (b - 1)), 2 ** (b - 1) - 1))
+    for t, b in _BITS.items()
+}
+_F16 = struct.Struct("<e")
+
+
+def f16(x: float) -> float:
+    """Round a Python float to the nearest float16 (ties to even); overflow gives +-inf."""
+    try:
+        return _F16.unpack(_F16.pack(x))[0]
+    except OverflowError:
+        return math.copysign(INF, x)
 
 
 def wrap_to(x: int, t: str) -> int:
-    if t == "u32":
-        return x & 0xFFFFFFFF
-    if t == "i64":
-        return ((x + 2**63) & (2**64 - 1)) - 2**63
-    return wrap(x)
+    if t == "int":
+        return wrap(x)
+    bits = _BITS[t]
+    v = x & ((1 << bits) - 1)
+    if t[0] == "i" and v >> (bits - 1):
+        v -= 1 << bits
+    return v
 
 
 def f2w(x: float, t: str) -> int:
@@ -400,7 +418,7 @@ def wmod(a: int, b: int, t: str) -> int:
 
 
 def wpow(a: int, e: int, t: str) -> int:
-    return wrap_to(pow(a, e, 1 << (64 if t == "i64" else 32)), t)
+    return wrap_to(pow(a, e, 1 << max(_BITS[t], 32)), t)
 
 
 def fdiv64(a: float, b: float) -> float:

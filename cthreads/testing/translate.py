@@ -31,9 +31,38 @@ _INDEX_VARS = {
 }
 SCALARS = ("int", "float", "bool")
 # explicit types of cthreads.gpu: f32/i32 are float/int; f64, i64, u32 are types of their own
-EXPLICIT = {"f32": "float", "i32": "int", "f64": "f64", "i64": "i64", "u32": "u32"}
-WIDE_INTS = ("i64", "u32")
-_ZERO = {"int": "0", "float": "0.0", "bool": "False", "f64": "0.0", "i64": "0", "u32": "0"}
+EXPLICIT = {
+    "f32": "float", "i32": "int", "f64": "f64", "i64": "i64", "u32": "u32", "u64": "u64",
+    "f16": "f16", "i8": "i8", "u8": "u8", "i16": "i16", "u16": "u16",
+}  # fmt: skip
+WIDE_INTS = ("i64", "u32", "u64")
+NARROW_INTS = ("i8", "u8", "i16", "u16")  # computed as int32, wrapped after every operation
+NARROW = ("f16",) + NARROW_INTS
+XTYPES = ("f64", "f16") + WIDE_INTS + NARROW_INTS  # the explicit types beyond int/float/bool
+_ZERO = {"int": "0", "float": "0.0", "bool": "False", "f64": "0.0", "f16": "0.0"}
+_ZERO.update({t: "0" for t in WIDE_INTS + NARROW_INTS})
+# (kind, bits) of every type, for promotion
+TYPE_INFO = {
+    "int": ("int", 32), "float": ("float", 32), "f64": ("float", 64), "f16": ("float", 16),
+    "i64": ("int", 64), "u32": ("uint", 32), "u64": ("uint", 64), "i8": ("int", 8),
+    "u8": ("uint", 8), "i16": ("int", 16), "u16": ("uint", 16),
+}  # fmt: skip
+
+
+def narrow_wrap(code: str, t: str) -> str:
+    """The 32-bit result `code` converted back to narrow type `t`."""
+    return f"_ct_h({code})" if t == "f16" else f"_ct_w({code}, {t!r})"
+
+
+def widening(src: str, dst: str) -> bool:
+    """Implicit conversions (assignments): int/bool to any float, a wider type of one kind,
+    unsigned into a wider signed type."""
+    if src == "bool":
+        return dst != "bool"
+    (ks, bs), (kd, bd) = TYPE_INFO[src], TYPE_INFO[dst]
+    if kd == "float":
+        return ks != "float" or bs < bd
+    return bs < bd and (ks == kd or (ks == "uint" and kd == "int"))
 
 
 class Lit(str):
@@ -50,11 +79,11 @@ def _lit(code: str, exact) -> Lit:
 
 
 def _is_float(t: str) -> bool:
-    return t in ("float", "f64")
+    return t in ("float", "f64", "f16")
 
 
 def _is_int(t: str) -> bool:
-    return t in ("int", "i64", "u32")
+    return t == "int" or t in WIDE_INTS or t in NARROW_INTS
 
 
 _MISSING = object()
@@ -181,7 +210,7 @@ class ExprTranslator:
     def coerce(code: str, src: str, dst: str) -> str:
         if src == dst:
             return code
-        if src in ("f64",) + WIDE_INTS or dst in ("f64",) + WIDE_INTS:
+        if src in XTYPES or dst in XTYPES:
             return ExprTranslator.convert_explicit(code, src, dst)
         if dst == "float":
             if _INT_LITERAL.fullmatch(code):  # fold constants: they are common in kernels
@@ -197,17 +226,21 @@ class ExprTranslator:
     def convert_explicit(code: str, src: str, dst: str) -> str:
         """Conversions involving f64 / i64 / u32 (any pair, as the explicit casts)."""
         if isinstance(code, Lit):
-            if dst == "f64" or (dst == "float" and src == "f64"):
+            if dst in ("f64", "f16") or (dst == "float" and src in ("f64", "f16")):
                 v = float(code.exact)
-                return _lit(_float_literal(v if dst == "f64" else S.f32(v)), v)
+                r = v if dst == "f64" else S.f16(v) if dst == "f16" else S.f32(v)
+                return _lit(_float_literal(r), r if dst == "f16" else v)
             if _is_int(dst) and not isinstance(code.exact, float):
-                return _lit(repr(S.wrap_to(int(code.exact), dst)), int(code.exact))
+                w = S.wrap_to(int(code.exact), dst)
+                return _lit(repr(w), w if dst in NARROW_INTS else int(code.exact))
         if dst == "bool":
             return f"_ct_bool({code})"
         if dst == "f64":
             return f"_ct_dbl({code})"
+        if dst == "f16":
+            return f"_ct_h({code})"
         if dst == "float":
-            return f"_ct_f({code})" if src == "f64" else f"_ct_i2f({code})"
+            return f"_ct_f({code})" if _is_float(src) else f"_ct_i2f({code})"
         # an int type
         if _is_float(src):
             return f"_ct_f2w({code}, {dst!r})"
@@ -219,15 +252,20 @@ class ExprTranslator:
     def join(a: str, b: str) -> str:
         """The common type of two operands (Python promotion: bool < int < float; explicit
         types: the wider of one kind, the float type over an int type, no signed/unsigned mix)."""
-        if a in ("f64",) + WIDE_INTS or b in ("f64",) + WIDE_INTS:
+        if a in XTYPES or b in XTYPES:
             a, b = ("int" if a == "bool" else a), ("int" if b == "bool" else b)
             if a == b:
                 return a
-            if _is_float(a) or _is_float(b):
-                return "f64" if "f64" in (a, b) else "float"
-            if "u32" in (a, b):
+            (ka, ba), (kb, bb) = TYPE_INFO[a], TYPE_INFO[b]
+            if ka == "float" or kb == "float":
+                floats = [(TYPE_INFO[t][1], t) for t in (a, b) if TYPE_INFO[t][0] == "float"]
+                return max(floats)[1]
+            if ka != kb:
+                (bs, s_), (bu, _) = ((ba, a), (bb, b)) if ka == "int" else ((bb, b), (ba, a))
+                if bu < bs:
+                    return s_  # unsigned into a wider signed type
                 raise EmulationError(f"cannot mix {a} and {b} (signed and unsigned) without a cast")
-            return "i64"
+            return a if ba >= bb else b
         if "float" in (a, b):
             return "float"
         if "int" in (a, b):
@@ -236,9 +274,9 @@ class ExprTranslator:
 
     def adapt(self, a: str, ta: str, b: str, tb: str) -> tuple[str, str, str, str]:
         """A literal operand takes the explicit type (f64, i64, u32) of the other operand."""
-        if isinstance(a, Lit) and tb in ("f64",) + WIDE_INTS and (_is_float(tb) or ta == "int"):
+        if isinstance(a, Lit) and _adapts(a, ta, tb):
             a, ta = self.coerce(a, ta, tb), tb
-        if isinstance(b, Lit) and ta in ("f64",) + WIDE_INTS and (_is_float(ta) or tb == "int"):
+        if isinstance(b, Lit) and _adapts(b, tb, ta):
             b, tb = self.coerce(b, tb, ta), ta
         return a, ta, b, tb
 
@@ -337,6 +375,8 @@ class ExprTranslator:
             raise self.error(node, "list index must be an int (use int(...))")
         if t in WIDE_INTS:
             return wrapped(code)  # converted to int32, as the compiler does
+        if t in NARROW_INTS:
+            return code
         return code if t == "int" else f"_ct_int({code})"
 
     def load(self, arr: tuple[str, str, str, str], idx: str) -> str:
@@ -357,10 +397,10 @@ class ExprTranslator:
         code, t = self.expr(operand)
         if isinstance(node.op, ast.UAdd):
             return (code, t) if t != "bool" else (f"_ct_int({code})", "int")
-        if t in ("f64",) + WIDE_INTS:
+        if t in XTYPES:
             if isinstance(node.op, ast.USub):
-                return (f"(-{code})", t) if t == "f64" else (f"_ct_w(-{code}, {t!r})", t)
-            if isinstance(node.op, ast.Invert) and t != "f64":
+                return (f"(-{code})", t) if _is_float(t) else (f"_ct_w(-{code}, {t!r})", t)
+            if isinstance(node.op, ast.Invert) and not _is_float(t):
                 return f"_ct_w(~{code}, {t!r})", t
             raise self.error(node, f"unsupported unary operator on {t}")
         if isinstance(node.op, ast.USub):
@@ -375,8 +415,12 @@ class ExprTranslator:
         a, ta = self.expr(node.left)
         b, tb = self.expr(node.right)
         op = type(node.op).__name__
-        if ta in ("f64",) + WIDE_INTS or tb in ("f64",) + WIDE_INTS:
+        if ta in XTYPES or tb in XTYPES:
             return self.binop_explicit(node, op, a, ta, b, tb)
+        return self.binop_legacy(node, op, a, ta, b, tb)
+
+    def binop_legacy(self, node, op: str, a: str, ta: str, b: str, tb: str):
+        """Operators on int / float / bool operands."""
         if op == "Pow":
             lit = node.right
             if (
@@ -431,8 +475,12 @@ class ExprTranslator:
             t = "int" if ta == "bool" else ta
             if _is_float(t) or _is_float(tb):
                 raise self.error(node, "shifts need int operands")
-            bits = 64 if t == "i64" else 32
+            bits = 64 if t in ("i64", "u64") else 32
             a = self.coerce(a, ta, t)
+            if t in NARROW_INTS:  # shifted as int32 (count modulo 32), then wrapped
+                if op == "LShift":
+                    return f"_ct_w({a} << ({b} & 31), {t!r})", t
+                return f"({a} >> ({b} & 31))", t
             if op == "LShift":
                 return f"_ct_w({a} << ({b} & {bits - 1}), {t!r})", t
             return f"({a} >> ({b} & {bits - 1}))", t
@@ -442,6 +490,10 @@ class ExprTranslator:
         except EmulationError as exc:
             raise self.error(node, str(exc)) from None
         a, b = self.coerce(a, ta, t), self.coerce(b, tb, t)
+        if t in NARROW:  # computed in 32 bits, converted back (the compiler's widen_narrow)
+            w = "float" if t == "f16" else "int"
+            code, rt = self.binop_legacy(node, op, self.coerce(a, t, w), w, self.coerce(b, t, w), w)
+            return (narrow_wrap(code, t), t) if rt == w else (code, rt)
         if op in ("BitAnd", "BitOr", "BitXor"):
             if _is_float(t):
                 raise self.error(node, "bitwise operators need int or bool operands")
@@ -530,6 +582,21 @@ class ExprTranslator:
         from .translate_calls import call
 
         return call(self, node)
+
+
+def _adapts(lit: Lit, t: str, other: str) -> bool:
+    """A literal takes the explicit type of the other operand: floats only a float type (not
+    float32), ints an int type whose range holds them (narrow ints) or any int type."""
+    if other not in XTYPES:
+        return False
+    if other in ("f64", "f16"):
+        return _is_float(t) or t == "int"
+    if t != "int":
+        return False
+    if other in NARROW_INTS:
+        lo, hi = S._RANGES[other]
+        return lo <= int(lit.exact) <= hi
+    return True
 
 
 def _float_literal(x: float) -> str:

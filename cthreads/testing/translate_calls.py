@@ -9,7 +9,7 @@ import builtins
 import math
 
 from . import semantics as S
-from .translate import _MISSING, EXPLICIT, ExprTranslator, Lit
+from .translate import _MISSING, EXPLICIT, XTYPES, ExprTranslator, Lit, _adapts, _is_float
 from .translate_subgroup import SUBGROUP_TAGS, SUBGROUP_VALUES
 
 _BUILTINS = {"abs", "min", "max", "int", "float", "bool", "len"}
@@ -101,7 +101,7 @@ def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
         code, t = vals[0]
         if what == "int":
             return (
-                f"_ct_f2i({code})" if t in ("float", "f64") else tr.coerce(code, t, "int")
+                f"_ct_f2i({code})" if t in ("float", "f64", "f16") else tr.coerce(code, t, "int")
             ), "int"
         if what == "float":
             return tr.coerce(code, t, "float"), "float"
@@ -110,9 +110,9 @@ def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
         if len(vals) != 1:
             raise tr.error(node, "abs() takes one argument")
         code, t = vals[0]
-        if t == "f64":
+        if t in ("f64", "f16"):
             return f"_ct_abs({code})", t
-        if t in ("i64", "u32"):
+        if t in XTYPES:
             return f"_ct_w(_ct_abs({code}), {t!r})", t
         return (f"_ct_abs({code})" if t == "float" else f"_ct_iabs({tr.coerce(code, t, 'int')})"), (
             "float" if t == "float" else "int"
@@ -120,14 +120,10 @@ def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
     # min / max
     if len(vals) < 2:
         raise tr.error(node, f"{what}() takes two or more numbers in kernels (no iterables)")
-    ref = next(
-        (ti for c, ti in vals if ti in ("f64", "i64", "u32") and not isinstance(c, Lit)), None
-    )
+    ref = next((ti for c, ti in vals if ti in XTYPES and not isinstance(c, Lit)), None)
     if ref is not None:
         vals = [
-            (tr.coerce(c, ti, ref), ref)
-            if isinstance(c, Lit) and (ref == "f64" or ti == "int")
-            else (c, ti)
+            (tr.coerce(c, ti, ref), ref) if isinstance(c, Lit) and _adapts(c, ti, ref) else (c, ti)
             for c, ti in vals
         ]
     t = vals[0][1]
@@ -148,11 +144,15 @@ def _cast(tr: ExprTranslator, node: ast.Call, name: str) -> tuple[str, str]:
     arg = node.args[0]
     neg = isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub)
     lit = arg.operand if neg else arg
-    if isinstance(lit, ast.Constant) and type(lit.value) is int and dst != "f64" and dst != "float":
+    if (
+        isinstance(lit, ast.Constant)
+        and type(lit.value) is int
+        and dst not in ("f64", "f16", "float")
+    ):
         v = -lit.value if neg else lit.value
         return repr(S.wrap_to(v, dst)), dst
     code, t = tr.expr(arg)
-    if dst == "int" and t in ("float", "f64"):
+    if dst == "int" and t in ("float", "f64", "f16"):
         return f"_ct_f2i({code})", "int"  # as int(x)
     return tr.coerce(code, t, dst), dst
 
@@ -177,10 +177,14 @@ def _math(tr: ExprTranslator, node: ast.Call, name: str) -> tuple[str, str]:
     if len(node.args) != arity:
         raise tr.error(node, f"math.{name}() takes {arity} argument(s)")
     codes = []
-    for a in node.args:
-        code, t = tr.expr(a)
+    for code, t in args64:
         codes.append(tr.coerce(code, t, "float"))
     if name in S.APPROXIMATE:
         tr.uses_approx = True
     kind = {"f": "float", "i": "int", "b": "bool"}[result]
+    half = any(t == "f16" for _, t in args64) and all(
+        t == "f16" or not _is_float(t) or isinstance(c, Lit) for c, t in args64
+    )
+    if half and kind == "float":  # f16 math: computed in float32, rounded to f16
+        return f"_ct_h(_ct_m_{name}({', '.join(codes)}))", "f16"
     return f"_ct_m_{name}({', '.join(codes)})", kind

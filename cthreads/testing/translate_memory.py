@@ -54,6 +54,8 @@ class MemoryTranslator(ExprTranslator):
         if arr is None:
             raise self.error(call, f"{what}() updates a list parameter or a shared array")
         name, data, length, elem = arr
+        if elem in ("f64", "f16", "i8", "u8", "i16", "u16"):
+            raise self.error(call, f"{what}() does not work on {elem} elements")
         if elem == "bool" or (elem == "float" and what in _INT_ONLY):
             raise self.error(call, f"{what}() does not work on {elem} elements")
         if name in self.lists:
@@ -79,6 +81,8 @@ class MemoryTranslator(ExprTranslator):
 def _new_value(what: str, elem: str, old: str, vals: list[str]) -> str:
     v = vals[0]
     if what == "atomic_add":
+        if elem in ("i64", "u32", "u64"):
+            return f"_ct_w({old} + {v}, {elem!r})"
         return wrapped(f"{old} + {v}") if elem == "int" else f"_ct_f({old} + {v})"
     if what == "atomic_min":
         return f"_ct_fmin({old}, {v})"

@@ -12,7 +12,17 @@ import types
 import weakref
 
 from . import semantics as S
-from .translate import _ZERO, EXPLICIT, SCALARS, Lit, Translation, parse_kernel, wrapped
+from .translate import (
+    _ZERO,
+    EXPLICIT,
+    SCALARS,
+    Lit,
+    Translation,
+    _adapts,
+    parse_kernel,
+    widening,
+    wrapped,
+)
 from .translate_memory import MemoryTranslator
 from .translate_subgroup import SUBGROUP_OPS, SubgroupTranslator, uses_subgroups
 
@@ -117,17 +127,9 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator):
             return code
         if (src, dst) in (("int", "float"), ("bool", "float"), ("bool", "int")):
             return self.coerce(code, src, dst)
-        if (
-            isinstance(code, Lit)
-            and (dst in ("f64", "i64", "u32"))
-            and (dst == "f64" or src == "int")
-        ):
+        if isinstance(code, Lit) and _adapts(code, src, dst):
             return self.coerce(code, src, dst)  # a literal takes the target's type
-        widening = {
-            ("int", "i64"), ("int", "f64"), ("float", "f64"), ("i64", "f64"), ("u32", "f64"),
-            ("bool", "i64"), ("bool", "u32"), ("bool", "f64"), ("i64", "float"), ("u32", "float"),
-        }  # fmt: skip
-        if (src, dst) in widening:
+        if dst != "bool" and widening(src, dst):
             return self.coerce(code, src, dst)
         raise self.error(node, f"cannot store a {src} in {what} of type {dst} (convert explicitly)")
 
@@ -440,6 +442,7 @@ def runtime_namespace() -> dict:
         "_ct_size": _shared_size,
         "_ct_same_bits": S.same_f32_bits,
         "_ct_w": S.wrap_to,
+        "_ct_h": S.f16,
         "_ct_dbl": float,
         "_ct_f2w": S.f2w,
         "_ct_wdiv": S.wdiv,

@@ -272,7 +272,7 @@ CASES = [
     ("arena-length-changed", arena_length_changed, GpuInvalidArgument, "with 3 elements but now has 2"),
     ("arena-sync-unknown", arena_sync_unknown, GpuInvalidArgument, "no binding named `y`"),
     ("arena-empty", lambda: GpuArena().bind(x=[]), GpuInvalidArgument, "empty"),
-    ("arena-bad-dtype", lambda: GpuArena().bind(x=np.zeros(2)), TypeError, "float64"),
+    ("arena-bad-dtype", lambda: GpuArena().bind(x=np.zeros(2, complex)), TypeError, "complex128"),
 ]
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .. import ir
 from ..intrinsics import INTRINSICS
-from ..ir import BOOL, F32, F64, I32, BinOp
+from ..ir import BOOL, F16, F32, F64, I32, BinOp
 from . import subgroup as sg
 from . import typerules as tr
 from .memory import ATOMIC_OPS, SHARED_FORM, atomic_form
@@ -249,7 +249,7 @@ class CallLowerer:
                 f"{name}(a, b, ...) of values, or a for-range loop over the list",
             )
         self.arity(node, name, 2, 99)
-        values = [self.x.expr(a) for a in node.args]
+        values = tr.adapt_all([self.x.expr(a) for a in node.args])
         t = values[0].type
         for v in values[1:]:
             t = tr.join(t, v.type)
@@ -363,6 +363,11 @@ class CallLowerer:
                     )
                 ft = F64
                 args = tr.adapt_all(args)
+            elif any(a.type == F16 for a in args) and all(
+                a.type == F16 or not a.type.is_float or isinstance(a, ir.Const) for a in args
+            ):
+                # f16 math: computed in float32 and rounded to f16 (passes.widen_narrow)
+                ft = F16
             args = [tr.cast(a, ft) for a in args]
             result = _RESULT[spec.result] if spec.result != "same" else ft
             if result == F32:

@@ -99,6 +99,7 @@ def lower_kernel(
         shared=tuple(ctx.shared_arrays),
         type_lines=tuple(sorted(ctx.type_lines.items())),
     )
+    kernel = passes.widen_narrow(kernel)
     return passes.optimize(kernel) if optimize else passes.annotate_usage(kernel)
 
 

@@ -38,6 +38,16 @@ _INT_ONLY = (AtomicOp.AND, AtomicOp.OR, AtomicOp.XOR)
 ELEM_BYTES = 4  # int, float and bool (32-bit in workgroup memory)
 
 
+def elem_bytes(t: ir.Scalar) -> int:
+    """Bytes per element of a shared array of `t` (bool: 4; f16 2; i8 1; f64 8; ...)."""
+    return ELEM_BYTES if t.is_bool else t.bits // 8
+
+
+# element types atomics work on (SPIR-V atomics need 32- or 64-bit ints; floats go through a
+# 32-bit compare-exchange loop)
+ATOMIC_TYPES = (ir.I32, ir.U32, ir.I64, ir.U64, ir.F32)
+
+
 def atomic_form(name: str) -> str:
     args = "xs, i, expected, new" if name == "atomic_compare_exchange" else "xs, i, v"
     return (
@@ -97,7 +107,7 @@ class MemoryLowerer:
                 "shared(float, 256)",
             )
         elem = type_from_node(call.args[0])
-        if not isinstance(elem, ir.Scalar) or not tr.is_legacy(elem):
+        if not isinstance(elem, ir.Scalar):
             s.fail(
                 call.args[0],
                 f"unsupported shared array element type `{ast.unparse(call.args[0])}`",
@@ -106,10 +116,12 @@ class MemoryLowerer:
         size = self._size(call.args[1])
         line = ctx.source.position(node)[0]
         array = ir.SharedArray(name, elem, size, line)
-        used = sum(a.size * ELEM_BYTES for a in ctx.shared_arrays) + size * ELEM_BYTES
+        if not tr.is_legacy(elem):
+            ctx.note_type(elem, call.args[0])
+        used = sum(a.size * elem_bytes(a.elem) for a in [*ctx.shared_arrays, array])
         if ctx.max_shared_memory is not None and used > ctx.max_shared_memory:
             parts = ", ".join(
-                f"`{a.name}` {a.size * ELEM_BYTES}" for a in [*ctx.shared_arrays, array]
+                f"`{a.name}` {a.size * elem_bytes(a.elem)}" for a in [*ctx.shared_arrays, array]
             )
             s.fail(
                 call,
@@ -175,11 +187,18 @@ class MemoryLowerer:
         else:
             p = self.ctx.params[index]
             elem, shown = p.type.elem, f"`{p.name}` ({python_type_name(p.type)})"  # type: ignore[union-attr]
-        if not tr.is_legacy(elem):
+        if not elem.is_bool and elem not in ATOMIC_TYPES:
             s.fail(
                 call.args[0],
-                f"atomics need int or float (int32/float32) elements; {shown} holds {elem}",
-                "a list[int] or list[float]",
+                f"atomics need int, float, u32, i64 or u64 elements (32/64-bit ints, float32); "
+                f"{shown} holds {elem}",
+                "a list[int], list[float], list[u32], list[i64] or list[u64]",
+            )
+        if space == "shared" and elem.bits == 64:
+            s.fail(
+                call.args[0],
+                f"64-bit atomics work on lists, not on shared arrays; {shown} holds {elem}",
+                "a shared array of int or u32, or atomics on a list[i64]/list[u64]",
             )
         if elem.is_bool:
             s.fail(

@@ -136,6 +136,9 @@ class OperatorLowering:
             if irop in (BinOp.SHL, BinOp.SHR):
                 # the result has the left operand's type; the count only says how far
                 t = tr.arith_type(a.type)
+                if tr.is_narrow(t):  # shifted in 32 bits (count modulo 32), then wrapped
+                    w = tr.wide(t)
+                    return tr.cast(ir.Binary(w, irop, tr.cast(a, w), tr.cast(b, w)), t)
                 return ir.Binary(t, irop, tr.cast(a, t), tr.cast(b, t))
             a, b = tr.adapt(a, b)
             t = tr.join(a.type, b.type)

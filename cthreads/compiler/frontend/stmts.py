@@ -283,8 +283,10 @@ class StmtLowerer(Located):
             vt = value.type
             if vt == t:
                 return value
-            if (t.is_float and (vt.is_int or (vt.is_float and vt.bits < t.bits))) or (
-                t.kind == vt.kind and vt.bits < t.bits
+            if (
+                (t.is_float and (vt.is_int or (vt.is_float and vt.bits < t.bits)))
+                or (t.kind == vt.kind and vt.bits < t.bits)
+                or (t.kind == "int" and vt.kind == "uint" and vt.bits < t.bits)
             ):
                 return tr.cast(value, t)  # widening: no loss of meaning
             if not t.is_bool:

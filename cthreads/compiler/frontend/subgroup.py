@@ -124,11 +124,13 @@ def lower(
         val = s.x.expr(call.args[0])
         if op in _ARITH or op in _SCANS:
             val = tr.cast(val, tr.arith_type(val.type))  # bools add up as ints
-        if not tr.is_legacy(val.type):
+        if val.type.bits != 32:
             s.fail(
                 call.args[0],
-                f"{name}() takes int, float or bool values; this is {tr.a_type(val.type)}",
-                "convert it explicitly, e.g. float(x) or int(x)",
+                f"{name}() takes 32-bit values (int, float, bool, u32); this is "
+                f"{tr.a_type(val.type)} (other widths need shaderSubgroupExtendedTypes, which "
+                "cthreads does not enable)",
+                "convert it explicitly, e.g. float(x), int(x) or u32(x)",
             )
         t = val.type
     else:

@@ -3,11 +3,17 @@
 Python's meaning on device types: bool takes part in arithmetic as int, int meets float as
 float, ints are int32 (literals must fit; arithmetic wraps), floats are float32.
 
-The explicit types of `cthreads.gpu` (f32, f64, i32, i64, u32) add these rules (docs/
-language-extensions.md, "More scalar types"): a mix promotes to the wider type of the same kind
-(i32 + i64 -> i64, f32 + f64 -> f64); an int type meeting a float type gives the float type; a
-literal (or other compile-time constant) takes the type of the other operand; signed meeting
-unsigned (i32/i64 with u32) is an error asking for an explicit cast.
+The explicit types of `cthreads.gpu` (f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64) add
+these rules (docs/language-extensions.md, "More scalar types"): a mix promotes to the wider type
+of the same kind (i32 + i64 -> i64, f32 + f64 -> f64); an int type meeting a float type gives the
+float type; an unsigned type meeting a strictly wider signed type gives the signed type (u8 + i32
+-> i32, u32 + i64 -> i64); other signed/unsigned mixes are an error asking for an explicit cast;
+a literal (or other compile-time constant) takes the type of the other operand (an int literal
+only where it fits that type's range).
+
+The narrow types (f16, i8, i16, u8, u16) are computed in 32 bits and converted back after every
+operation (`widen_narrow` in passes.py): a same-type result wraps (ints, as numpy) or rounds to
+float16 (f16), which is what a native narrow operation gives.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import math
 import struct
 
 from .. import ir
-from ..ir import BOOL, F32, I32, Scalar
+from ..ir import BOOL, F16, F32, I32, Scalar
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 _F32_MAX = 3.4028234663852886e38
@@ -37,6 +43,32 @@ def to_f32(value: float) -> float:
 def fits_f32(value: float) -> bool:
     """False for finite values that float32 cannot hold (they would become inf)."""
     return not math.isfinite(value) or abs(value) <= _F32_MAX * (1 + 2**-25)
+
+
+def to_f16(value: float) -> float:
+    """`value` rounded to the nearest float16 (ties to even; overflow gives +-inf)."""
+    try:
+        return struct.unpack("<e", struct.pack("<e", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def is_narrow(t: Scalar) -> bool:
+    """f16, i8, i16, u8, u16: types computed in 32 bits (`wide`) and converted back."""
+    return t.bits < 32 and not t.is_bool
+
+
+def wide(t: Scalar) -> Scalar:
+    """The 32-bit type a narrow type is computed in (f16 -> f32, narrow ints -> i32)."""
+    if not is_narrow(t):
+        return t
+    return F32 if t.is_float else I32
+
+
+def int_range(t: Scalar) -> tuple[int, int]:
+    if t.kind == "uint":
+        return 0, (1 << t.bits) - 1
+    return -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
 
 
 def wrap_int(value: int, t: Scalar) -> int:
@@ -60,6 +92,8 @@ def const(value: float | bool, t: Scalar | None = None) -> ir.Const:
     if t.is_float:
         if t.bits == 64:
             return ir.Const(t, float(value))
+        if t.bits == 16:
+            return ir.Const(F16, to_f16(float(value)))
         return ir.Const(F32, to_f32(float(value)), exact)
     if t == I32:
         return ir.Const(t, wrap_i32(int(value)), exact)
@@ -93,8 +127,10 @@ def _adapt_one(c: ir.Expr, other: Scalar) -> ir.Expr:
         return c
     value = c.exact if c.exact is not None else c.value
     if other.is_int and c.type.is_int:
+        if other.bits < 32 and not (int_range(other)[0] <= int(value) <= int_range(other)[1]):
+            return c  # a literal outside the narrow type's range keeps its int type
         return const(int(value), other)
-    if other.is_float and other.bits == 64 and c.type.is_float:
+    if other.is_float and other.bits != 32 and c.type.is_float:
         return const(float(value), other)
     return c
 
@@ -122,6 +158,9 @@ def join(a: Scalar, b: Scalar) -> Scalar:
     if a.is_float or b.is_float:
         return max((t for t in (a, b) if t.is_float), key=lambda t: t.bits)
     if a.kind != b.kind:
+        signed, unsigned = (a, b) if a.kind == "int" else (b, a)
+        if unsigned.bits < signed.bits:
+            return signed  # every unsigned value fits the wider signed type
         raise TypeMixError(
             f"cannot mix {type_name(a)} and {type_name(b)} (signed and unsigned) without a cast",
             "an explicit cast, e.g. u32(x) or i64(x)",
@@ -138,7 +177,7 @@ def cast(expr: ir.Expr, t: Scalar) -> ir.Expr:
             if not math.isfinite(expr.value):
                 return ir.Cast(t, expr)  # left to the device (undefined there, as in C)
             return const(int(expr.value), t)
-        if t.is_float and t.bits == 64 and isinstance(expr.exact, float):
+        if t.is_float and t.bits != 32 and isinstance(expr.exact, float):
             return const(expr.exact, t)
         return const(expr.value, t)
     return ir.Cast(t, expr)

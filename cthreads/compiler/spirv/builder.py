@@ -32,6 +32,14 @@ def f32_bits(value: float) -> int:
         return 0xFF800000 if value < 0 else 0x7F800000
 
 
+def f16_bits(value: float) -> int:
+    """The IEEE binary16 bit pattern of `value` (rounded to nearest even; overflow gives +-inf)."""
+    try:
+        return struct.unpack("<H", struct.pack("<e", value))[0]
+    except OverflowError:
+        return 0xFC00 if value < 0 else 0x7C00
+
+
 class Module:
     """The sections of one SPIR-V module plus id allocation and interning tables."""
 
@@ -180,10 +188,14 @@ class Module:
         if kind == "float":
             if width == 64:
                 bits = struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+            elif width == 16:
+                bits = f16_bits(float(value))
             else:
                 bits = f32_bits(float(value))
         elif kind == "int":
             bits = int(value) & ((1 << width) - 1)
+            if width < 32 and tkey[2] and bits >> (width - 1):
+                bits |= 0xFFFFFFFF ^ ((1 << width) - 1)  # narrow signed: sign-extended word
         else:
             raise TypeError(f"no scalar constants of type {tkey}")
         key = ("const", type_id, bits)

@@ -61,6 +61,15 @@ _BUILTIN_VAR = {
 }
 
 
+_TYPE_CAPABILITY = {
+    (True, 16): Capability.Float16,
+    (True, 64): Capability.Float64,
+    (False, 8): Capability.Int8,
+    (False, 16): Capability.Int16,
+    (False, 64): Capability.Int64,
+}
+
+
 class ListInfo:
     """How codegen reaches one list parameter."""
 
@@ -73,6 +82,14 @@ class ListInfo:
         self.ptr_type, self.elem_ptr = ptr_type, elem_ptr
         self.base = 0  # SSA id of the block pointer inside `body`
         self.len = 0  # SSA id of the element count (i32) inside `body`
+
+
+def _push_type(t: ir.Scalar) -> ir.Scalar:
+    """The type a scalar parameter has in the parameter block: narrow types widen to 32 bits
+    (f16 -> f32, i8/i16 -> i32, u8/u16 -> u32)."""
+    if t.bits >= 32 or t.is_bool:
+        return t
+    return ir.F32 if t.is_float else ir.Scalar(t.kind, 32)
 
 
 class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
@@ -111,13 +128,14 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
     def ty(self, t: ir.Scalar) -> int:
         tid = self._types.get(t)
         if tid is None:
-            if t.bits == 64:
-                # capabilities only where a 64-bit type is used (compile.py checked the target)
-                self.m.capability(Capability.Float64 if t.is_float else Capability.Int64)
-            if t.kind in ("int", "uint") and t.bits in (32, 64):
+            # capabilities only where a type is used (compile.py checked the target)
+            cap = _TYPE_CAPABILITY.get((t.is_float, t.bits))
+            if cap is not None:
+                self.m.capability(cap)
+            if t.kind in ("int", "uint") and t.bits in (8, 16, 32, 64):
                 tid = self.m.t_int(t.bits, t.kind == "int")
-            elif t.kind == "float" and t.bits == 64:
-                tid = self.m.t_float(64)
+            elif t.kind == "float" and t.bits in (16, 64):
+                tid = self.m.t_float(t.bits)
             else:
                 raise NotImplementedError(f"scalar type {t} is not supported by codegen yet")
             self._types[t] = tid
@@ -162,8 +180,16 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
                     storage, align = m.t_int(8, False), 1
                 else:  # never dereferenced: any element type will do, and 32-bit needs no capability
                     storage, align = m.t_int(32, False), 4
+            elif elem.bits < 32 and i not in u.loads and i not in u.stores:
+                storage, align = m.t_int(32, False), 4  # never dereferenced (as list[bool])
             else:
                 storage, align = self.ty(elem), elem.bits // 8
+                if elem.bits < 32:  # f16/i16/u16 and i8/u8 elements in a storage buffer
+                    m.capability(
+                        Capability.StorageBuffer16BitAccess
+                        if elem.bits == 16
+                        else Capability.StorageBuffer8BitAccess
+                    )
             arr = m.t_runtime_array(storage, align)
             blk = m.t_struct([arr], [0], block=True)
             m.name(blk, f"{p.name}_t")
@@ -188,8 +214,10 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
                 t, align = self.lists[f.param].ptr_type, 8
             elif f.role == "scalar":
                 pt = self.k.params[f.param].type
-                t = self.t_i32 if pt.is_bool else self.ty(pt)
-                align = 4 if pt.is_bool else pt.bits // 8
+                # bool and the narrow types travel as 32-bit values (no 8/16-bit push
+                # constants needed); the body converts them on entry (`scalar_in`)
+                t = self.t_i32 if pt.is_bool else self.ty(_push_type(pt))
+                align = 4 if pt.is_bool else max(pt.bits, 32) // 8
             else:
                 t, align = self.t_i32, 4
             self._member[(f.role, f.param)] = (len(members), t, align)
@@ -227,6 +255,15 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
                 m.const(self.t_i32, idx),
             )
             Module.emit(code, Op.Load, t, val, ac)
+        if role == "scalar":
+            pt = self.k.params[param].type
+            if _push_type(pt) != pt and not pt.is_bool:  # a narrow scalar: convert from 32 bits
+                nt, out = self.ty(pt), m.new_id()
+                conv = (
+                    Op.FConvert if pt.is_float else Op.SConvert if pt.kind == "int" else Op.UConvert
+                )
+                Module.emit(code, conv, nt, out, val)
+                return out
         return val
 
     # ------------------------------------------------------------------- functions
@@ -262,7 +299,9 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
             if role == "addr":
                 ptypes.append(self.lists[i].ptr_type)
             elif role == "scalar":
-                ptypes.append(self._member[("scalar", i)][1])
+                pt = self.k.params[i].type
+                narrow = _push_type(pt) != pt and not pt.is_bool
+                ptypes.append(self.ty(pt) if narrow else self._member[("scalar", i)][1])
             else:
                 ptypes.append(self.t_i32)
         body_id = self._body_function(inputs, ptypes, k.name)

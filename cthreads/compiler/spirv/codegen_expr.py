@@ -211,6 +211,8 @@ class ExprGen:
                 return self.op(Op.FConvert, self.ty(dst), x)  # f32 <-> f64 (rounds to nearest)
             return self.op(Op.ConvertSToF if src.kind == I else Op.ConvertUToF, self.ty(dst), x)
         if src.is_float:
+            if src.bits == 16:  # f16 -> f32 is exact; the saturating conversion runs in f32
+                src, x = ir.F32, self.op(Op.FConvert, self.t_f32, x)
             return self.f_to_i(x, src, dst)
         if src.bits == dst.bits:
             return self.op(Op.Bitcast, self.ty(dst), x)  # int <-> uint, same width

@@ -15,8 +15,9 @@ through a bitcast physical pointer, shared float arrays touched by atomics store
 from __future__ import annotations
 
 from .. import ir
+from ..ranges import shared_accesses_in_range
 from .builder import Module
-from .codegen_expr import CodegenError
+from .codegen_expr import CodegenError, UnsupportedFeature
 from .grammar import BuiltIn, Capability, Op, Scope, StorageClass
 
 SEM_RELAXED = 0
@@ -30,6 +31,9 @@ _INT_ATOMIC = {
     ir.AtomicOp.XOR: Op.AtomicXor,
     ir.AtomicOp.EXCHANGE: Op.AtomicExchange,
 }
+
+
+_UINT_ATOMIC = {ir.AtomicOp.MIN: Op.AtomicUMin, ir.AtomicOp.MAX: Op.AtomicUMax}
 
 
 class SharedInfo:
@@ -104,11 +108,15 @@ class MemoryGen:
         self.ins(Op.ControlBarrier, sc, sc, self.ki(BARRIER_SEMANTICS))
 
     # ----------------------------------------------------------------------- access
-    def _in_range(self, index: ir.Expr, size: int) -> bool | None:
-        """True/False for a constant index, None when only known at run time."""
-        if isinstance(index, ir.Const):
-            return 0 <= index.value < size
-        return None
+    def _in_range(self, node: ir.SharedLoad | ir.SharedStore, size: int) -> bool | None:
+        """True/False when known at compile time (a constant index, or one the range analysis
+        proves in bounds: no guard then), None when only known at run time."""
+        if isinstance(node.index, ir.Const):
+            return 0 <= node.index.value < size
+        proven = getattr(self, "_shared_in_range", None)
+        if proven is None:
+            proven = self._shared_in_range = shared_accesses_in_range(self.k)
+        return True if proven.get(id(node)) is node else None
 
     def _from_storage(self, info: SharedInfo, v: int) -> int:
         return self.op(Op.Bitcast, self.t_f32, v) if info.int_view else v
@@ -118,7 +126,7 @@ class MemoryGen:
 
     def shared_load(self, e: ir.SharedLoad) -> int:
         info = self.shared_info[e.array]
-        known = self._in_range(e.index, info.size)
+        known = self._in_range(e, info.size)
         if known is False:
             return self.zero(e.type)
         idx = self.expr(e.index)
@@ -141,7 +149,7 @@ class MemoryGen:
 
     def _shared_store(self, s: ir.SharedStore) -> None:
         info = self.shared_info[s.array]
-        known = self._in_range(s.index, info.size)
+        known = self._in_range(s, info.size)
         if known is False:
             return
         idx = self.expr(s.index)
@@ -175,10 +183,22 @@ class MemoryGen:
         sc = self.ki(scope)
         sem = self.ki(SEM_RELAXED)
         if elem.is_int:
+            t = self.ty(elem)
+            if elem.bits == 64:
+                if not self.target.int64_atomics:
+                    raise UnsupportedFeature(
+                        f"atomics on {elem} lists need the device feature "
+                        "`shaderBufferInt64Atomics` (SPIR-V capability Int64Atomics), which this "
+                        "device lacks"
+                    )
+                self.m.capability(Capability.Int64Atomics)
+            opc = _INT_ATOMIC.get(s.op)
+            if elem.kind == "uint" and s.op in _UINT_ATOMIC:
+                opc = _UINT_ATOMIC[s.op]
             if s.op is ir.AtomicOp.COMPARE_EXCHANGE:
-                old = self.op(Op.AtomicCompareExchange, self.t_i32, ptr, sc, sem, sem, val, cmp)
+                old = self.op(Op.AtomicCompareExchange, t, ptr, sc, sem, sem, val, cmp)
             else:
-                old = self.op(_INT_ATOMIC[s.op], self.t_i32, ptr, sc, sem, val)
+                old = self.op(opc, t, ptr, sc, sem, val)
         elif elem.is_float:
             old = self._float_atomic(s, ptr, sc, sem, val, cmp)
         else:

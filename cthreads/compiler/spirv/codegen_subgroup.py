@@ -43,6 +43,9 @@ _ARITH = {  # (int op, float op)
 }
 
 
+_UNSIGNED = {SO.MIN: Op.GroupNonUniformUMin, SO.MAX: Op.GroupNonUniformUMax}
+
+
 class SubgroupGen:
     """Mixin for codegen.Codegen (needs ExprGen's helpers and StmtGen's function state)."""
 
@@ -80,6 +83,8 @@ class SubgroupGen:
             m.capability(Capability.GroupNonUniformArithmetic)
             iop, fop = _ARITH[op]
             v = self.expr(s.value)
+            if s.type.kind == "uint" and op in _UNSIGNED:
+                iop = _UNSIGNED[op]
             r = self.op(fop if s.type.is_float else iop, t, sc, _GROUP_OP[op], v)
         elif op is SO.BALLOT:
             m.capability(Capability.GroupNonUniformBallot)

@@ -21,13 +21,15 @@ HEADER_SIZE = 16
 
 _FMT = {
     ("int", 32): "i", ("float", 32): "f", ("bool", 32): "I", ("uint", 32): "I",
-    ("int", 64): "q", ("float", 64): "d",
+    ("int", 64): "q", ("float", 64): "d", ("uint", 64): "Q",
+    # narrow types travel widened to 32 bits (the kernel converts them on entry)
+    ("float", 16): "f", ("int", 8): "i", ("int", 16): "i", ("uint", 8): "I", ("uint", 16): "I",
 }  # fmt: skip
 
 
 def scalar_fmt(t: Scalar) -> str:
     """`struct` code of a scalar parameter: int 'i', float 'f', bool and u32 'I' (bool 0/1),
-    i64 'q', f64 'd'."""
+    i64 'q', f64 'd', u64 'Q'; f16 as float32 'f', i8/i16 as 'i', u8/u16 as 'I'."""
     fmt = _FMT.get((t.kind, t.bits))
     if fmt is None:
         raise NotImplementedError(f"{t} scalar parameters are not supported yet")
