@@ -41,6 +41,9 @@ class GpuKernel:
     """
 
     __gpu__ = True  # as cthreads-gpu marks its kernels
+    # gpu()'s shortcut to this kernel's generated fast launcher (launch/fastpath.py), set once
+    # the launcher exists; it re-checks everything itself and returns None when unsure.
+    _fast_launch: Callable[[tuple], Any] | None = None
 
     def __init__(
         self,

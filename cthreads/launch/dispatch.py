@@ -144,6 +144,14 @@ def gpu(
     the launch, read back as `job.elapsed_ms` (costly on some drivers, so off by default);
     `grid=(nx, ny[, nz])` gives the problem size per axis in invocations (each rounded up to
     whole workgroups) instead of `n` / the longest list."""
+    if type(fn) is _GpuKernel and not (kwargs or force or timed or grid is not None):
+        # The hot loop: a launch whose fast path was built (fastpath.py) returns from here;
+        # that function re-checks the device generation, the arity and every argument.
+        fast = fn._fast_launch
+        if fast is not None:
+            job = fast(args)
+            if job is not None:
+                return job
     if type(fn) is not _GpuKernel and not isinstance(fn, _GpuKernel):
         name = getattr(fn, "__name__", type(fn).__name__)
         raise TypeError(
@@ -174,6 +182,8 @@ def gpu(
         device = session.state.device
         _plan(prep, device)
         fast = prep.fast = fastpath.build(prep, prep.plan, device) or _no_fast_path
+        if fast is not _no_fast_path:
+            fn._fast_launch = fast
     job = fast(args)
     if job is not None:
         return job

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..residency.arena import _resident
+from . import session
 from .binding import list_format
 from .gpujob import GpuJob
 
@@ -34,6 +35,9 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
         return None  # f64 / i64 / u32 parameters take the general path (arenas hold 32-bit data)
     params = compiled.params
     lines = ["def fast(args):"]
+    # gpu() calls this before any other check: a shut-down device, a re-prepared kernel or a
+    # wrong argument count goes to the general path (which words the error)
+    lines.append(f"    if len(args) != {len(params)} or STATE.generation != G: return None")
     names = [f"a{i}" for i in range(len(params))]
     lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args")
     lists = []
@@ -104,7 +108,7 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
     lines.append(f"    block = PACK({', '.join(values)})")
     keep = ", ".join(f"r{i}.buffer" for i, _, _ in lists)
     lines.append(
-        f"    value = SUBMIT([('dispatch', PIPE, block, (groups, 1, 1))], keep=({keep}{',' if lists else ''} args))"
+        f"    value = SUBMIT([('dispatch', PIPE, block, (groups, 1, 1))], ({keep}{',' if lists else ''} args), False)"
     )
     writebacks = []
     for i, p, r in lists:
@@ -121,7 +125,8 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
         "FMAX": _FLOAT32_MAX,
         "MAXG": plan.max_groups,
         "PACK": plan.packer_struct.pack,
-        "SUBMIT": device.submit,
+        "SUBMIT": device._dev.submit,  # the native method: (commands, keep, timed)
+        "STATE": session.state,
         "PIPE": prep.pipeline,
         "JOB": GpuJob,
         "DEVICE": device,

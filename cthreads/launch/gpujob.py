@@ -21,6 +21,13 @@ from .binding import ListArg
 class GpuJob(Job):
     """A started device launch. `join()`/`await` wait and copy written lists back."""
 
+    # Job's state as class defaults: a queued launch sets only what differs per job.
+    _state = "running"
+    _result = None
+    _error = None
+    _thread = None
+    _lock: threading.Lock | None = None  # made on first _finish (most jobs never finish alone)
+
     def __init__(
         self,
         device: Any,
@@ -31,17 +38,12 @@ class GpuJob(Job):
     ) -> None:
         # Job.__init__ is not called: a device job needs none of the host-thread machinery,
         # and a launch must stay cheap.
-        self._state = "running"
-        self._result = None
-        self._error = None
-        self._thread = None
         self._device = device
         self._value = value
         self._kernel_name = kernel_name
         self._writebacks = writebacks
         self._buffers = buffers
         self._device_done = value <= 0
-        self._lock = threading.Lock()
 
     # -- SPEC §6 ------------------------------------------------------------------------------
     def start(self) -> GpuJob:
@@ -112,7 +114,10 @@ class GpuJob(Job):
 
     # -- internals ----------------------------------------------------------------------------
     def _finish(self, download: bool) -> None:
-        with self._lock:
+        lock = self._lock
+        if lock is None:  # setdefault is atomic: two threads joining at once share one lock
+            lock = self.__dict__.setdefault("_lock", threading.Lock())
+        with lock:
             if self._writebacks and download:
                 for arg, source in self._writebacks:
                     if hasattr(source, "download"):  # resident in a GpuArena
