@@ -3,11 +3,12 @@
 Ints and bools must match exactly; floats must match exactly unless an approximate operation
 (Vulkan's precision table, tolerance.py) reaches them. To see where approximations may lead, the
 emulator runs once exactly and again with every approximate result pushed to the edge of its
-bound (all up, all down, random signs). An output that differs between those runs is checked
-against their range widened by half its width plus 2 ULP (floats) or not at all (ints and bools
-that an approximation can flip: an unstable result). Per-list rules (KernelCase.rules) add an
-absolute slack: float subgroup sums (order unspecified) and f64 results (f64 ULPs). A case's
-`grid` goes to both gpu() and emulate(); numpy arrays are compared flat. See docs/reliability.md.
+bound (all up, all down, alternating up/down, random signs). An output that differs between
+those runs is checked against their range widened by half its width plus 2 ULP (floats) or not
+at all (ints and bools that an approximation can flip: an unstable result). Per-list rules
+(KernelCase.rules) add an absolute slack: float subgroup sums (order unspecified) and f64
+results (f64 ULPs). A case's `grid` goes to both gpu() and emulate(); numpy arrays are compared
+flat. See docs/reliability.md.
 """
 
 from __future__ import annotations
@@ -128,11 +129,12 @@ def emulator_runs(
     kernel: Any, args: tuple, *, perturbed: int = 4, seed: int = 0, grid: Any = None
 ) -> list[list[list]]:
     """Final list contents per emulator run: exact first, then perturbed (if the kernel has
-    approximate operations). A perturbed run that hits undefined behaviour is dropped."""
+    approximate operations): all up, all down, the two alternating patterns, and
+    `perturbed - 2` random ones. A perturbed run that hits undefined behaviour is dropped."""
     tr = translate(kernel)
     modes: list = [None]
     if tr.uses_approx:
-        modes += [1, -1] + ["random"] * max(0, perturbed - 2)
+        modes += [1, -1, "alt+", "alt-"] + ["random"] * max(0, perturbed - 2)
     results = []
     for k, mode in enumerate(modes):
         copies = _copies(args)

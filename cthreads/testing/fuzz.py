@@ -2,7 +2,9 @@
 
 Generates N random kernels (kernelgen), runs each on the default device and in the emulator,
 and compares (differential). Prints the seed first and the totals last; on a mismatch hypothesis
-shrinks it and the minimal kernel is printed as Python source with its inputs (exit status 1).
+shrinks it and the minimal kernel is printed as Python source with its inputs (exit status 1);
+`--no-shrink` prints the first failing kernel as generated instead (the same kernel the seed
+reaches, found in a fraction of the time).
 `--compile-only` needs no device: every generated kernel must compile and pass spirv-val.
 """
 
@@ -15,8 +17,14 @@ import sys
 import time
 
 
-def campaign(examples: int, seed: int, compile_only: bool = False, verbose: bool = False) -> int:
-    from hypothesis import HealthCheck, given, settings
+def campaign(
+    examples: int,
+    seed: int,
+    compile_only: bool = False,
+    verbose: bool = False,
+    shrink: bool = True,
+) -> int:
+    from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
     from . import differential as D
@@ -31,6 +39,7 @@ def campaign(examples: int, seed: int, compile_only: bool = False, verbose: bool
         database=None,
         suppress_health_check=list(HealthCheck),
         print_blob=True,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate] + ([Phase.shrink] if shrink else []),
     )
     @given(case=kernel_cases())
     def run(case):
@@ -77,6 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         "--compile-only", action="store_true", help="no device: compile + spirv-val only"
     )
     p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument(
+        "--no-shrink",
+        action="store_true",
+        help="report the first failing kernel as generated (fast; shrinking can take minutes)",
+    )
     a = p.parse_args(argv)
     seed = (
         a.seed
@@ -91,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             added = kernelgen.avoid_known_deviations(device_name())
             if added:
                 print(f"known deviations of {device_name()} avoided: {', '.join(added)}")
-    return campaign(a.examples, seed, a.compile_only, a.verbose)
+    return campaign(a.examples, seed, a.compile_only, a.verbose, shrink=not a.no_shrink)
 
 
 if __name__ == "__main__":

@@ -6,17 +6,16 @@ if/elif/else, bounded while loops, for-range with varied and runtime steps, brea
 early return, and (sometimes) a workgroup barrier, then sometimes with a shared float array read
 across invocations and order-independent int atomics (add/min/max/and/or/xor) on a shared array.
 A fraction of kernels gets a feature section (kernelgen_features.py): subgroup operations in
-uniform control flow, a 2-D grid over a 2-D input, or f64/i64/u32 locals, casts and lists.
+uniform control flow, a 2-D or 3-D grid over an input of that shape, or f64/i64/u32 locals,
+casts, lists and f64 math (fabs, fma, floor/ceil/trunc, isnan/isinf/isfinite, a final sqrt).
 Choices that keep results well defined on
 every conformant device are documented in docs/reliability.md ("What the generator avoids").
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib.util
-import os
 import random
 import sys
 import tempfile
@@ -27,27 +26,15 @@ import numpy as np
 from hypothesis import strategies as st
 
 from . import kernelgen_features as F
+from .kernelgen_avoid import AVOID, KNOWN_DEVIATIONS, avoid_known_deviations  # noqa: F401
+from .kernelgen_avoid import constant as _constant
+from .kernelgen_avoid import not_zero_constant as _not_zero_literal
 
 SIGNATURE = (
     "n: int, a: float, k: int, xs: list[float], ks: list[int], fs: list[bool], "
     "out_f: list[float], out_i: list[int], out_b: list[bool]"
 )
 OUTPUTS = ("out_f", "out_i", "out_b")
-# Known, reported discrepancy classes the generator can steer around so a campaign finds the
-# next bug instead of the same one: CTHREADS_FUZZ_AVOID=intmod0,... (docs/reliability.md).
-AVOID = {w.strip() for w in os.environ.get("CTHREADS_FUZZ_AVOID", "").split(",") if w.strip()}
-# Driver deviations with their own regression tests (tests/testing/test_fuzz_regressions.py):
-# campaigns on such a device steer around them so they find the next bug instead.
-KNOWN_DEVIATIONS = {"llvmpipe": ("zeromul", "bcastfirstf")}
-
-
-def avoid_known_deviations(device_name: str) -> list[str]:
-    """Add the avoid classes known for `device_name` to AVOID; returns the ones added."""
-    added = [c for key, classes in KNOWN_DEVIATIONS.items() if key in device_name for c in classes]
-    AVOID.update(added)
-    return added
-
-
 _HEADER = (
     "import math\nfrom cthreads.gpu import GlobalIdx, ThreadIdx, BlockIdx, BlockDim, Gpu\n"
     "from cthreads.gpu import shared, atomic_add, atomic_min, atomic_max, atomic_and, atomic_or, "
@@ -58,7 +45,7 @@ _HEADER = (
     "from cthreads.sync import __sync_threads\n\n\n"
 )
 # feature sections (kernelgen_features.py), each in this fraction of kernels
-FEATURES = ("base",) * 11 + ("subgroup",) * 3 + ("grid",) * 3 + ("types",) * 3
+FEATURES = ("base",) * 11 + ("subgroup",) * 3 + ("grid",) * 2 + ("grid3",) + ("types",) * 3
 # int atomics whose final value does not depend on the order invocations reach them
 _ORDER_FREE_ATOMICS = ("add", "min", "max", "and", "or", "xor")
 _FLOAT_LITS = [
@@ -149,22 +136,6 @@ def load_kernel(source: str):
 
 
 _TYPE_NAMES = {"i": "int", "f": "float", "b": "bool"}
-_CONST_NAMES = {"True", "False", "math", "int", "float", "bool", "abs", "min", "max"}
-
-
-def _not_zero_literal(expr: str) -> str:
-    """`zeromul`: lavapipe (Mesa 22.3) folds `0.0 * x` to 0.0 even for x = inf or NaN, despite
-    NoContraction and SignedZeroInfNanPreserve; keep literal zeros out of products there."""
-    return "0.5" if expr.strip("()") in ("0.0", "-0.0") else expr
-
-
-def _constant(expr: str) -> bool:
-    """Whether the compiler can fold `expr` to a constant (it names no runtime value)."""
-    return all(
-        node.id in _CONST_NAMES
-        for node in ast.walk(ast.parse(expr, mode="eval"))
-        if isinstance(node, ast.Name)
-    )
 
 
 class _Writer:
@@ -297,7 +268,10 @@ class _Writer:
                 lhs, rhs = _not_zero_literal(lhs), _not_zero_literal(rhs)
             return f"({lhs} {op} {rhs})"
         if kind == 5:
-            return f"({f()} {self.pick(['+', '-', '*'])} {self.expr('i', d)})"
+            op, rhs = self.pick(["+", "-", "*"]), self.expr("i", d)
+            if op == "*" and "zeromul" in AVOID:
+                rhs = _not_zero_literal(rhs)
+            return f"({f()} {op} {rhs})"
         if kind == 6:
             return f"({self.expr('i', d)} / {self.safe_rhs('/', 'i', self.expr('i', d))})"
         if kind == 7:
@@ -369,9 +343,15 @@ class _Writer:
                     ["//=", "%=", "^=", "|=", "<<=", ">>="] if t == "i" else ["/="]
                 )
                 op = self.pick(ops)
-                self.emit(indent, f"{name} {op} {self.safe_rhs(op[:-1], t, self.expr(t, d))}")
+                rhs = self.safe_rhs(op[:-1], t, self.expr(t, d))
+                if t == "f" and "zeromul" in AVOID:
+                    rhs = _not_zero_literal(rhs)
+                self.emit(indent, f"{name} {op} {rhs}")
             else:
-                self.emit(indent, f"{name} = {self.expr(t, d)}")
+                rhs = self.expr(t, d)
+                if t == "f" and "zeromul" in AVOID:  # a constant-zero local is folded too (#10)
+                    rhs = _not_zero_literal(rhs)
+                self.emit(indent, f"{name} = {rhs}")
         elif kind <= 4:
             out = self.pick(
                 ["out_f", "out_i", "out_b"] if self.can_write_out_f else ["out_i", "out_b"]
@@ -467,24 +447,20 @@ def _values(rng: random.Random, kind: str, count: int, wide: bool) -> list:
 
 
 @st.composite
-def kernel_cases(draw, max_n: int = 130) -> KernelCase:
-    """One random kernel plus arguments for SIGNATURE (extended by the feature's parameters)."""
-    feature = draw(st.sampled_from(FEATURES))
+def kernel_cases(draw, max_n: int = 130, features: tuple = FEATURES) -> KernelCase:
+    """One random kernel plus arguments for SIGNATURE (extended by the feature's parameters);
+    `features`: the feature sections to draw from (FEATURES; a test may ask for one)."""
+    feature = draw(st.sampled_from(features))
+    dims = {"grid": 2, "grid3": 3}.get(feature, 1)
     barrier = feature == "base" and draw(st.integers(0, 99)) < 15
     wg = draw(st.sampled_from([64, 64, 32, 16])) if barrier else 64
     w = _Writer(draw)
     body_lines = []
     # Locals come into scope one by one, so no initializer reads an unassigned name.
     w.ints, w.floats, w.bools = ["i", "n", "k"], ["a"], []
-    if feature == "grid":  # one invocation per cell of a 2-D input xs[ny][nx]
-        decls = [
-            "    x: int = GlobalIdx.x",
-            "    y: int = GlobalIdx.y",
-            "    nx: int = xs.shape[1]",
-            "    ny: int = xs.shape[0]",
-            "    i: int = y * nx + x",
-        ]
-        w.ints += ["x", "y", "nx", "ny"]
+    if dims > 1:  # one invocation per cell of a 2-D or 3-D input xs
+        decls, grid_ints, guard = F.grid_decls(dims)
+        w.ints += grid_ints
     else:
         decls = ["    i: int = GlobalIdx.x"]
     for name, t, depth in (
@@ -494,7 +470,10 @@ def kernel_cases(draw, max_n: int = 130) -> KernelCase:
         ("f1", "f", 1),
         ("b0", "b", 1),
     ):
-        decls.append(f"    {name}: {_TYPE_NAMES[t]} = {w.expr(t, depth)}")
+        init = w.expr(t, depth)
+        if t == "f" and "zeromul" in AVOID:  # a local the compiler knows is 0.0 (#10, #16)
+            init = _not_zero_literal(init)
+        decls.append(f"    {name}: {_TYPE_NAMES[t]} = {init}")
         {"i": w.ints, "f": w.floats, "b": w.bools}[t].append(name)
     counters_at = len(decls)
     extra = {}
@@ -503,9 +482,9 @@ def kernel_cases(draw, max_n: int = 130) -> KernelCase:
         decls[1:1] = extra["decls"]
         counters_at += len(extra["decls"])
     elif feature == "types":
-        extra = F.typed_section(w, draw, st)
-    if feature == "grid":
-        body_lines += ["    if x >= nx or y >= ny:", "        return"]
+        extra = F.typed_section(w, draw, st, AVOID)
+    if dims > 1:
+        body_lines += [guard, "        return"]
     elif draw(st.booleans()):
         body_lines.append("    if i >= n:")
     use_shared = barrier and draw(st.booleans())
@@ -539,7 +518,8 @@ def kernel_cases(draw, max_n: int = 130) -> KernelCase:
     w.emit(1, f"out_i[i] = c0 + c1 + {w.expr('i', 1)}")
     w.emit(1, f"out_b[i] = b0 {w.pick(['and', 'or', '!='])} {w.expr('b', 1)}")
     if not barrier:
-        w.emit(1, f"out_f[i] = f0 + f1 * {w.expr('f', 1)}")
+        last = w.expr("f", 1)
+        w.emit(1, f"out_f[i] = f0 + f1 * {_not_zero_literal(last) if 'zeromul' in AVOID else last}")
     decls[counters_at:counters_at] = [f"    w{c}: int = 0" for c in range(w.counters)]
     signature = SIGNATURE + {
         "subgroup": ", " + F.SUBGROUP_PARAMS,
@@ -549,10 +529,8 @@ def kernel_cases(draw, max_n: int = 130) -> KernelCase:
         deco = f"@Gpu(workgroup_size={wg})"
     elif feature == "subgroup":
         deco = "@Gpu(workgroup_size=64)"
-    elif feature == "grid":
-        deco = draw(
-            st.sampled_from(["@Gpu", "@Gpu(workgroup_size=(8, 8))", "@Gpu(workgroup_size=(4, 2))"])
-        )
+    elif dims > 1:
+        deco = F.grid_decorator(draw, st, dims)
     else:
         deco = "@Gpu"
     source = (
@@ -563,9 +541,9 @@ def kernel_cases(draw, max_n: int = 130) -> KernelCase:
     )
 
     grid = None
-    if feature == "grid":
-        shape, grid = F.grid_shape(draw, st)
-        n = shape[0] * shape[1]
+    if dims > 1:
+        shape, grid = F.grid_shape(draw, st, dims)
+        n = int(np.prod(shape))
     else:
         n = draw(st.integers(1, max_n))
     rng = random.Random(draw(st.integers(0, 2**32 - 1)))
@@ -574,8 +552,8 @@ def kernel_cases(draw, max_n: int = 130) -> KernelCase:
     def length():
         return max(1, n + draw(st.integers(-3, 3)))
 
-    xs = _values(rng, "f", n if feature == "grid" else length(), wide)
-    if feature == "grid":
+    xs = _values(rng, "f", n if dims > 1 else length(), wide)
+    if dims > 1:
         xs = np.array(xs, np.float32).reshape(shape)
     args = (
         n,

@@ -1,5 +1,5 @@
-"""Feature sections of generated kernels (kernelgen.py): subgroup operations, 2-D grids and the
-explicit types f64/i64/u32. Each is written into a fraction of kernels; docs/reliability.md
+"""Feature sections of generated kernels (kernelgen.py): subgroup operations, 2-D and 3-D grids
+and the explicit types f64/i64/u32. Each is written into a fraction of kernels; docs/reliability.md
 ("Differential fuzzing") states what each covers and the comparison rule for its outputs.
 """
 
@@ -9,12 +9,8 @@ import random
 
 import numpy as np
 
-
-def _constant(expr: str) -> bool:
-    from .kernelgen import _constant as c
-
-    return c(expr)
-
+from .kernelgen_avoid import constant as _constant
+from .kernelgen_avoid import not_zero_constant as _not_zero_literal
 
 # extra parameters per feature (appended to kernelgen.SIGNATURE)
 SUBGROUP_PARAMS = "out_s: list[float], out_m: list[float]"
@@ -83,7 +79,30 @@ def subgroup_section(w, draw, st, avoid=frozenset()) -> dict:
     return {"decls": decls, "rules": {"out_s": ("sum", "out_m"), "out_m": ("sum", "out_m")}}
 
 
-def typed_section(w, draw, st) -> dict:
+def _f64_math(w, draw, st, avoid) -> str:
+    """One statement with an f64 math function the compiler has (intrinsics: F64_INTRINSICS),
+    each exact on every conformant device as generated: `fabs`; `fma` with a product that is
+    exact in f64 (a power-of-two factor, or two float32 values: 24 + 24 bits), so a device that
+    splits it into OpFMul + OpFAdd rounds once too; `floor/ceil/trunc` guarded like int(x);
+    `isnan/isinf/isfinite`."""
+    kind = draw(st.integers(0, 4))
+    if kind == 0:
+        return w.pick(["d0 = math.fabs(d0) - d1", "d1 = math.fabs(d1 - d0)"])
+    if kind == 1:
+        return f"d0 = math.fma(d0, {w.pick(['0.5', '2.0', '-0.25', '1024.0'])}, d1)"
+    if kind == 2:
+        a, b = w.expr("f", 1), w.expr("f", 1)
+        if "zeromul" in avoid:  # lavapipe folds a literal zero factor (mismatch #8)
+            a, b = _not_zero_literal(a), _not_zero_literal(b)
+        return f"d0 = math.fma(f64({a}), f64({b}), {w.pick(['d0', 'd1'])})"
+    if kind == 3:
+        fn = w.pick(["floor", "ceil", "trunc"])
+        d = w.pick(["d0", "d1"])
+        return f"c0 = c0 ^ (math.{fn}({d}) if abs({d}) < 1e6 else 0)"
+    return f"b0 = b0 != math.{w.pick(['isnan', 'isinf', 'isfinite'])}({w.pick(['d0', 'd1'])})"
+
+
+def typed_section(w, draw, st, avoid=frozenset()) -> dict:
     """f64 / i64 / u32 locals, casts and list parameters, at the top level; results written to
     out_d / out_l / out_u and mixed back into the int/float locals through explicit casts."""
     idx = lambda: w.pick(["i", "i", "n - 1 - i", "i + 1", f"({w.expr('i', 1)}) % len(ds)"])
@@ -95,8 +114,10 @@ def typed_section(w, draw, st) -> dict:
     he = f"({he}) & 65535" if _constant(he) else he  # a negative constant is a compile error
     w.emit(1, f"h: u32 = u32({he}) ^ us[{idx()}]")
     for _ in range(draw(st.integers(1, 5))):
-        kind = draw(st.integers(0, 2))
-        if kind == 0:
+        kind = draw(st.integers(0, 3))
+        if kind == 3:
+            w.emit(1, _f64_math(w, draw, st, avoid))
+        elif kind == 0:
             w.emit(
                 1,
                 w.pick(
@@ -184,11 +205,43 @@ def typed_values(rng: random.Random, n: int, length) -> tuple:
     return (ds, ls, us) + outs
 
 
-def grid_shape(draw, st) -> tuple[tuple[int, int], tuple[int, int]]:
-    """(ny, nx) of the 2-D input and the launch grid (nx', ny'), sometimes larger than it."""
-    ny, nx = draw(st.integers(1, 12)), draw(st.integers(1, 20))
-    extra = draw(st.sampled_from([(0, 0), (0, 0), (3, 1), (1, 2)]))
-    return (ny, nx), (nx + extra[0], ny + extra[1])
+_AXES = ("x", "y", "z")
 
 
-__all__ = ["grid_shape", "subgroup_section", "typed_section", "typed_values"]
+def grid_decls(dims: int) -> tuple[list[str], list[str], str]:
+    """A `dims`-D grid kernel (one invocation per cell of xs, shape (ny, nx) or (nz, ny, nx)):
+    its declarations (coordinates, extents from xs.shape, flat index i), the int locals they
+    add, and the guard that returns outside the array."""
+    axes = _AXES[:dims]
+    decls = [f"    {a}: int = GlobalIdx.{a}" for a in axes]
+    decls += [f"    n{a}: int = xs.shape[{dims - 1 - k}]" for k, a in enumerate(axes)]
+    decls.append("    i: int = y * nx + x" if dims == 2 else "    i: int = (z * ny + y) * nx + x")
+    guard = "    if " + " or ".join(f"{a} >= n{a}" for a in axes) + ":"
+    return decls, list(axes) + [f"n{a}" for a in axes], guard
+
+
+def grid_decorator(draw, st, dims: int) -> str:
+    sizes = ["(8, 8)", "(4, 2)"] if dims == 2 else ["(4, 4, 4)", "(8, 2, 2)", "(2, 2, 1)"]
+    return draw(st.sampled_from(["@Gpu"] + [f"@Gpu(workgroup_size={s})" for s in sizes]))
+
+
+def grid_shape(draw, st, dims: int = 2) -> tuple[tuple, tuple]:
+    """The shape of the input (ny, nx) or (nz, ny, nx) and the launch grid (nx', ny'[, nz']),
+    sometimes larger than it (the guard returns there)."""
+    if dims == 2:
+        ny, nx = draw(st.integers(1, 12)), draw(st.integers(1, 20))
+        extra = draw(st.sampled_from([(0, 0), (0, 0), (3, 1), (1, 2)]))
+        return (ny, nx), (nx + extra[0], ny + extra[1])
+    nz, ny, nx = draw(st.integers(1, 4)), draw(st.integers(1, 5)), draw(st.integers(1, 8))
+    extra = draw(st.sampled_from([(0, 0, 0), (0, 0, 0), (3, 1, 1), (1, 2, 0), (0, 0, 2)]))
+    return (nz, ny, nx), (nx + extra[0], ny + extra[1], nz + extra[2])
+
+
+__all__ = [
+    "grid_decls",
+    "grid_decorator",
+    "grid_shape",
+    "subgroup_section",
+    "typed_section",
+    "typed_values",
+]

@@ -20,6 +20,7 @@ UNDEFINED = math.inf
 _LN2 = math.log(2.0)
 _SQRT_MAX = 1.8e19  # above this, x*x overflows float32
 _PI = 3.14159274101257324  # float32(pi): arguments up to it are "inside [-pi, pi]"
+_BIG = 3.0e38  # a float32 value an undefined result may stand for (Perturber._undefined)
 
 
 def ulp(x: float) -> float:
@@ -183,20 +184,48 @@ def _reference(name: str, args: tuple) -> float:
         S.set_perturbation(hook)
 
 
+def _recipe(name: str, x: float, y: float) -> float:
+    """x - y * floor(x / y) (trunc for fmod) rounded to float32 at every step, as a device
+    computes `%`, `//` and fmod: where the quotient is beyond 2^63 this is 0 or a multiple of
+    ULP(x) (3e38 % 3.0 gives 0, not Python's 2.0); a run uses it so a device that does the same
+    is covered."""
+    q = S.f32(x / y)
+    if not math.isfinite(q):
+        return q if name == "floordiv" else math.nan
+    fq = float(math.floor(q) if name != "fmod" else math.trunc(q))
+    if name == "floordiv":
+        return fq
+    return S.f32(x - S.f32(y * fq))
+
+
 class Perturber:
     """`semantics.approx` hook for one emulator run: moves each approximate result by its whole
-    bound, in the direction `mode` says: +1, -1, or 'random' (a fresh sign per operation).
-    UNDEFINED results become nan (mode +1 or odd random draws) or a finite value, so the
+    bound, in the direction `mode` says: +1, -1, or 'random' (a fresh sign per operation), or
+    'alt+'/'alt-' (successive operations in opposite directions, starting up or down).
+    UNDEFINED results become nan (moved up) or +-3e38 (see _undefined), so the
     differential runner sees them disagree between runs and leaves the outputs they reach alone."""
 
     def __init__(self, mode, seed: int = 0):
         self.mode = mode
         self.rng = random.Random(seed)
+        self.calls = 0
+
+    def _sign(self) -> float:
+        self.calls += 1
+        if self.mode == "random":
+            # a fresh sign per operation, or none (0: exact): errors that cancel when every
+            # operation moves the same way (f0 + f1*f1 with f1 = a % f0) show up there
+            return self.rng.choice((-1.0, 0.0, 1.0))
+        if self.mode in ("alt+", "alt-"):
+            # successive approximate operations move in opposite directions: where a result
+            # feeds the next operation with a negative slope (hypot(x, y ** -1.0)), moving both
+            # the same way cancels (mismatch #13), moving them apart reaches the extremes
+            first = 1.0 if self.mode == "alt+" else -1.0
+            return first if self.calls % 2 else -first
+        return float(self.mode)
 
     def __call__(self, name: str, args: tuple, r: float) -> float:
-        # 'random': a fresh sign per operation, or none (0: exact) - errors that cancel when
-        # every operation moves the same way (f0 + f1*f1 with f1 = a % f0) show up there
-        sign = self.rng.choice((-1.0, 0.0, 1.0)) if self.mode == "random" else float(self.mode)
+        sign = self._sign()
         if sign == 0.0 and name not in ("mod", "floordiv", "fmod"):
             return r
         if (
@@ -223,8 +252,16 @@ class Perturber:
         if b == 0.0:
             return r
         if b == UNDEFINED:
-            return math.nan if sign > 0 else (0.0 if math.isnan(r) else r)
+            return self._undefined(sign)
         return S.f32(r + sign * b)
+
+    def _undefined(self, sign: float) -> float:
+        """An undefined result: nan when moved up; else the largest float32 magnitudes, +big in
+        the all-down run, -big in the alternating ones, so an operation that drops nan
+        (`subgroup_max`, `min`/`max`) still sees the runs disagree (mismatch #15)."""
+        if sign > 0:
+            return math.nan
+        return _BIG if self.mode == -1 else -_BIG
 
     @staticmethod
     def _remainder(name: str, args: tuple, r: float, sign: float, rsign: float) -> float:
@@ -233,11 +270,13 @@ class Perturber:
         x, y = args
         if y in (math.inf, -math.inf):  # the recipe gives nan or -0.0 where Python gives x, y, -1
             return math.nan if sign > 0 else r
+        if x in (math.inf, -math.inf) and not math.isnan(y) and name == "floordiv":
+            return math.nan if sign > 0 else S.f32(x / y)  # Python nan, recipe floor(inf) (#14)
         if math.isnan(r):
             return r
         q = x / y
         if not math.isfinite(q) or abs(q) > 2.0**63:  # floor(q) = q: the recipe gives nan or 0
-            return math.nan if sign > 0 else r
+            return math.nan if sign > 0 else _recipe(name, x, y)
         q += sign * 2.5 * ulp(S.f32(q))
         fq = float(math.floor(q) if name != "fmod" else math.trunc(q))
         if name == "floordiv":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 import pytest
 
@@ -136,6 +137,53 @@ def test_perturber_moves_approximate_results_within_their_bound():
     )
 
 
+def test_chained_approximations_are_moved_apart():
+    # mismatch #13: pow then hypot (hypot(1.25, x ** -1.0) + 5.25, x = -0.75): moving both up
+    # (or both down) cancels; the alternating runs reach 1 ULP either side, where lavapipe is
+    from cthreads.testing.kernelgen import load_kernel
+
+    kern = load_kernel(
+        "import math\nfrom cthreads.gpu import Gpu, GlobalIdx\n\n@Gpu\n"
+        "def kern(x: list[float], out: list[float]) -> None:\n"
+        "    i: int = GlobalIdx.x\n    if i < len(x):\n"
+        "        out[i] = math.hypot(1.25, x[i] ** -1.0) + 5.25\n"
+    )
+    args = ([-0.75] * 8, [0.0] * 8)
+    runs = [run[1][0] for run in D.emulator_runs(kern, args, perturbed=2)]
+    assert runs[:3] == [runs[0]] * 3  # exact, all up, all down: the moves cancel
+    assert min(runs) < runs[0] < max(runs)  # alt+ / alt-
+
+    def lavapipe(k, a, grid):
+        return [list(a[0]), [7.077642917633057] * 8]  # 1 ULP above the exact 7.0776424
+
+    D.check_kernel(kern, args, device_runs=lavapipe)
+
+
+def test_undefined_and_remainder_runs_cover_what_a_device_computes():
+    inf = math.inf
+    # #14: inf // y is nan in Python, floor(inf / y) = -inf by the recipe: undefined
+    assert math.isnan(Perturber(1)("floordiv", (inf, -3.0), math.nan))
+    assert Perturber(-1)("floordiv", (inf, -3.0), math.nan) == -inf
+    # #15: an undefined result is +-3e38 in some runs, not only nan (which subgroup_max and
+    # max() drop) and the exact value (atan2(0, 0) = 0 in the emulator: lavapipe gave pi)
+    assert math.isnan(Perturber(1)("asin", (2.0,), math.nan))
+    assert Perturber(-1)("asin", (2.0,), math.nan) == 3.0e38
+    assert Perturber("alt-")("asin", (2.0,), math.nan) == -3.0e38
+    # a quotient beyond 2^63: the recipe's 3e38 - 3 * 1e38 = 0, Python's exact 3e38 % 3 = 2
+    x = 3.0000000054977558e38
+    assert Perturber(-1)("mod", (x, 3.0), x % 3.0) == 0.0
+
+
+def test_zeromul_keeps_constant_zeros_out_of_products():
+    from cthreads.testing.kernelgen_avoid import not_zero_constant
+
+    # #16: `f0: float = float(False)` ... `f1 * f0` was folded to 0 by lavapipe with f1 = nan
+    for zero in ("0.0", "(-0.0)", "float(False)", "(3 - 3)", "float(0)", "(1.0 - 1.0)"):
+        assert not_zero_constant(zero) == "0.5"
+    for other in ("a", "xs[i]", "2.0", "float(True)", "(2 ** 40)", "(1 // 0)"):
+        assert not_zero_constant(other) == other
+
+
 def _emulator_as_device(kernel, args, grid=None):
     return D.emulator_runs(kernel, args, perturbed=0, grid=grid)[0]
 
@@ -166,3 +214,47 @@ def test_differential_fuzz_device_vs_emulator():
     done = D.Stats(*(getattr(D.STATS, f) - getattr(before, f) for f in vars(before)))
     print("differential fuzz:", done.line())
     assert done.compared > 0
+
+
+def _generated(feature: str, count: int, examples: int = 60) -> list:
+    """Kernels the generator writes with feature section `feature` (no device needed)."""
+    from hypothesis import Phase
+
+    found = []
+
+    @hseed(SEED)
+    @settings(max_examples=examples, phases=[Phase.generate], **_SETTINGS)
+    @given(case=kernel_cases(features=(feature,)))
+    def collect(case):
+        if len(found) < count:
+            found.append(case)
+
+    collect()
+    return found
+
+
+def test_generator_writes_3d_grid_kernels():
+    cases = _generated("grid3", 40)
+    for case in cases:
+        assert "GlobalIdx.z" in case.source and "xs.shape[2]" in case.source
+        assert len(case.grid) == 3 and case.args[3].ndim == 3
+        assert case.grid[::-1] >= case.args[3].shape  # the grid covers the array (or more)
+    assert any(case.grid[::-1] != case.args[3].shape for case in cases)  # the guard is reached
+    assert any("workgroup_size=(" in case.source for case in cases)
+    _device_or_skip()
+    for case in cases[:6]:
+        D.check_kernel(case, None, seed=SEED)
+
+
+_F64_MATH = re.compile(r"math\.(fma|fabs|floor|ceil|trunc|isnan|isinf|isfinite)\((d[01]|f64\()")
+
+
+def test_generator_writes_f64_math_kernels():
+    cases = [c for c in _generated("types", 60) if _F64_MATH.search(c.source)]
+    seen = {m.group(1) for c in cases for m in _F64_MATH.finditer(c.source)}
+    assert {"fma", "fabs"} <= seen, seen
+    assert seen & {"floor", "ceil", "trunc"} and seen & {"isnan", "isinf", "isfinite"}, seen
+    assert any("math.fma(f64(" in c.source for c in cases)  # float32 factors: exact product
+    _device_or_skip()
+    for case in cases[:6]:
+        D.check_kernel(case, None, seed=SEED)

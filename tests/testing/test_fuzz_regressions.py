@@ -6,6 +6,8 @@ xfail(strict=True) turns into a failure once the bug is fixed: then remove the m
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from cthreads.gpu import GlobalIdx, Gpu
@@ -150,3 +152,19 @@ def test_float_broadcast_first_before_loops_compiles_on_the_driver(tmp_path):
     )
     assert "LLVM ERROR" not in r.stderr
     assert r.returncode == 0 and "RAN" in r.stdout, r.stderr[-2000:]
+
+
+@Gpu
+def hypot_of_reciprocal(x: list[float], out_f: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < len(x):
+        out_f[i] = math.hypot(1.25, x[i] ** -1.0) + 5.25
+
+
+def test_errors_of_chained_approximations_may_move_apart():
+    # #13: lavapipe's hypot(1.25, -1.3333334) is 1 ULP above the rounded result (5.5 allowed),
+    # so out = 7.0776429 where the emulator says 7.0776424. Moving both the pow and the hypot up
+    # (or both down) by their bounds cancels (a larger 1/x makes hypot smaller), so every run
+    # used to agree and the exact match was required; the 'alt+'/'alt-' runs move them apart.
+    x = [-0.75] * 64
+    check_kernel(hypot_of_reciprocal, (x, [0.0] * 64))
