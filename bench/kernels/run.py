@@ -200,12 +200,13 @@ def markdown(result: dict) -> str:
         (
             f"Command: `{meta['command']}`. Wall time per launch over K queued launches, as GB/s of "
             "bytes read + written (compute-bound mandel: Melem/s). ours scalar = CTHREADS_NO_VECTORIZE=1;"
-            " glsl = the same kernel hand-written in GLSL on our runtime; glsl4 = saxpy with one vec4 "
-            "per invocation; copy roof = torch device-to-device copy."
+            " glsl = the same kernel hand-written in GLSL on our runtime; glsl alt = saxpy with one vec4 "
+            "per invocation, mandel with `precise` values (no fma contraction: the same results as "
+            "ours); copy roof = torch device-to-device copy."
         ),
         "",
-        "| kernel | n | ours | ours scalar | glsl | glsl4 | torch | cupy | copy roof | ours/glsl | ours/torch | ours/cupy |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| kernel | n | ours | ours scalar | glsl | glsl alt | torch | cupy | copy roof | ours/glsl | ours/glsl alt | ours/torch | ours/cupy |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def cell(d, key):
@@ -222,7 +223,8 @@ def markdown(result: dict) -> str:
             f"{cell(row.get('ours_scalar'), key)} | {cell(row['glsl'], key)} | "
             f"{cell(row.get('glsl4'), key)} | {cell(t if 'op' in t else None, key)} | "
             f"{cell(row.get('cupy'), key)} | {_num(t['copy_TBps'] * 1e3) if 'copy_TBps' in t else '–'} | "
-            f"{_fmt(_ratio(row['ours'], row['glsl']))} | {_fmt(_ratio(row['ours'], t))} | "
+            f"{_fmt(_ratio(row['ours'], row['glsl']))} | {_fmt(_ratio(row['ours'], row.get('glsl4')))} | "
+            f"{_fmt(_ratio(row['ours'], t))} | "
             f"{_fmt(_ratio(row['ours'], row.get('cupy')))} |"
         )
     ct = result.get("compile")
@@ -271,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         top = min(max_log2, CPU_CAP_LOG2.get(spec.name, 99)) if cpu else max_log2
         if not opts.ours_only:
             checks[spec.name] = check(spec, 1 << opts.min_log2 | 3, wg)
+            if spec.name == "mandel":
+                checks["mandel_precise"] = check(suite.MANDEL_PRECISE, 1 << opts.min_log2 | 3, wg)
         for lg in range(opts.min_log2, top + 1, step):
             n = 1 << lg
             row = {"kernel": spec.name, "log2n": lg, "n": n, "bytes_per_elem": spec.bytes_per_elem,
@@ -279,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
                 row["glsl"] = measure_glsl(spec, n, budget, kmax, wg)
                 if spec.name == "saxpy":
                     row["glsl4"] = measure_glsl(suite.SAXPY_VEC4, n, budget, kmax, wg)
+                if spec.name == "mandel":
+                    row["glsl4"] = measure_glsl(suite.MANDEL_PRECISE, n, budget, kmax, wg)
                 if not cpu:
                     row["torch"] = measure_torch(spec, n, budget, kmax)
                     row["cupy"] = measure_cupy(spec, n, budget, kmax)

@@ -74,6 +74,10 @@ SPECS = [
     ),
 ]  # fmt: skip
 
+MANDEL_PRECISE = Spec(  # the GLSL twin without contraction: the same results as ours
+    "mandel", K.mandel, 0, SPECS[4].arrays, SPECS[4].args, "mandel_precise", SPECS[4].push, "out"
+)
+
 SAXPY_VEC4 = Spec(  # the hand-tuned GLSL reference: one vec4 per invocation (n % 4 == 0)
     "saxpy", K.saxpy, 12, SPECS[0].arrays, SPECS[0].args, "saxpy4", SPECS[0].push, "y", 4
 )
