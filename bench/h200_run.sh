@@ -23,6 +23,8 @@ timeout 60 python3 bench/arena.py --json "$OUT/arena_ours.json" 2>&1 | tail -2
 timeout 150 python3 -m bench.kernels.run --json "$OUT/kernels.json" --md "$OUT/kernels.md" > "$OUT/kernels.log" 2>&1; tail -3 "$OUT/kernels.log"
 timeout 150 python3 bench/language.py --sum-log2 24,26,28 --mm 1000,2048,4096 --launches 20 --json "$OUT/language.json" 2>&1 | tail -8
 timeout 60 python3 bench/prepare_compare.py --json "$OUT/prepare_ours.json" 2>&1 | tail -14
+timeout 60 python3 bench/prepare_profile.py --json "$OUT/prepare_profile.json" > /dev/null 2>&1
+timeout 150 python3 bench/wg_sweep.py --json "$OUT/wg_sweep.json" 2>&1 | tail -12
 if ls .whl/cthreads_gpu*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/ref .whl/cthreads_gpu*.whl
   cd /tmp

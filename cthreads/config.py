@@ -58,3 +58,22 @@ def vectorize_enabled() -> bool:
         "yes",
         "on",
     )
+
+
+def workgroup_width() -> int | None:
+    """`CTHREADS_WORKGROUP=N` (a power of two, 1 to 1024): the workgroup width for kernels that
+    do not observe their workgroup, instead of the default 256 (clamped to the device's
+    limit). For tuning and for measuring the choice (bench/wg_sweep.py); None when unset."""
+    raw = os.environ.get("CTHREADS_WORKGROUP", "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 1024 or value & (value - 1):
+        raise ValueError(
+            f"CTHREADS_WORKGROUP must be a power of two from 1 to 1024; got {raw!r} "
+            "(unset it for the default, 256)"
+        )
+    return value

@@ -93,7 +93,7 @@ def physical_workgroup(device: Any) -> int:
     CPU devices (lavapipe) the width only changes per-group overhead, where wider is also better.
     """
     limit = int(device.info.limits.get("max_compute_work_group_invocations", 256))
-    return min(256, limit)
+    return min(config.workgroup_width() or 256, limit)
 
 
 def _current_device() -> Any:
