@@ -4,6 +4,9 @@
  * buffer device address), one dispatch per submission, waited with a fence.
  *   prerecorded  one command buffer recorded once; submit + vkWaitForFences + vkResetFences
  *   rerecorded   the command buffer reset and recorded again before every submission
+ *   record_*     the host cost of recording alone, per command, 256 commands into one buffer:
+ *                barrier + push constants + dispatch (what cthreads records per launch), and
+ *                push constants + dispatch without the barrier (the driver's floor)
  * Usage: roundtrip <fill_u32.spv> [iters]      prints "<mode> <microseconds per round trip>"
  */
 #include <stdint.h>
@@ -185,6 +188,35 @@ int main(int argc, char **argv)
                 best_us = us;
         }
         printf("%s %.2f\n", mode == 0 ? "prerecorded" : "rerecorded", best_us);
+    }
+    for (int with_barrier = 1; with_barrier >= 0; with_barrier--) {
+        double best_us = 1e30;
+        VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                              .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                              .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+        for (int rep = 0; rep < 20; rep++) {
+            VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                           .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+            CHECK(vkBeginCommandBuffer(cb, &bi));
+            vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+            double t0 = now_us();
+            for (int i = 0; i < 256; i++) {
+                if (with_barrier)
+                    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+                push.value = (uint32_t)i;
+                vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+                vkCmdDispatch(cb, 1, 1, 1);
+            }
+            double us = (now_us() - t0) / 256;
+            CHECK(vkEndCommandBuffer(cb));
+            CHECK(vkQueueSubmit(queue, 1, &si, fence));
+            CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+            CHECK(vkResetFences(dev, 1, &fence));
+            if (rep > 0 && us < best_us)
+                best_us = us;
+        }
+        printf("%s %.3f\n", with_barrier ? "record_barrier_push_dispatch" : "record_push_dispatch", best_us);
     }
     vkDeviceWaitIdle(dev);
     vkDestroyFence(dev, fence, NULL);
