@@ -160,6 +160,8 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
         .vulkanMemoryModel = have.v12.vulkanMemoryModel,
         .vulkanMemoryModelDeviceScope = have.v12.vulkanMemoryModelDeviceScope,
         .shaderBufferInt64Atomics = have.v12.shaderBufferInt64Atomics,
+        /* subgroup operations on i64/u64/f64 values (Target.subgroup_extended_types) */
+        .shaderSubgroupExtendedTypes = have.v12.shaderSubgroupExtendedTypes,
     };
     VkPhysicalDeviceVulkan11Features v11 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,

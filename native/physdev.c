@@ -272,6 +272,7 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
         putb(feat, "shader_float64", c->shaderFloat64) < 0 ||
         putb(feat, "storage_buffer_16bit", f.v11.storageBuffer16BitAccess) < 0 ||
         putb(feat, "shader_buffer_int64_atomics", f.v12.shaderBufferInt64Atomics) < 0 ||
+        putb(feat, "subgroup_extended_types", f.v12.shaderSubgroupExtendedTypes) < 0 ||
         putb(feat, "atomic_float32_add", f.af.shaderBufferFloat32AtomicAdd) < 0 ||
         putb(feat, "atomic_float32", f.af.shaderBufferFloat32Atomics) < 0 ||
         putb(feat, "scalar_block_layout", f.v12.scalarBlockLayout) < 0 ||

@@ -37,6 +37,9 @@ class Target:
     subgroup_ballot: bool = False
     subgroup_shuffle: bool = False
     subgroup_vote: bool = False
+    # shaderSubgroupExtendedTypes (Vulkan 1.2): subgroup operations on i64/u64/f64 values
+    # (narrow values are widened to 32 bits and need nothing)
+    subgroup_extended_types: bool = False
 
     def key(self) -> str:
         """A stable text form for cache keys."""

@@ -41,6 +41,21 @@ def list_format(elem: Any) -> tuple[str, int]:
     return pack, itemsize
 
 
+_BUILTIN_ELEMS = {int: ("int", 32), float: ("float", 32), bool: ("bool", 32)}
+
+
+def element_format(t: Any) -> tuple[str, int, str] | None:
+    """(native pack code, bytes per element, numpy dtype name) for a user-given element type:
+    `int`, `float`, `bool` or an explicit type of cthreads.gpu (`u8`, `f16`, ...); else None."""
+    key = (
+        _BUILTIN_ELEMS.get(t)
+        if isinstance(t, type)
+        else (getattr(t, "kind", None), getattr(t, "bits", None))
+    )
+    spec = _LIST_FORMATS.get(key) if key is not None else None
+    return None if spec is None else (spec[0], spec[1], spec[3])
+
+
 # ranges of the explicit int types (scalars and Python list elements)
 INT_RANGES = {
     ("int", 64): (-(2**63), 2**63 - 1), ("uint", 32): (0, 2**32 - 1),

@@ -358,10 +358,11 @@ def _check_resident(param: Any, value: Any, res: Any) -> None:
     if not resident_fits(res.pack, param.type.elem):
         raise GpuArgumentTypeError(
             f"`{param.name}` expects {type_name(param.type)}; the resident `{res.name}` "
-            f"holds {res.kind} elements (Python lists bind as int32, float32 or bool; other "
-            "element types bind as numpy arrays of that dtype)",
+            f"holds {res.kind} elements (arena.bind() packs a Python list as int32, float32 or "
+            "bool)",
             param=param.name,
-            hint="bind a list or array of the kernel's element type",
+            hint=f"bind it with arena.bind_as({param.type.elem}, {res.name}=...) or as a numpy "
+            "array of that element type",
         )
 
 

@@ -1,5 +1,6 @@
 """A per-kernel fast path for the commonest hot loop: every list argument resident in a
-`GpuArena`, every scalar of its exact builtin type and in range.
+`GpuArena` (of any element type), every scalar of its exact builtin type and in its
+parameter type's range (int for int/i64/u32/u64/narrow ints, float for float/f64/f16).
 
 The function is generated once per prepared kernel with the parameter checks, the push-block
 packing and the submission written out straight (no loops, no per-launch dicts), because in a
@@ -14,10 +15,31 @@ from typing import Any
 
 from ..residency.arena import _resident
 from . import session
-from .binding import list_format
+from .binding import FLOAT16_MAX, INT32_MAX, INT32_MIN, INT_RANGES, list_format
 from .gpujob import GpuJob
 
 _FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _f16(v: float) -> float:
+    from ..gpu.types import f16
+
+    return f16(v)
+
+
+def _scalar_check(t: Any, a: str) -> str:
+    """The condition under which scalar argument `a` of type `t` is not the plain case: not
+    of the exact builtin Python type, or out of the type's range (then the general path
+    converts it or words the error). Every value accepted here packs as it is."""
+    if t.kind == "bool":
+        return f"type({a}) is not bool"
+    if t.kind == "float":
+        if t.bits == 64:
+            return f"type({a}) is not float"
+        limit = "FMAX" if t.bits == 32 else FLOAT16_MAX  # a finite f16 stays finite rounded
+        return f"type({a}) is not float or not -{limit} <= {a} <= {limit}"
+    lo, hi = INT_RANGES.get((t.kind, t.bits), (INT32_MIN, INT32_MAX))
+    return f"type({a}) is not int or not {lo} <= {a} <= {hi}"
 
 
 def build(prep: Any, plan: Any, device: Any) -> Any:
@@ -27,12 +49,6 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
     compiled = prep.compiled
     if plan.in_buffer or plan.shapes:
         return None
-    if any(
-        (p.type.elem if p.is_list else p.type).bits != 32
-        or (p.type.elem if p.is_list else p.type).kind == "uint"
-        for p in compiled.params
-    ):
-        return None  # f64 / i64 / u32 parameters take the general path (arenas hold 32-bit data)
     params = compiled.params
     lines = ["def fast(args):"]
     # gpu() calls this before any other check: a shut-down device, a re-prepared kernel or a
@@ -44,24 +60,15 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
     for i, p in enumerate(params):
         a = names[i]
         if not p.is_list:
-            kind = p.type.kind
-            if kind == "int":
-                lines.append(
-                    f"    if type({a}) is not int or not -2147483648 <= {a} <= 2147483647: return None"
-                )
-            elif kind == "float":
-                lines.append(
-                    f"    if type({a}) is not float or not -FMAX <= {a} <= FMAX: return None"
-                )
-            else:
-                lines.append(f"    if type({a}) is not bool: return None")
+            lines.append(f"    if {_scalar_check(p.type, a)}: return None")
             continue
         code, itemsize = list_format(p.type.elem)
+        packs = ("B", "C") if code == "C" else (code,)  # a uint8 array serves list[u8] too
         r = f"r{i}"
         lists.append((i, p, r))
         lines.append(f"    {r} = R(ID({a}))")
         lines.append(
-            f"    if {r} is None or {r}.obj is not {a} or {r}.generation != G or {r}.pack != {code!r}: return None"
+            f"    if {r} is None or {r}.obj is not {a} or {r}.generation != G or {r}.pack not in {packs!r}: return None"
         )
         lines.append(
             f"    if (len({a}) if type({a}) is list else MV({a}).nbytes // {itemsize}) != {r}.count: return None"
@@ -103,8 +110,14 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
         elif f.role == "len":
             values.append(f"r{f.param}.count")
         else:
-            kind = params[f.param].type.kind
-            values.append(f"(1 if {names[f.param]} else 0)" if kind == "bool" else names[f.param])
+            t = params[f.param].type
+            a = names[f.param]
+            if t.kind == "bool":
+                values.append(f"(1 if {a} else 0)")
+            elif t.kind == "float" and t.bits == 16:
+                values.append(f"F16({a})")  # rounded here, as binding.check_scalar does
+            else:
+                values.append(a)
     lines.append(f"    block = PACK({', '.join(values)})")
     keep = ", ".join(f"r{i}.buffer" for i, _, _ in lists)
     lines.append(
@@ -123,6 +136,7 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
         "MV": memoryview,
         "G": prep.generation,
         "FMAX": _FLOAT32_MAX,
+        "F16": _f16,
         "MAXG": plan.max_groups,
         "PACK": plan.packer_struct.pack,
         "SUBMIT": device._dev.submit,  # the native method: (commands, keep, timed)

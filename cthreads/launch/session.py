@@ -83,6 +83,7 @@ def target_from_info(info: Any) -> Target:
         subgroup_ballot=bool(feats.get("subgroup_ballot", False)),
         subgroup_shuffle=bool(feats.get("subgroup_shuffle", False)),
         subgroup_vote=bool(feats.get("subgroup_vote", False)),
+        subgroup_extended_types=bool(feats.get("subgroup_extended_types", False)),
     )
 
 
@@ -118,6 +119,7 @@ def _compile_one(kernel: Any, target: Target, force: bool) -> tuple[CompiledKern
     # The compiler loads on the first cache miss only (its import alone is ~45 ms on the H200
     # host): a warm process never imports it.
     from ..compiler.compile import compile_kernel
+
     ir_kernel = kernel.lower(target)
     compiled = compile_kernel(ir_kernel, target, cache_key=key)
     with _stats_lock:  # prepare() compiles on several threads

@@ -1,8 +1,11 @@
 """`GpuArena` (SPEC §7): named lists and arrays kept on the device across launches.
 
 Launches find resident objects by identity plus length (`lookup`), so they skip allocation,
-upload and download. Ordering rides on the device timeline: `sync()` waits for the last launch
-that wrote a buffer; a re-`bind()` waits for launches still reading the old contents.
+upload and download. A Python list's element format is fixed when it is bound (launches never
+repack it): `bind()` packs int32 / float32 / bool by its values, `bind_as(t, ...)` packs
+element type `t` (`u8`, `f16`, `i64`, ...) for kernels taking `list[t]`. Ordering rides on the
+device timeline: `sync()` waits for the last launch that wrote a buffer; a re-`bind()` waits
+for launches still reading the old contents.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 from .. import runtime
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
 from ..launch import transfer
-from ..launch.binding import device_buffer_for
+from ..launch.binding import device_buffer_for, element_format
 
 # id(obj) -> _Resident for every object bound in any arena (one slot per object).
 _resident: dict[int, _Resident] = {}
@@ -29,9 +32,11 @@ _BUFFER_FORMATS = {
 }  # fmt: skip
 KIND_OF_PACK = {
     "f": "float", "i": "int", "B": "bool", "d": "f64", "q": "i64", "I": "u32", "Q": "u64",
-    "e": "f16", "b": "i8", "h": "i16", "H": "u16",
+    "e": "f16", "b": "i8", "h": "i16", "H": "u16", "C": "u8",
 }  # fmt: skip
-PACK_SIZE = {"f": 4, "i": 4, "B": 1, "d": 8, "q": 8, "I": 4, "Q": 8, "e": 2, "b": 1, "h": 2, "H": 2}
+PACK_SIZE = {
+    "f": 4, "i": 4, "B": 1, "d": 8, "q": 8, "I": 4, "Q": 8, "e": 2, "b": 1, "h": 2, "H": 2, "C": 1,
+}  # fmt: skip
 
 
 def resident_fits(pack: str, elem: Any) -> bool:
@@ -56,6 +61,7 @@ class _Resident:
     generation: int
     last_write: int = 0  # timeline value of the newest launch that writes it
     last_use: int = 0  # timeline value of the newest launch that touches it
+    explicit: bool = False  # a Python list packed as the type given to bind_as()
 
     @property
     def kind(self) -> str:
@@ -115,7 +121,7 @@ def _fill(buf: Any, res: _Resident) -> None:
     if res.view is None:
         try:
             buf.pack_list(res.obj, res.pack)
-        except (GpuInvalidArgument, TypeError, ValueError) as exc:
+        except (GpuInvalidArgument, TypeError, ValueError, OverflowError) as exc:
             raise type(exc)(f"`{res.name}`: {exc}") from None
     else:
         transfer.write(buf, res.view)
@@ -158,6 +164,26 @@ def _describe_shape(obj: Any) -> tuple[str, int, int, memoryview | None]:
     return _BUFFER_FORMATS[fmt, view.itemsize], view.nbytes // view.itemsize, view.nbytes, flat
 
 
+def _typed_shape(
+    name: str, obj: Any, pack: str, count: int, nbytes: int, fmt: tuple
+) -> tuple[str, int, int, bool]:
+    """(pack code, count, bytes, explicit) of `obj` bound with `bind_as` (`fmt` from
+    binding.element_format): a list takes the type; an array must already have it."""
+    code, itemsize, dtype_name = fmt
+    if isinstance(obj, list):
+        return code, count, count * itemsize, True
+    if pack == code or (pack == "B" and code == "C"):
+        return pack, count, nbytes, False
+    got = getattr(obj, "dtype", KIND_OF_PACK[pack])
+    raise GpuArgumentTypeError(
+        f"`{name}`: bind_as() was given {dtype_name} elements but the array holds {got}",
+        param=name,
+        expected=dtype_name,
+        got=str(got),
+        hint=f"convert it explicitly, e.g. arr.astype(numpy.{dtype_name.split()[0]})",
+    )
+
+
 class GpuArena:
     """Keeps named lists/arrays resident on the device.
 
@@ -175,16 +201,23 @@ class GpuArena:
         """Upload and register each `name=list_or_array`; rebinding a name re-uploads (a new
         length or object recreates its buffer). Returns the arena."""
         self._check_open("bind")
-        with _lock:
-            created: list[_Resident] = []
-            try:
-                for name, obj in named.items():
-                    self._bind_one(name, obj, created)
-            except BaseException:
-                for res in created:  # all-or-nothing: earlier bindings stay as they were
-                    self._drop(res)
-                raise
-        return self
+        return self._bind_all(named, None)
+
+    def bind_as(self, elem: Any, **named: Any) -> GpuArena:
+        """`bind()` with the element type given: Python lists are packed as `elem` (`u8`,
+        `i16`, `f16`, `i64`, `u64`, `f64`, ... or `int`/`float`/`bool`), so that kernels taking
+        `list[elem]` find them resident; numpy arrays must already have that dtype. Values that
+        do not fit `elem` raise `GpuInvalidArgument` naming the list. Returns the arena."""
+        self._check_open("bind_as")
+        fmt = element_format(elem)
+        if fmt is None:
+            raise GpuArgumentTypeError(
+                f"bind_as() takes an element type (int, float, bool or a cthreads.gpu type such "
+                f"as u8, f16, i64); got {elem!r}",
+                expected="an element type",
+                got=repr(elem),
+            )
+        return self._bind_all(named, fmt)
 
     def sync(self, *names: str) -> None:
         """Download the named resident objects (all when no name) into the bound objects."""
@@ -236,7 +269,21 @@ class GpuArena:
         for res in self._slots.values():
             res.check_alive()
 
-    def _bind_one(self, name: str, obj: Any, created: list[_Resident]) -> None:
+    def _bind_all(self, named: dict, fmt: tuple | None) -> GpuArena:
+        with _lock:
+            created: list[_Resident] = []
+            try:
+                for name, obj in named.items():
+                    self._bind_one(name, obj, created, fmt)
+            except BaseException:
+                for res in created:  # all-or-nothing: earlier bindings stay as they were
+                    self._drop(res)
+                raise
+        return self
+
+    def _bind_one(
+        self, name: str, obj: Any, created: list[_Resident], fmt: tuple | None = None
+    ) -> None:
         if not isinstance(obj, list):
             try:
                 memoryview(obj)
@@ -269,8 +316,15 @@ class GpuArena:
             )
         pack, count, nbytes, view = _describe_shape(obj)
         old = self._slots.get(name)
+        explicit = False
+        if fmt is not None:
+            pack, count, nbytes, explicit = _typed_shape(name, obj, pack, count, nbytes, fmt)
+        elif old is not None and old.explicit and old.obj is obj:
+            pack, explicit = old.pack, True  # a plain re-bind keeps the bind_as() type
+            nbytes = count * PACK_SIZE[pack]
         if old is not None and old.obj is obj and old.count == count and old.pack == pack:
             old.view = view
+            old.explicit = explicit
             old.upload()  # host edits become visible
             return
         device = runtime.get_device()
@@ -278,6 +332,7 @@ class GpuArena:
         res = _Resident(
             self, name, obj, count, nbytes, pack, view, buffer, device, device.generation
         )
+        res.explicit = explicit
         try:
             self._upload_new(res)
         except BaseException:
@@ -294,7 +349,7 @@ class GpuArena:
         try:
             res.upload()
         except GpuArgumentTypeError:
-            if res.pack != "i" or res.view is not None:
+            if res.pack != "i" or res.view is not None or res.explicit:
                 raise
             res.pack = "f"  # an int-led list that holds floats is a float list
             res.upload()

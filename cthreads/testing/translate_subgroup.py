@@ -20,6 +20,7 @@ import ast
 import math
 
 from . import semantics as S
+from .translate import NARROW, WIDE_INTS, narrow_wrap
 
 SUBGROUP_VALUES = {
     "subgroup_size": "_ct_sg_size",
@@ -91,7 +92,11 @@ class SubgroupTranslator:
             if i == 0:
                 if result == "arith" and t == "bool":
                     code, t = self.coerce(code, t, "int"), "int"
-                value_t = t
+                if result in ("arith", "same") and t in NARROW:  # the compiler's widening
+                    w = "float" if t == "f16" else "int"
+                    code, value_t, t = self.coerce(code, t, w), t, w
+                else:
+                    value_t = t
             elif t == "float":
                 raise self.error(a, f"the lane of {what}() must be an int")
             else:
@@ -106,9 +111,11 @@ class SubgroupTranslator:
         value = codes[0] if codes else "None"
         lane = codes[1] if len(codes) > 1 else "None"
         out = self.tmp()
-        self.emit(indent, f"{out} = yield (({', '.join(key)},), {what[9:]!r}, {value}, {lane})", st)
+        # the op, with the value type when it is not int/float ('add/u32'): wrapping and rounding
+        op = what[9:] + (f"/{t}" if result == "arith" and t in ("f64", *WIDE_INTS) else "")
+        self.emit(indent, f"{out} = yield (({', '.join(key)},), {op!r}, {value}, {lane})", st)
         t = {"arith": value_t, "same": value_t, "int": "int", "bool": "bool"}[result]
-        return out, t
+        return (narrow_wrap(out, t) if t in NARROW else out), t
 
 
 # ------------------------------------------------------------------------------ scheduler
@@ -125,6 +132,7 @@ def _fminmax(values: list[float], pick) -> float:
 
 def compute(op: str, part: list[tuple[int, object, object]], size: int) -> list:
     """Results for the participants `part` = [(lane, value, lane argument)] in lane order."""
+    op, _, t = op.partition("/")  # t: 'f64', 'i64', 'u32', 'u64' or '' (int / float)
     vals = [v for _, v, _ in part]
     n = len(part)
     is_float = bool(vals) and isinstance(vals[0], float)
@@ -132,7 +140,12 @@ def compute(op: str, part: list[tuple[int, object, object]], size: int) -> list:
         zero = 0.0 if is_float else 0
         inclusive, acc = [], None
         for v in vals:  # in lane order, rounding after each addition
-            acc = v if acc is None else S.f32(acc + v) if is_float else S.wrap(acc + v)
+            if acc is None:
+                acc = v
+            elif is_float:
+                acc = acc + v if t == "f64" else S.f32(acc + v)
+            else:
+                acc = S.wrap_to(acc + v, t or "int")
             inclusive.append(acc)
         if op == "add":
             return [acc] * n

@@ -6,6 +6,12 @@ together, so like atomics they are statements (`ir.Subgroup`): the value of an a
 (`s = subgroup_add(x)`, `s: float = ...`, `y[i] = subgroup_max(v)`), never part of a larger
 expression, a condition or `and`/`or` (which evaluate both sides). The device features each
 needs (`Target.subgroup_*`) are checked when compiling for a target (compile.py).
+
+Value types: 32-bit values (int, float, bool, u32) need nothing more; i64/u64/f64 values need
+`Target.subgroup_extended_types` (Vulkan 1.2 shaderSubgroupExtendedTypes). Narrow values (f16,
+i8, u8, i16, u16) take part widened to 32 bits and the result is converted back, as narrow
+arithmetic does everywhere (so `subgroup_add` of u8 wraps modulo 256, and no extended types are
+needed for them).
 """
 
 from __future__ import annotations
@@ -67,6 +73,9 @@ FEATURE_CAPABILITY = {
     "subgroup_ballot": "GroupNonUniformBallot",
     "subgroup_vote": "GroupNonUniformVote",
     "subgroup_shuffle": "GroupNonUniformShuffle",
+    # not a capability of its own: the Vulkan feature that allows Int64/Float64 operands
+    "subgroup_extended_types": "GroupNonUniform* on Int64/Float64 values, allowed by Vulkan 1.2's "
+    "shaderSubgroupExtendedTypes",
 }
 
 
@@ -117,6 +126,7 @@ def lower(
         )
     val: ir.Expr | None = None
     lane: ir.Expr | None = None
+    narrow: ir.Scalar | None = None
     if names and names[0] == "cond":
         val = s.x.condition(call.args[0])
         t = I32 if op is SubgroupOp.BALLOT else BOOL
@@ -124,14 +134,9 @@ def lower(
         val = s.x.expr(call.args[0])
         if op in _ARITH or op in _SCANS:
             val = tr.cast(val, tr.arith_type(val.type))  # bools add up as ints
-        if val.type.bits != 32:
-            s.fail(
-                call.args[0],
-                f"{name}() takes 32-bit values (int, float, bool, u32); this is "
-                f"{tr.a_type(val.type)} (other widths need shaderSubgroupExtendedTypes, which "
-                "cthreads does not enable)",
-                "convert it explicitly, e.g. float(x), int(x) or u32(x)",
-            )
+        narrow = val.type if tr.is_narrow(val.type) else None
+        if narrow is not None:  # computed in 32 bits, converted back below
+            val = tr.cast(val, tr.wide(narrow))
         t = val.type
     else:
         t = BOOL
@@ -148,6 +153,8 @@ def lower(
     result = ctx.hidden("sg")
     ctx.declare(result, t, call)
     stmt = ir.Subgroup(op, t, result, val, lane, ctx.source.position(call)[0])
+    if narrow is not None:
+        return [stmt], tr.cast(ir.LocalRef(t, result), narrow)  # wraps / rounds back
     return [stmt], ir.LocalRef(t, result)
 
 
@@ -160,7 +167,10 @@ def missing_features(kernel: ir.Kernel, target) -> tuple[str, int, str] | None:
 
     for st in passes.walk_stmts(kernel.body):
         if isinstance(st, ir.Subgroup):
-            for feature in OP_FEATURES[st.op]:
+            needs = OP_FEATURES[st.op]
+            if st.type.bits == 64:  # named first: the more specific reason
+                needs = ("subgroup_extended_types", *needs)
+            for feature in needs:
                 if lacks(feature):
                     return feature, st.line, f"subgroup_{st.op.value}"
         for e in passes.stmt_exprs(st):
