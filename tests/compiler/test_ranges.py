@@ -4,6 +4,7 @@ what it proves, what it must refuse to prove, and that kernels still compute the
 from __future__ import annotations
 
 import numpy as np
+
 from cthreads.compiler import ir
 from cthreads.compiler.ranges import shared_accesses_in_range
 from cthreads.compiler.target import DEFAULT_TARGET

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from devicehelp import device_target
 
 from cthreads.compiler.compile import compile_kernel
 from cthreads.compiler.target import Target
@@ -25,7 +26,6 @@ from cthreads.gpu import (
     atomic_add,
     atomic_max,
     atomic_min,
-    available,
     f16,
     f32,
     f64,
@@ -49,15 +49,7 @@ FULL = Target(float64=True, int64=True, float16=True, int16=True, storage_16bit=
               int64_atomics=True)  # fmt: skip
 
 
-def _device_target():
-    if not available():
-        return None
-    from cthreads.launch import session
-
-    return session.target_from_device(session._current_device())
-
-
-_T = _device_target()
+_T = device_target()
 needs_device = pytest.mark.skipif(
     _T is None or not (_T.float16 and _T.int16 and _T.storage_16bit and _T.int64),
     reason="no Vulkan device with shaderFloat16, shaderInt16, storageBuffer16BitAccess, shaderInt64",
@@ -258,7 +250,7 @@ def test_python_lists_of_the_new_types_round_trip():
 @needs_device
 def test_u64_matches_numpy_and_the_emulator():
     x = np.array([2**64 - 1, 5, 2**63, 123456789012345678], np.uint64)
-    o, of = _agree(u64_ops, x, 2**63 + 1, np.zeros(16, np.uint64), np.zeros(4))[-2:]
+    o, _of = _agree(u64_ops, x, 2**63 + 1, np.zeros(16, np.uint64), np.zeros(4))[-2:]
     with np.errstate(over="ignore"):
         assert np.array_equal(o[0::4], x * np.uint64(3) + np.uint64(2**63 + 1))
     assert np.array_equal(o[3::4], np.maximum(x, np.uint64(2**63 + 1)))

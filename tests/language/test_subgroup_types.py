@@ -13,6 +13,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from devicehelp import device_target
 
 from cthreads.compiler.compile import compile_kernel
 from cthreads.compiler.target import Target
@@ -21,7 +22,6 @@ from cthreads.gpu import (
     GlobalIdx,
     Gpu,
     GpuCompileError,
-    available,
     f16,
     f64,
     gpu,
@@ -52,15 +52,7 @@ WG = 64
 OPS = 7  # add, min, max, inclusive_add, exclusive_add, shuffle_xor(x, 1), broadcast(x, 0)
 
 
-def _target():
-    if not available():
-        return None
-    from cthreads.launch import session
-
-    return session.target_from_device(session._current_device())
-
-
-_T = _target()
+_T = device_target()
 needs_device = pytest.mark.skipif(
     _T is None
     or not (_T.subgroup_arithmetic and _T.subgroup_shuffle and _T.subgroup_ballot)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from devicehelp import device_target
 
 from cthreads.gpu import (
     GlobalIdx,
@@ -14,7 +15,6 @@ from cthreads.gpu import (
     GpuArena,
     GpuArgumentTypeError,
     GpuInvalidArgument,
-    available,
     f16,
     f64,
     gpu,
@@ -27,16 +27,7 @@ from cthreads.gpu import (
 )
 from cthreads.launch import dispatch
 
-
-def _target():
-    if not available():
-        return None
-    from cthreads.launch import session
-
-    return session.target_from_device(session._current_device())
-
-
-_T = _target()
+_T = device_target()
 pytestmark = pytest.mark.skipif(
     _T is None or not (_T.float64 and _T.int64 and _T.float16 and _T.int16 and _T.storage_16bit),
     reason="no Vulkan device with 64-bit and 16-bit types",

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from devicehelp import device_target
 
 from cthreads.gpu import (
     GlobalIdx,
     Gpu,
     GpuArena,
     GpuInvalidArgument,
-    available,
     f16,
     f64,
     gpu,
@@ -26,16 +26,7 @@ from cthreads.gpu import (
 )
 from cthreads.launch import dispatch
 
-
-def _target():
-    if not available():
-        return None
-    from cthreads.launch import session
-
-    return session.target_from_device(session._current_device())
-
-
-_T = _target()
+_T = device_target()
 pytestmark = pytest.mark.skipif(
     _T is None or not (_T.float64 and _T.int64 and _T.float16 and _T.int16 and _T.storage_16bit),
     reason="no Vulkan device with 64-bit and 16-bit types",
@@ -132,9 +123,9 @@ def test_unusual_typed_scalars_fall_back_and_still_raise(index, value, match):
     lists = _scalar_lists(n)
     args = list(SCALARS)
     args[index] = value
-    with GpuArena().bind(**{f"l{j}": v for j, v in enumerate(lists)}):
-        with pytest.raises(GpuInvalidArgument, match=match):
-            gpu(typed_scalars, n, *args, *lists)
+    arena = GpuArena().bind(**{f"l{j}": v for j, v in enumerate(lists)})
+    with arena, pytest.raises(GpuInvalidArgument, match=match):
+        gpu(typed_scalars, n, *args, *lists)
 
 
 def test_numpy_scalars_and_rounded_f16_take_the_general_path_with_equal_results():
