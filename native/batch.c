@@ -68,6 +68,7 @@ ct_knobs_read(CtKnobs *k, int cpu_device)
     k->bg_hot_ns = env_u64("CTHREADS_BG_HOT_US", 200000, 1000);
     k->bg_delay_ns = env_u64("CTHREADS_BG_DELAY_US", 20000, 1000);
     k->lock_spin_ns = env_u64("CTHREADS_LOCK_SPIN_US", 20000, 1000);
+    k->inflight = env_u64("CTHREADS_INFLIGHT", 2, 1) >= 2 ? 2 : 1;
 }
 
 /* pauses per microsecond, measured once (pause costs 10 to 150 cycles depending on the CPU) */
@@ -240,6 +241,7 @@ ct_close_and_submit_unlock(CtDevice *dev, int i, int from_bg)
     ct_record_barrier(dev, s->cb, 1);
     VkResult r = dev->fn.vkEndCommandBuffer(s->cb);
     uint64_t value = s->value;
+    STORE(dev->submitted_prev, dev->submitted);
     STORE(dev->submitted, value);
     VkResult inject = dev->inject;
     dev->inject = VK_SUCCESS;

@@ -190,6 +190,8 @@ typedef struct {
     uint64_t bg_hot_ns;         /* CTHREADS_BG_HOT_US (200): watches for work after a submit */
     uint64_t bg_delay_ns;       /* CTHREADS_BG_DELAY_US (20): a batch's minimum age at submit */
     uint64_t lock_spin_ns;      /* CTHREADS_LOCK_SPIN_US (20): spin on a held lock first */
+    int inflight;               /* CTHREADS_INFLIGHT (2): batches the thread keeps on the queue;
+                                   2 overlaps a submit's cost with the batch before it */
     int spin_yield;             /* CTHREADS_SPIN_YIELD (1 on CPU devices, else 0): spin loops
                                    sched_yield instead of pausing (the "device" needs the CPU) */
 } CtKnobs;
@@ -257,6 +259,7 @@ typedef struct {
     int pending;                /* slot index of the open batch, -1 when none */
     uint64_t next_value;        /* last assigned timeline value */
     uint64_t submitted;         /* highest value handed to the queue */
+    uint64_t submitted_prev;    /* (atomic) `submitted` before the latest batch went out */
     uint64_t completed;         /* cached semaphore counter (GIL) */
     uint64_t nbatches;          /* vkQueueSubmit calls made (written under queue_lock) */
     uint64_t queued;            /* (atomic) highest value whose vkQueueSubmit returned */

@@ -384,14 +384,15 @@ stats_knobs(CtDevice *self)
 {
     const CtKnobs *k = &self->knobs;
     return Py_BuildValue(
-        "{s:i,s:i,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:i}", "coalesce", k->coalesce,
+        "{s:i,s:i,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:i,s:i}", "coalesce", k->coalesce,
         "batch_max", k->batch_max, "stream_ns", (unsigned long long)k->stream_ns,
         "spin_ns", (unsigned long long)k->spin_ns, "poll_ns", (unsigned long long)k->poll_ns,
         "bg_spin_ns", (unsigned long long)k->bg_spin_ns,
         "bg_poll_ns", (unsigned long long)k->bg_poll_ns,
         "bg_hot_ns", (unsigned long long)k->bg_hot_ns,
         "bg_delay_ns", (unsigned long long)k->bg_delay_ns,
-        "lock_spin_ns", (unsigned long long)k->lock_spin_ns, "spin_yield", k->spin_yield);
+        "lock_spin_ns", (unsigned long long)k->lock_spin_ns, "spin_yield", k->spin_yield,
+        "inflight", k->inflight);
 }
 
 static PyObject *

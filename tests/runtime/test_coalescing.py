@@ -85,12 +85,40 @@ def test_pending_batch_is_submitted_by_the_background_thread(device, kernels):
     device.wait_idle()
     buf = _counter(device)
     busy, _ = _busy(device, kernels)
+    c0 = device.stats()["counters"]
     value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
-    if device.stats()["completed"] < busy:  # still in flight: the submit was appended
-        assert device.stats()["submitted"] < value
+    c1 = device.stats()["counters"]
+    if device.stats()["completed"] < busy:  # still in flight: the submit opened a pending batch
+        assert c1["deferred"] - c0["deferred"] == 1 and c1["direct"] == c0["direct"]
     # stats() submits nothing: only the background thread can make this happen
     assert _eventually(lambda: device.stats()["completed"] >= value)
     assert device.wait(value, timeout=0)
+    assert (_read(buf) == 1).all()
+
+
+def test_next_batch_is_queued_while_the_one_before_runs(device, kernels):
+    """CTHREADS_INFLIGHT=2 (the default): the thread submits the pending batch while the batch
+    before it still runs, so the device never waits for a vkQueueSubmit between them."""
+    assert device.stats()["knobs"]["inflight"] == 2
+    device.wait_idle()
+    buf = _counter(device)
+    t0 = time.perf_counter()
+    busy, _ = _busy(device, kernels, iters=400000)
+    value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    seen = {}
+
+    def queued() -> bool:
+        if device.stats()["submitted"] < value:
+            return False
+        seen["busy_done"] = device.stats()["completed"] >= busy
+        return True
+
+    assert _eventually(queued, 30.0)
+    device.wait(busy)
+    spin_s = time.perf_counter() - t0
+    if spin_s > 0.05:  # the spin ran long enough for the thread's submit to come first
+        assert not seen["busy_done"], f"the batch waited for the spin ({spin_s:.3f} s)"
+    assert device.wait(value, timeout=60)
     assert (_read(buf) == 1).all()
 
 
@@ -411,11 +439,11 @@ def test_policy_knobs_are_read_from_the_environment():
 
     code = (
         "from cthreads import runtime; d = runtime.get_device(); k = d.stats()['knobs'];"
-        "print(k['coalesce'], k['spin_ns'], k['bg_delay_ns'], k['batch_max'])"
+        "print(k['coalesce'], k['spin_ns'], k['bg_delay_ns'], k['batch_max'], k['inflight'])"
     )
     env = dict(os.environ, CTHREADS_COALESCE="0", CTHREADS_SPIN_US="7", CTHREADS_BG_DELAY_US="0",
-               CTHREADS_BATCH_MAX="9")
+               CTHREADS_BATCH_MAX="9", CTHREADS_INFLIGHT="1")
     env.pop("CTHREADS_VALIDATION", None)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=120, check=True).stdout.split()
-    assert out == ["0", "7000", "0", "9"]
+    assert out == ["0", "7000", "0", "9", "1"]
