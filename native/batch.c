@@ -68,7 +68,7 @@ ct_knobs_read(CtKnobs *k, int cpu_device)
     k->bg_hot_ns = env_u64("CTHREADS_BG_HOT_US", 200000, 1000);
     k->bg_delay_ns = env_u64("CTHREADS_BG_DELAY_US", 20000, 1000);
     k->lock_spin_ns = env_u64("CTHREADS_LOCK_SPIN_US", 20000, 1000);
-    k->inflight = env_u64("CTHREADS_INFLIGHT", 2, 1) >= 2 ? 2 : 1;
+    k->inflight = env_u64("CTHREADS_INFLIGHT", 1, 1) >= 2 ? 2 : 1;
 }
 
 /* pauses per microsecond, measured once (pause costs 10 to 150 cycles depending on the CPU) */

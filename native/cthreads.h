@@ -190,7 +190,7 @@ typedef struct {
     uint64_t bg_hot_ns;         /* CTHREADS_BG_HOT_US (200): watches for work after a submit */
     uint64_t bg_delay_ns;       /* CTHREADS_BG_DELAY_US (20): a batch's minimum age at submit */
     uint64_t lock_spin_ns;      /* CTHREADS_LOCK_SPIN_US (20): spin on a held lock first */
-    int inflight;               /* CTHREADS_INFLIGHT (2): batches the thread keeps on the queue;
+    int inflight;               /* CTHREADS_INFLIGHT (1): batches the thread keeps on the queue;
                                    2 overlaps a submit's cost with the batch before it */
     int spin_yield;             /* CTHREADS_SPIN_YIELD (1 on CPU devices, else 0): spin loops
                                    sched_yield instead of pausing (the "device" needs the CPU) */

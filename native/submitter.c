@@ -116,7 +116,7 @@ bg_main(void *arg)
         /* a pending batch: submit it once the work in flight completed (knobs.inflight 1), or
            once all but the latest batch did (2: the next batch is on the queue before the
            device runs dry, so a vkQueueSubmit's cost — ~20 µs under gVisor — overlaps the
-           batch before it instead of idling the device after every small batch). No lock is
+           batch before it; it also makes batches smaller, see native/README.md). No lock is
            held while waiting; the host keeps appending meanwhile. */
         uint64_t target = LOAD(dev->submitted), seen = target;
         if (dev->knobs.inflight >= 2)
