@@ -277,7 +277,12 @@ Instance_physical_devices(CtInstance *self, PyObject *unused)
         return ct_raise(self->st->GpuUseAfterDestroy,
                         "the Vulkan instance is not initialized or was destroyed (shutdown())");
     uint32_t n = 0;
-    VkResult r = self->fn.vkEnumeratePhysicalDevices(self->instance, &n, NULL);
+    VkResult r;
+    /* the first enumeration is where some drivers bring their devices up (tens of ms): let
+       the kernels that prepare() compiles meanwhile have the GIL */
+    Py_BEGIN_ALLOW_THREADS
+    r = self->fn.vkEnumeratePhysicalDevices(self->instance, &n, NULL);
+    Py_END_ALLOW_THREADS
     if (r != VK_SUCCESS && r != VK_INCOMPLETE)
         return ct_raise_vk(self->st, r, "vkEnumeratePhysicalDevices");
     VkPhysicalDevice *pds = PyMem_Calloc(n ? n : 1, sizeof *pds);
