@@ -423,6 +423,9 @@ uint64_t ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *cons
 VkResult ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns, uint64_t *seen);
 int ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns);
 
+/* launch.c */
+extern PyType_Spec ct_launcher_spec;
+
 /* submit.c */
 PyObject *ct_device_submit(CtDevice *dev, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames);

@@ -7,6 +7,7 @@
  *   validation_messages(clear=True) -> list[str]   messages captured from the validation layer
  *   Instance, Device, Buffer, Pipeline             types (instance.c, device.c, buffer.c,
  *                                                  pipeline.c)
+ *   FastLauncher                                   type (launch.c): a kernel's queued-launch path
  *   KIND_DEVICE, KIND_UPLOAD, KIND_DOWNLOAD, MAX_PUSH (ints)
  * The exception classes come from cthreads.errors, imported at module init.
  */
@@ -98,6 +99,12 @@ module_exec(PyObject *m)
     ADD_TYPE(BufferType, ct_buffer_spec, "Buffer")
     ADD_TYPE(PipelineType, ct_pipeline_spec, "Pipeline")
 #undef ADD_TYPE
+    PyObject *launcher = PyType_FromModuleAndSpec(m, &ct_launcher_spec, NULL); /* launch.c */
+    if (launcher == NULL || PyModule_AddType(m, (PyTypeObject *)launcher) < 0) {
+        Py_XDECREF(launcher);
+        return -1;
+    }
+    Py_DECREF(launcher);
     if (PyModule_AddIntConstant(m, "KIND_DEVICE", CT_KIND_DEVICE) < 0 ||
         PyModule_AddIntConstant(m, "KIND_UPLOAD", CT_KIND_UPLOAD) < 0 ||
         PyModule_AddIntConstant(m, "KIND_DOWNLOAD", CT_KIND_DOWNLOAD) < 0 ||

@@ -2,23 +2,35 @@
 `GpuArena` (of any element type), every scalar of its exact builtin type and in its
 parameter type's range (int for int/i64/u32/u64/narrow ints, float for float/f64/f16).
 
-The function is generated once per prepared kernel with the parameter checks, the push-block
-packing and the submission written out straight (no loops, no per-launch dicts), because in a
-queued-launch loop the Python side of `gpu()` is what users wait for. It returns None whenever
+`build` describes the kernel as a compact plan for the C launcher (`_native.FastLauncher`,
+native/launch.c), which does the checks, packs the parameter block and enqueues the dispatch
+without running Python code. Where that is unavailable (no native device) a Python function
+is generated instead, with the same checks written out straight. Both return None whenever
 anything is unusual; `dispatch._launch` then does the full, general work and raises the
 documented errors, so this file never has to word an error.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
-from ..residency.arena import _resident
+from ..residency.arena import _Resident, _resident
+from ..runtime import native as _native_access
 from . import session
 from .binding import FLOAT16_MAX, INT32_MAX, INT32_MIN, INT_RANGES, list_format
 from .gpujob import GpuJob
 
 _FLOAT32_MAX = 3.4028234663852886e38
+
+# False: always generate the Python launcher (tests and benchmarks compare the two)
+NATIVE = True
+
+# native/launch.c: parameter kinds, block field roles
+_P_LIST, _P_INT, _P_U64, _P_BOOL, _P_F32, _P_F64, _P_F16 = range(7)
+_ROLES = {"total": 0, "base_group": 1, "grid_x": 2, "total_y": 3, "total_z": 3}
+_ROLES.update(addr=4, len=5, scalar=6)
+_MAX_PARAMS = 32
 
 
 def _f16(v: float) -> float:
@@ -46,9 +58,102 @@ def build(prep: Any, plan: Any, device: Any) -> Any:
     """The fast launcher `fast(args) -> GpuJob | None` of one prepared kernel, or None when
     the kernel's shape is not covered (parameter block in a buffer, `x.shape[k]` reads).
     `gpu(..., grid=...)` launches never come here (dispatch._launch handles them)."""
-    compiled = prep.compiled
     if plan.in_buffer or plan.shapes:
         return None
+    return _build_native(prep, plan, device) or _build_python(prep, plan, device)
+
+
+def _param_entry(p: Any) -> tuple:
+    """(kind, lo, hi, packs, itemsize, writes) of one parameter for native/launch.c."""
+    t = p.type
+    if p.is_list:
+        code, itemsize = list_format(t.elem)
+        packs = "BC" if code == "C" else code  # a uint8 array serves list[u8] too
+        return (_P_LIST, 0, 0, packs, itemsize, int(bool(p.writes)))
+    if t.kind == "bool":
+        return (_P_BOOL, 0, 0, "", 0, 0)
+    if t.kind == "float":
+        return ({16: _P_F16, 32: _P_F32, 64: _P_F64}[t.bits], 0, 0, "", 0, 0)
+    if (t.kind, t.bits) == ("uint", 64):
+        return (_P_U64, 0, 0, "", 0, 0)
+    lo, hi = INT_RANGES.get((t.kind, t.bits), (INT32_MIN, INT32_MAX))
+    return (_P_INT, lo, hi, "", 0, 0)
+
+
+_RECORD_FIELDS = ("obj", "generation", "pack", "count", "buffer", "last_use", "last_write")
+
+
+def _plain_attributes(cls: type, names: tuple) -> bool:
+    """Whether instances of `cls` keep `names` in their `__dict__` with no descriptor, no
+    custom attribute hooks: then reading and writing the dict is reading and writing them."""
+    if (
+        cls.__getattribute__ is not object.__getattribute__
+        or cls.__setattr__ is not object.__setattr__
+    ):
+        return False
+    if "__slots__" in cls.__dict__ or not cls.__dictoffset__:
+        return False
+    return all(
+        not hasattr(type(inspect.getattr_static(cls, n, None)), "__get__") for n in names
+    ) and not hasattr(cls, "__getattr__")
+
+
+def _build_native(prep: Any, plan: Any, device: Any) -> Any:
+    """The C launcher's `launch` method, or None where it does not apply."""
+    native = getattr(device, "_dev", None)
+    compiled = prep.compiled
+    if (
+        not NATIVE
+        or not _native_access.built()
+        or type(native) is not _native_access.module().Device
+        or len(compiled.params) > _MAX_PARAMS
+        or GpuJob.__new__ is not object.__new__  # the launcher makes jobs with object.__new__
+        or not _plain_attributes(_Resident, _RECORD_FIELDS)  # it reads records' __dict__
+    ):
+        return None
+    try:
+        params = tuple(_param_entry(p) for p in compiled.params)
+    except KeyError:
+        return None
+    fields = tuple(
+        (f.offset, f.fmt, _ROLES[f.role], -1 if f.param is None else f.param) for f in plan.fields
+    )
+    if compiled.observes_workgroup:
+        per = 0
+    else:
+        per = prep.physical_wg * getattr(compiled, "elements_per_invocation", 1)
+    n_index = -1 if plan.n_index is None else plan.n_index
+    sizing = (
+        n_index,
+        plan.wg,
+        per,
+        plan.max_groups,
+        compiled.observes_workgroup,
+        compiled.push.size,
+    )
+    try:
+        launcher = _native_access.module().FastLauncher(
+            native,
+            prep.pipeline,
+            params,
+            fields,
+            sizing,
+            _resident,
+            _Resident,
+            session.state,
+            GpuJob,
+            device,
+            compiled.name,
+            prep.generation,
+        )
+    except (TypeError, ValueError, OverflowError):  # a layout it does not cover
+        return None
+    return launcher.launch
+
+
+def _build_python(prep: Any, plan: Any, device: Any) -> Any:
+    """The generated Python launcher (the same checks as native/launch.c, written out)."""
+    compiled = prep.compiled
     params = compiled.params
     lines = ["def fast(args):"]
     # gpu() calls this before any other check: a shut-down device, a re-prepared kernel or a

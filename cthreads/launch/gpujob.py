@@ -37,7 +37,9 @@ class GpuJob(Job):
         buffers: list[Any],
     ) -> None:
         # Job.__init__ is not called: a device job needs none of the host-thread machinery,
-        # and a launch must stay cheap.
+        # and a launch must stay cheap. native/launch.c (make_job) sets these same six
+        # attributes on GpuJob.__new__(GpuJob) without running this: keep the two in step
+        # (tests/launch/test_native_fastpath.py compares the jobs).
         self._device = device
         self._value = value
         self._kernel_name = kernel_name

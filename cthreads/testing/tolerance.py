@@ -253,7 +253,13 @@ class Perturber:
             return r
         if b == UNDEFINED:
             return self._undefined(sign)
-        return S.f32(r + sign * b)
+        moved = S.f32(r + sign * b)
+        if self.mode in (1, -1) and r != 0.0 and (moved > 0.0) != (r > 0.0):
+            # the bound reaches zero: a device may give exactly 0 (asinh(1e-30): #18), which a
+            # `y if y != 0 else 3` guard tells apart; the all-up/all-down runs stop there, the
+            # alternating and random ones cross it
+            return 0.0
+        return moved
 
     def _undefined(self, sign: float) -> float:
         """An undefined result: nan when moved up; else the largest float32 magnitudes, +big in

@@ -43,8 +43,10 @@ def _float_pow(x, y):
     x, y = f32(x), f32(y)
     if y == 0 or x == 1:
         return f32(1.0)
-    if x == 0:
-        return f32(math.inf) if y < 0 else f32(0.0)
+    if x == 0:  # an odd integer power keeps the zero's sign
+        odd = y == np.trunc(y) and np.trunc(y * f32(0.5)) != y * f32(0.5)
+        r = f32(math.inf) if y < 0 else f32(0.0)
+        return f32(math.copysign(r, x)) if odd else r
     with np.errstate(all="ignore"):
         p = np.power(np.abs(x), y, dtype=np.float32)
     if x < 0:

@@ -6,6 +6,7 @@ The device test is skipped, with the reason, only when no launch is possible at 
 
 from __future__ import annotations
 
+import ast
 import math
 import os
 import re
@@ -159,6 +160,32 @@ def test_chained_approximations_are_moved_apart():
     D.check_kernel(kern, args, device_runs=lavapipe)
 
 
+def test_a_bound_that_reaches_zero_gives_zero_in_one_run():
+    # #18: lavapipe's asinh(1e-30) is 0 (log(x + sqrt(x*x + 1)) = log(1)), within its bound;
+    # the generator's guard `(y if y != 0 else 3)` then takes the other branch. The all-down
+    # run gives 0 there (the all-up run for a negative result), the alternating runs cross it
+    x = 1.0000000031710769e-30
+    r = math.asinh(x)
+    assert Perturber(-1)("asinh", (x,), r) == 0.0 < Perturber(1)("asinh", (x,), r)
+    assert Perturber(1)("asinh", (-x,), -r) == 0.0 > Perturber(-1)("asinh", (-x,), -r)
+    assert Perturber("alt-")("asinh", (x,), r) < 0.0
+    assert Perturber(-1)("div", (1.0, 3.0), 1 / 3) > 0.0  # a bound that stops short of 0
+    from cthreads.testing.kernelgen import load_kernel
+
+    kern = load_kernel(
+        "import math\nfrom cthreads.gpu import Gpu, GlobalIdx\n\n@Gpu\n"
+        "def kern(x: list[float], y: list[float], out: list[float]) -> None:\n"
+        "    i: int = GlobalIdx.x\n    if i < len(x):\n"
+        "        out[i] = y[i] % (math.asinh(x[i]) if math.asinh(x[i]) != 0 else 3.0)\n"
+    )
+    args = ([x], [-47.25], [0.0])
+
+    def lavapipe(k, a, grid):
+        return [list(a[0]), list(a[1]), [0.75]]  # -47.25 % 3.0
+
+    D.check_kernel(kern, args, device_runs=lavapipe)
+
+
 def test_undefined_and_remainder_runs_cover_what_a_device_computes():
     inf = math.inf
     # #14: inf // y is nan in Python, floor(inf / y) = -inf by the recipe: undefined
@@ -182,6 +209,111 @@ def test_zeromul_keeps_constant_zeros_out_of_products():
         assert not_zero_constant(zero) == "0.5"
     for other in ("a", "xs[i]", "2.0", "float(True)", "(2 ** 40)", "(1 // 0)"):
         assert not_zero_constant(other) == other
+
+
+_FLOAT_NAMES = {"a", "f0", "f1", "d0", "d1", "xs", "out_f", "ds", "sh"}
+_INT_CALLS = {"int", "bool", "len", "i64", "u32", "floor", "ceil", "trunc", "isnan", "isinf"}
+
+
+def _is_float(node) -> bool:
+    """A generated expression's type is float (f32 or f64): a small type inference."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, float)
+    if isinstance(node, ast.Name):
+        return node.id in _FLOAT_NAMES
+    if isinstance(node, ast.Subscript):
+        return _is_float(node.value)
+    if isinstance(node, ast.Call):
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+        if name in ("abs", "min", "max"):
+            return any(_is_float(arg) for arg in node.args)
+        return name not in _INT_CALLS and name != "isfinite"
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, ast.Div) or _is_float(node.left) or _is_float(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return not isinstance(node.op, ast.Not) and _is_float(node.operand)
+    if isinstance(node, ast.IfExp):
+        return _is_float(node.body) or _is_float(node.orelse)
+    return False
+
+
+class _OutOfRangeReads(ast.NodeTransformer):
+    """Replaces each read `xs[e]` whose index names `len(xs)` (other than `(e) % len(xs)`) by
+    the zero it reads: what a compiler that folds the bounds check sees."""
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        name = node.value.id if isinstance(node.value, ast.Name) else None
+        index, mod = ast.unparse(node.slice), isinstance(node.slice, ast.BinOp)
+        in_range = mod and isinstance(node.slice.op, ast.Mod)
+        in_range = in_range and ast.unparse(node.slice.right) == f"len({name})"
+        if name and f"len({name})" in index and not in_range:
+            return ast.Constant(0.0 if _is_float(node) else 0)
+        return node
+
+
+def _folds_to_zero(node) -> bool:
+    """Whether a lavapipe-like compiler can see `node` as a constant zero (a constant, or one
+    built from reads it can prove out of range)."""
+    folded = ast.fix_missing_locations(
+        _OutOfRangeReads().visit(ast.parse(ast.unparse(node), mode="eval"))
+    )
+    names = {n.id for n in ast.walk(folded) if isinstance(n, ast.Name)}
+    if not names <= {"math", "float", "int", "bool", "abs", "min", "max", "True", "False"}:
+        return False
+    try:
+        return eval(compile(folded, "<factor>", "eval"), {"math": math}) == 0
+    except (ArithmeticError, ValueError, OverflowError):
+        return False
+
+
+def test_zeromul_keeps_out_of_range_reads_out_of_products():
+    from cthreads.testing.kernelgen_avoid import AVOID, known_zero_reads, not_zero_constant
+
+    # #17: `f0: float = xs[len(xs)]` (out of range: 0.0) ... `xs[i] * f0` with xs[i] = inf gave
+    # 0.0 on lavapipe: its bounds check `uint(len(xs)) < len(xs)` folds, then `0 * x` does
+    for read in ("xs[len(xs)]", "xs[(len(xs) + 2)]", "(-xs[max(len(xs), c0)])", "float(ks[len(ks)])"):
+        assert not_zero_constant(read) == "0.5", read
+    assert not_zero_constant("math.sin(xs[len(xs)])") == "0.5"
+    for other in ("xs[i + 3]", "xs[(c0) % len(xs)]", "xs[len(ks)]", "(xs[len(xs)] + a)"):
+        assert not_zero_constant(other) == other, other
+    assert known_zero_reads("(xs[len(xs)] * a)") == "0.0 * a"
+
+    added = "zeromul" not in AVOID
+    AVOID.add("zeromul")
+    try:
+        cases = _generated("base", 400, examples=400) + _generated("types", 100, examples=100)
+    finally:
+        if added:
+            AVOID.discard("zeromul")
+    products = oob_reads = 0
+    for case in cases:
+        tree = ast.parse(case.source)
+        for node in ast.walk(tree):
+            factors = []
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                if _is_float(node):  # an int product of a zero is zero on every device
+                    factors = [node.left, node.right]
+            elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Mult):
+                if _is_float(node.target):
+                    factors = [node.value]
+            elif isinstance(node, ast.Call) and ast.unparse(node.func) == "math.fma":
+                factors = node.args[:2]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+                if isinstance(target, ast.Name) and target.id in ("f0", "f1"):
+                    assert not _folds_to_zero(node.value), (ast.unparse(node), case.source)
+            products += len(factors)
+            for factor in factors:
+                assert not _folds_to_zero(factor), (ast.unparse(node), case.source)
+            if isinstance(node, ast.Subscript) and known_zero_reads(ast.unparse(node)) in (
+                "0.0",
+                "0",
+                "False",
+            ):
+                oob_reads += 1
+    # out-of-range reads stay in the generator (a feature under test), only out of products
+    assert products > 100 and oob_reads > 5, (products, oob_reads)
 
 
 def _emulator_as_device(kernel, args, grid=None):

@@ -168,3 +168,51 @@ def test_errors_of_chained_approximations_may_move_apart():
     # used to agree and the exact match was required; the 'alt+'/'alt-' runs move them apart.
     x = [-0.75] * 64
     check_kernel(hypot_of_reciprocal, (x, [0.0] * 64))
+
+
+@Gpu
+def times_out_of_range_read(xs: list[float], out: list[float]) -> None:
+    i: int = GlobalIdx.x
+    f0: float = xs[len(xs)]  # out of range: reads 0.0
+    if i < len(xs):
+        out[i] = xs[i] * f0
+
+
+@pytest.mark.xfail(
+    condition=_lavapipe_safe(),
+    strict=True,
+    reason="#17: lavapipe folds the bounds check of xs[len(xs)], then 0.0 * x to 0.0 (#8)",
+)
+def test_infinity_times_an_out_of_range_read_is_nan():
+    # #17: inf * xs[len(xs)] is inf * 0.0 = nan; lavapipe gives 0.0. The generator's `zeromul`
+    # keeps such reads out of products there (kernelgen_avoid.known_zero_reads).
+    check_kernel(times_out_of_range_read, ([float("inf"), 1.0, float("nan")], [5.0] * 3))
+
+
+@Gpu
+def zero_signs(a: float, xs: list[float], out: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < len(xs):
+        r: float = a % xs[i]
+        out[4 * i] = math.copysign(1.0, r)
+        out[4 * i + 1] = math.copysign(1.0, r**3.0)
+        out[4 * i + 2] = math.atan2(r**3.0, a)
+        out[4 * i + 3] = math.copysign(1.0, xs[i] ** 3.0)
+
+
+def test_zero_remainders_and_odd_powers_keep_pythons_zero_sign():
+    """#19: a zero remainder takes the divisor's sign and an odd power of -0.0 stays -0.0, as
+    in Python; the device gave +0.0 for both, and atan2 then turned -pi into +pi."""
+    from cthreads.gpu import gpu
+
+    xs = [-2.0, 2.0, -4.0, 4.0, -0.0, 0.0]
+    out = [9.0] * (4 * len(xs))
+    gpu(zero_signs, -8.0, xs, out).join()
+    for k, x in enumerate(xs):
+        r = -8.0 % x if x != 0.0 else None
+        if r is not None:
+            want = [math.copysign(1.0, r), math.copysign(1.0, r**3.0), math.atan2(r**3.0, -8.0)]
+            got = out[4 * k : 4 * k + 3]
+            assert got[:2] == want[:2] and abs(got[2] - want[2]) < 1e-6, (x, got, want)
+        assert out[4 * k + 3] == math.copysign(1.0, x**3.0), (x, out[4 * k + 3])
+    check_kernel(zero_signs, (-8.0, [-2.0, 2.0, -4.0, 4.0], [0.0] * 16))

@@ -249,7 +249,15 @@ class ExprGen:
             return self.ext(G.Floor, t, self.op(Op.FDiv, t, a, b))
         if op is ir.BinOp.MOD:
             q = self.ext(G.Floor, t, self.op(Op.FDiv, t, a, b))
-            return self.op(Op.FSub, t, a, self.op(Op.FMul, t, b, q))
+            r = self.op(Op.FSub, t, a, self.op(Op.FMul, t, b, q))
+            # Python gives a zero remainder the divisor's sign (-8.0 % -2.0 == -0.0), the
+            # recipe always +0.0; the sign matters downstream (atan2(-0.0, -1.0) == -pi)
+            bt, zero = self.t_bool, self.zero(e.type)
+            signed_zero = self.op(
+                Op.Select, t, self.op(Op.FOrdLessThan, bt, b, zero),
+                self.op(Op.FNegate, t, zero), zero,
+            )  # fmt: skip
+            return self.op(Op.Select, t, self.op(Op.FOrdEqual, bt, r, zero), signed_zero, r)
         if op is ir.BinOp.MIN or op is ir.BinOp.MAX:
             # Python's min/max keep the first argument unless the second compares smaller/larger.
             cmp = Op.FOrdLessThan if op is ir.BinOp.MIN else Op.FOrdGreaterThan

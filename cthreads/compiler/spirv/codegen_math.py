@@ -130,6 +130,14 @@ class MathGen:
             self.kf(INF),
             self.kf(0.0),
         )
+        # an odd integer power of a zero keeps its sign, as in Python ((-0.0) ** 3.0 == -0.0)
+        i32 = self.t_i32
+        sign = self.op(Op.BitwiseAnd, i32, self.op(Op.Bitcast, i32, x), self.ki(-0x80000000))
+        zr = self.op(
+            Op.Select, f32, odd,
+            self.op(Op.Bitcast, f32, self.op(Op.BitwiseOr, i32, self.op(Op.Bitcast, i32, zr), sign)),
+            zr,
+        )  # fmt: skip
         r = self.op(Op.Select, f32, self.op(Op.FOrdEqual, bt, x, self.kf(0.0)), zr, r)
         # NaN operands propagate (GLSL Pow leaves them undefined; drivers assuming no NaN
         # fold the selects above), except for the two cases Python defines as 1.0 below.
