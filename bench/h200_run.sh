@@ -13,7 +13,7 @@ if [ -z "${SKIP_TESTS:-}" ] && ls .whl/pytest-*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/pytest*.whl .whl/pluggy*.whl \
     .whl/iniconfig*.whl .whl/packaging*.whl .whl/hypothesis*.whl .whl/sortedcontainers*.whl .whl/attrs*.whl
   PYTHONPATH=$REPO:/tmp/site CTHREADS_VALIDATION=1 timeout 240 python3 -m pytest -q -p no:cacheprovider \
-    tests/runtime tests/launch tests/residency tests/compiler tests/misuse tests/gpu 2>&1 \
+    tests/runtime tests/launch tests/residency tests/compiler tests/language tests/misuse tests/gpu 2>&1 \
     | grep -E '^(FAILED|ERROR)|passed|failed' | head -20
 fi
 [ -n "${VARIANTS:-}" ] && timeout 120 python3 bench/native_variants.py 2>&1 | tail -20
