@@ -167,14 +167,29 @@ def wide_subgroups(x: list[u32], o: list[u32]) -> None:
         o[i * 3 + 2] = c
 
 
-def _agree(kernel, *args):
+def _ulps16(a, b) -> int:
+    """The largest distance between two float16 arrays, in float16 steps."""
+    ia, ib = (np.asarray(v, np.float16).view(np.int16).astype(np.int32) for v in (a, b))
+    ia, ib = (np.where(v < 0, -32768 - v, v) for v in (ia, ib))  # monotonic order
+    return int(np.abs(ia - ib).max(initial=0))
+
+
+def _agree(kernel, *args, inexact16=None):
+    """Device and emulator results are equal; `inexact16=(stride, slots)` lets those float16
+    elements differ by one step (f32 sqrt and division may be 2.5 ulp off on a GPU, which
+    moves the float16 rounding near a boundary; seen on NVIDIA)."""
     dev = [a.copy() if hasattr(a, "copy") else a for a in args]
     emu = [a.copy() if hasattr(a, "copy") else a for a in args]
     gpu(kernel, *dev).join()
     emulate(kernel, *emu)
     for d, e in zip(dev, emu):
         if hasattr(d, "dtype"):
-            assert d.dtype == e.dtype and np.array_equal(d, e, equal_nan=True), (kernel, d, e)
+            assert d.dtype == e.dtype, (kernel, d, e)
+            if inexact16 and d.dtype == np.float16:
+                loose = np.isin(np.arange(len(d)) % inexact16[0], inexact16[1])
+                assert _ulps16(d[loose], e[loose]) <= 1, (kernel, d, e)
+                d, e = d[~loose], e[~loose]
+            assert np.array_equal(d, e, equal_nan=True), (kernel, d, e)
     return dev
 
 
@@ -214,15 +229,15 @@ def test_f16_rounds_after_every_operation():
     x = np.array([0.0, 1.5, -2.25, 65504.0, 0.0999, 1e-5, -7.0, 300.0], np.float16)
     n = len(x)
     o, o32, ou = _agree(half_ops, x, 0.7, np.zeros(6 * n, np.float16), np.zeros(n, np.float32),
-                        np.zeros(n, np.uint8))[-3:]  # fmt: skip
+                        np.zeros(n, np.uint8), inexact16=(6, (1, 2)))[-3:]  # fmt: skip
     h = np.float16
     acc = np.zeros(n, np.float16)
     with np.errstate(over="ignore"):
         for _ in range(10):
             acc = acc + x * h(0.1)
         assert np.array_equal(o[0::6], acc)
-        assert np.array_equal(o[1::6], np.sqrt(np.abs(x)))
-        assert np.array_equal(o[2::6], np.maximum(x, h(0.7)) / h(3))
+        assert _ulps16(o[1::6], np.sqrt(np.abs(x))) <= 1  # sqrt, / : see _agree
+        assert _ulps16(o[2::6], np.maximum(x, h(0.7)) / h(3)) <= 1
         assert np.array_equal(o[3::6], x * h(1000))
         assert np.array_equal(o[5::6], np.minimum(x, -h(0.7)))
     assert np.array_equal(o32, (x + h(1)).astype(np.float32))  # the literal is f16
