@@ -19,6 +19,7 @@ reads out of bounds; the emulator follows the same rules):
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 from .. import ir
@@ -208,6 +209,10 @@ class ExprGen:
             return self.bool_to(x, dst)
         if dst.is_float:
             if src.is_float:
+                if dst.bits == 16:  # (an f64 source goes through f32: rounded twice)
+                    if src.bits == 64:
+                        x = self.op(Op.FConvert, self.t_f32, x)
+                    x = self.round_to_f16(x)
                 return self.op(Op.FConvert, self.ty(dst), x)  # f32 <-> f64 (rounds to nearest)
             return self.op(Op.ConvertSToF if src.kind == I else Op.ConvertUToF, self.ty(dst), x)
         if src.is_float:
@@ -220,6 +225,29 @@ class ExprGen:
         mid = ir.Scalar(src.kind, dst.bits)
         v = self.op(Op.SConvert if src.kind == I else Op.UConvert, self.ty(mid), x)
         return v if mid == dst else self.op(Op.Bitcast, self.ty(dst), v)
+
+    def round_to_f16(self, x: int) -> int:
+        """`x` (f32) rounded to the nearest-even float16 value, still an f32: the conversion
+        after it is then exact. Done with integer steps because drivers may skip the
+        rounding of an f32 -> f16 -> f32 round trip (NVIDIA's kept f32 precision between f16
+        operations): normal range: round the mantissa to 10 bits on the bit pattern (a carry
+        moves into the exponent, as it should); below 2^-14: whole multiples of 2^-24
+        (RoundEven of an exact scaling); beyond 65504: inf. NaN and inf pass through."""
+        i32, f32, bt = self.t_i32, self.t_f32, self.t_bool
+        b = self.op(Op.Bitcast, i32, x)
+        lsb = self.op(Op.BitwiseAnd, i32, self.op(Op.ShiftRightLogical, i32, b, self.ki(13)),
+                      self.ki(1))  # fmt: skip
+        up = self.op(Op.IAdd, i32, b, self.op(Op.IAdd, i32, self.ki(0x0FFF), lsb))
+        normal = self.op(Op.Bitcast, f32, self.op(Op.BitwiseAnd, i32, up, self.ki(-0x2000)))
+        scaled = self.ext(G.RoundEven, f32, self.op(Op.FMul, f32, x, self.kf(2.0**24)))
+        small = self.op(Op.FMul, f32, scaled, self.kf(2.0**-24))
+        mag = self.ext(G.FAbs, f32, x)
+        r = self.op(Op.Select, f32, self.op(Op.FOrdLessThan, bt, mag, self.kf(2.0**-14)), small,
+                    normal)  # fmt: skip
+        inf = self.op(Op.Select, f32, self.op(Op.FOrdLessThan, bt, x, self.kf(0.0)),
+                      self.kf(-math.inf), self.kf(math.inf))  # fmt: skip
+        big = self.op(Op.FOrdGreaterThan, bt, self.ext(G.FAbs, f32, r), self.kf(65504.0))
+        return self.op(Op.Select, f32, big, inf, r)
 
     # --------------------------------------------------------------------- binary
     def _binary(self, e: ir.Binary) -> int:
