@@ -136,9 +136,12 @@ def emulator_runs(
     if tr.uses_approx:
         modes += [1, -1, "alt+", "alt-"] + ["random"] * max(0, perturbed - 2)
     results = []
+    exact = None  # the exact run's Perturber: it records the operands of every `%` and fmod
     for k, mode in enumerate(modes):
         copies = _copies(args)
-        S.set_perturbation(None if mode is None else Perturber(mode, seed * 1000 + k))
+        hook = Perturber(mode, seed * 1000 + k, None if exact is None else exact.remainders)
+        exact = exact or hook
+        S.set_perturbation(hook)
         try:
             emulate(kernel, *copies, oob="device", grid=grid)
         except S.KernelUndefined:

@@ -83,6 +83,8 @@ def _log_err(x: float, r: float) -> float:
 def bound(name: str, args: tuple, r: float) -> float:
     """Largest absolute difference between the device's and the exact result of `name(*args)`
     whose correctly rounded float32 value is `r`; UNDEFINED where Vulkan leaves it undefined."""
+    if name == "undefined":
+        return UNDEFINED  # a value the spec leaves undefined (subgroup_min of NaNs only: #21)
     if any(math.isnan(a) for a in args):
         return 0.0  # nan in, nan out is all we require
     x = args[0]
@@ -203,12 +205,16 @@ class Perturber:
     bound, in the direction `mode` says: +1, -1, or 'random' (a fresh sign per operation), or
     'alt+'/'alt-' (successive operations in opposite directions, starting up or down).
     UNDEFINED results become nan (moved up) or +-3e38 (see _undefined), so the
-    differential runner sees them disagree between runs and leaves the outputs they reach alone."""
+    differential runner sees them disagree between runs and leaves the outputs they reach alone.
+    Mode None is the exact run: it moves nothing and records the arguments of every `%` and
+    fmod in `remainders`, which the perturbed runs get as `exact` (see _aliased)."""
 
-    def __init__(self, mode, seed: int = 0):
+    def __init__(self, mode, seed: int = 0, exact: list | None = None):
         self.mode = mode
         self.rng = random.Random(seed)
         self.calls = 0
+        self.exact = exact  # the exact run's `remainders`
+        self.remainders: list[tuple] = []
 
     def _sign(self) -> float:
         self.calls += 1
@@ -225,6 +231,10 @@ class Perturber:
         return float(self.mode)
 
     def __call__(self, name: str, args: tuple, r: float) -> float:
+        if name in ("mod", "fmod"):
+            self.remainders.append(args)
+        if self.mode is None:
+            return r
         sign = self._sign()
         if sign == 0.0 and name not in ("mod", "floordiv", "fmod"):
             return r
@@ -269,10 +279,28 @@ class Perturber:
             return math.nan
         return _BIG if self.mode == -1 else -_BIG
 
-    @staticmethod
-    def _remainder(name: str, args: tuple, r: float, sign: float, rsign: float) -> float:
+    def _aliased(self, args: tuple) -> bool:
+        """Whether the operands of this run's latest `%`/fmod moved so far from the exact run's
+        (the same call, by order) that x/y shifted by a quarter or more: approximate operations
+        feeding the remainder then err by about a period or more on a device (`(x ** 3.0) % y`
+        with x ** 3.0 near 1e9 is thousands off: #20), so any remainder is possible, and the
+        runs would only sample it (two runs a period apart agree)."""
+        j = len(self.remainders) - 1
+        if self.exact is None or j >= len(self.exact) or 0.0 in (args[1], self.exact[j][1]):
+            return False
+        (x, y), (x0, y0) = args, self.exact[j]
+        return abs(x / y - x0 / y0) >= 0.25  # nan (an infinite operand) compares False
+
+    def _anywhere(self, name: str, y: float) -> float:
+        """A remainder anywhere between 0 and the divisor (fmod: of either sign)."""
+        lo = -abs(y) if name == "fmod" else 0.0
+        return S.f32(self.rng.uniform(lo, abs(y) if name == "fmod" else y))
+
+    def _remainder(self, name: str, args: tuple, r: float, sign: float, rsign: float) -> float:
         """The inherited recipe with the quotient moved by its 2.5 ULP (so floor may flip,
-        as it may on the device), the product and difference rounded away by 1 ULP each."""
+        as it may on the device), the product and difference rounded away by 1 ULP each.
+        Operands that approximations moved by a quarter period or more (_aliased): nan moved
+        up, else any remainder (a float output it reaches is then left unchecked)."""
         x, y = args
         if y in (math.inf, -math.inf):  # the recipe gives nan or -0.0 where Python gives x, y, -1
             return math.nan if sign > 0 else r
@@ -283,6 +311,8 @@ class Perturber:
         q = x / y
         if not math.isfinite(q) or abs(q) > 2.0**63:  # floor(q) = q: the recipe gives nan or 0
             return math.nan if sign > 0 else _recipe(name, x, y)
+        if name != "floordiv" and self._aliased(args):
+            return math.nan if sign > 0 else self._anywhere(name, y)
         q += sign * 2.5 * ulp(S.f32(q))
         fq = float(math.floor(q) if name != "fmod" else math.trunc(q))
         if name == "floordiv":

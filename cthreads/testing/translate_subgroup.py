@@ -115,6 +115,8 @@ class SubgroupTranslator:
         op = what[9:] + (f"/{t}" if result == "arith" and t in ("f64", *WIDE_INTS) else "")
         self.emit(indent, f"{out} = yield (({', '.join(key)},), {op!r}, {value}, {lane})", st)
         t = {"arith": value_t, "same": value_t, "int": "int", "bool": "bool"}[result]
+        if what in ("subgroup_min", "subgroup_max") and t in ("float", "f16", "f64"):
+            self.uses_approx = True  # all operands NaN: undefined (_fminmax)
         return (narrow_wrap(out, t) if t in NARROW else out), t
 
 
@@ -127,7 +129,8 @@ def _zero(v):
 
 def _fminmax(values: list[float], pick) -> float:
     real = [v for v in values if not math.isnan(v)]  # NaN operands are ignored (SPIR-V)
-    return pick(real) if real else math.nan
+    # all NaN: SPIR-V leaves the result undefined (lavapipe gives the identity, +-inf: #21)
+    return pick(real) if real else S.approx("undefined", (), math.nan)
 
 
 def compute(op: str, part: list[tuple[int, object, object]], size: int) -> list:

@@ -199,7 +199,45 @@ def test_undefined_and_remainder_runs_cover_what_a_device_computes():
     # a quotient beyond 2^63: the recipe's 3e38 - 3 * 1e38 = 0, Python's exact 3e38 % 3 = 2
     x = 3.0000000054977558e38
     assert Perturber(-1)("mod", (x, 3.0), x % 3.0) == 0.0
+    # #21: subgroup_min/max of NaNs only is undefined (lavapipe: +-inf, the identity)
+    assert math.isnan(Perturber(1)("undefined", (), math.nan))
+    assert Perturber(-1)("undefined", (), math.nan) == 3.0e38
 
+
+def test_a_remainder_of_an_approximation_off_by_a_period_is_unconstrained():
+    # #20 (fuzz seed 6, kernel 323): x ** 3.0 with x = -976.08 is -9.3e8, lavapipe's 1088 off
+    # (its bound: 10152, through exp2(3 * log2|x|)); `% y` with y = 5x = -4880.4 then gives
+    # -3072.0 (Python's exact value: -1976.2). Every value in (y, 0] is within the bounds, but
+    # the perturbed runs only sampled it (-1497 ... -2455); the remainder is now nan in the
+    # up runs and anywhere in (y, 0] in the others, so the outputs it reaches go unchecked.
+    from cthreads.testing import semantics as S
+    from cthreads.testing.kernelgen import load_kernel
+
+    x = -976.0799560546875
+    y = S.f32(5.0 * x)
+    kern = load_kernel(
+        "from cthreads.gpu import Gpu, GlobalIdx\n\n@Gpu\n"
+        "def kern(x: list[float], y: list[float], out: list[float]) -> None:\n"
+        "    i: int = GlobalIdx.x\n    if i < len(x):\n"
+        "        out[i] = (x[i] ** 3.0) % y[i]\n"
+    )
+    args = ([x], [y], [0.0])
+
+    def lavapipe(k, a, grid):
+        return [list(a[0]), list(a[1]), [-3072.0]]
+
+    report = D.check_kernel(kern, args, device_runs=lavapipe)
+    assert report.unstable == 1
+    # the rule: operands moved by >= 1/4 period from the exact run's (same call) are aliased
+    exact = Perturber(None)
+    assert exact("mod", (x**3, y), -1976.2) == -1976.2 and exact.remainders == [(x**3, y)]
+    far, near = (x**3 + 2000.0, y), (x**3 + 64.0, y)
+    assert math.isnan(Perturber(1, exact=exact.remainders)("mod", far, -1976.2))
+    assert y < Perturber(-1, exact=exact.remainders)("mod", far, -1976.2) <= 0.0
+    assert not math.isnan(Perturber(1, exact=exact.remainders)("mod", near, -1976.2))
+    # a small error keeps the remainder checked
+    runs = D.emulator_runs(kern, ([2.0], [3.0], [0.0]))
+    assert all(abs(run[2][0] - 2.0) < 1e-3 for run in runs)  # 8.0 % 3.0, pow ~1e-5 off
 
 def test_zeromul_keeps_constant_zeros_out_of_products():
     from cthreads.testing.kernelgen_avoid import not_zero_constant
