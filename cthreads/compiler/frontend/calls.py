@@ -205,7 +205,8 @@ class CallLowerer:
 
     def explicit_cast(self, node: ast.Call, name: str) -> ir.Expr:
         """`f64(x)`, `i64(v)`, `u32(v)`, ...: conversion to an explicit scalar type. An int
-        literal argument may use the whole range of the type (`u32(0x9E3779B9)`)."""
+        literal argument may use the whole range of the type (`u32(0x9E3779B9)`); beyond it
+        it wraps, as a run-time value does and as the host's `u8(300) == 44` does."""
         self.arity(node, name, 1, 1)
         self._no_strings(node, name)
         t = EXPLICIT[name]
@@ -220,9 +221,8 @@ class CallLowerer:
                 if t.kind == "uint"
                 else (-(2 ** (t.bits - 1)), 2 ** (t.bits - 1) - 1)
             )
-            if t.is_int and not lo <= v <= hi:
-                self.x.fail(arg, f"int literal {v} does not fit in {t}", f"a value in [{lo}, {hi}]")
-            if t.is_int:
+            if t.is_int:  # wraps like the cast of a run-time value, and as on the host
+                v = (v - lo) % (hi - lo + 1) + lo
                 self.x.ctx.note_type(t, node)
                 return tr.const(v, t)
         return tr.cast(self.x.expr(arg), t)
