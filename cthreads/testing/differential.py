@@ -7,7 +7,7 @@ bound (all up, all down, alternating up/down, random signs). An output that diff
 those runs is checked against their range widened by half its width plus 2 ULP (floats) or not
 at all (ints and bools that an approximation can flip: an unstable result). Per-list rules
 (KernelCase.rules) add an absolute slack: float subgroup sums (order unspecified) and f64
-results (f64 ULPs). A case's `grid` goes to both gpu() and emulate(); numpy arrays are compared
+results (f64 ULPs); f16 lists are compared with slack in f16 ULPs. A case's `grid` goes to both gpu() and emulate(); numpy arrays are compared
 flat. See docs/reliability.md.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 from . import semantics as S
 from .emulate import emulate
 from .kernelgen import KernelCase, load_kernel
-from .tolerance import Perturber, f64_bound, subgroup_sum_bound, ulp, ulp64
+from .tolerance import Perturber, f64_bound, subgroup_sum_bound, ulp, ulp16, ulp64
 from .translate_stmt import translate
 
 _FLT_MIN = 2.0**-126
@@ -90,11 +90,20 @@ def _same_f64(d: float, e: float) -> bool:
     return d == e or (abs(d) < 2.0**-1022 and abs(e) < 2.0**-1022)
 
 
-def compare_float(d: float, runs: list[float], extra: float = 0.0, f64: bool = False) -> str:
+def _same_f16(d: float, e: float) -> bool:
+    if math.isnan(d) or math.isnan(e):
+        return math.isnan(d) and math.isnan(e)
+    return d == e or (abs(d) < 2.0**-14 and abs(e) < 2.0**-14)  # f16 subnormals may flush
+
+
+def compare_float(
+    d: float, runs: list[float], extra: float = 0.0, f64: bool = False, f16: bool = False
+) -> str:
     """'ok', 'tolerant', 'unstable' or 'bad' for device value `d` against emulator runs.
     `extra`: an absolute bound the device may add on top (an order-dependent sum, an f64
-    approximation: tolerance.py); `f64`: the values are doubles (f64 ULPs and subnormals)."""
-    same, spacing = (_same_f64, ulp64) if f64 else (_same_float, ulp)
+    approximation: tolerance.py); `f64`: the values are doubles (f64 ULPs and subnormals);
+    `f16`: half floats (the slack counts f16 ULPs, f16 subnormals may flush)."""
+    same, spacing = (_same_f64, ulp64) if f64 else (_same_f16, ulp16) if f16 else (_same_float, ulp)
     nans = sum(1 for v in runs if math.isnan(v))
     if nans == len(runs):
         return "ok" if math.isnan(d) else "bad"
@@ -197,13 +206,14 @@ def compare(
     for li, name in enumerate(names):
         dev = device[li]
         f64 = bool(types) and types[li] == "list[f64]"
+        f16 = bool(types) and types[li] == "list[f16]"
         for idx, d in enumerate(dev):
             values = [run[li][idx] for run in runs]
             if isinstance(values[0], float):
                 extra = _extra(rules.get(name), li, idx, names, runs, values)
                 # f32(): a list the device never stored to keeps the caller's (float64) values
                 dv = float(d) if f64 else S.f32(float(d))
-                verdict = compare_float(dv, values, extra, f64)
+                verdict = compare_float(dv, values, extra, f64, f16)
             elif all(v == values[0] for v in values):
                 verdict = "ok" if d == values[0] and type(d) is type(values[0]) else "bad"
             else:

@@ -7,7 +7,9 @@ early return, and (sometimes) a workgroup barrier, then sometimes with a shared 
 across invocations and order-independent int atomics (add/min/max/and/or/xor) on a shared array.
 A fraction of kernels gets a feature section (kernelgen_features.py): subgroup operations in
 uniform control flow, a 2-D or 3-D grid over an input of that shape, or f64/i64/u32 locals,
-casts, lists and f64 math (fabs, fma, floor/ceil/trunc, isnan/isinf/isfinite, a final sqrt).
+casts, lists and f64 math (fabs, fma, floor/ceil/trunc, isnan/isinf/isfinite, a final sqrt),
+or the narrow types f16/u64/i8/u8/i16/u16 (kernelgen_types.py: parameters, lists, wrapping
+arithmetic, promotions and casts, f16 math, subgroup operations, stores).
 Choices that keep results well defined on
 every conformant device are documented in docs/reliability.md ("What the generator avoids").
 """
@@ -26,6 +28,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from . import kernelgen_features as F
+from . import kernelgen_types as NT
 from .kernelgen_avoid import AVOID, KNOWN_DEVIATIONS, avoid_known_deviations  # noqa: F401
 from .kernelgen_avoid import constant as _constant
 from .kernelgen_avoid import not_zero_constant as _not_zero_literal
@@ -41,11 +44,19 @@ _HEADER = (
     "atomic_xor\nfrom cthreads.gpu import subgroup_add, subgroup_min, subgroup_max, "
     "subgroup_inclusive_add, subgroup_exclusive_add, subgroup_broadcast, subgroup_broadcast_first, "
     "subgroup_ballot, subgroup_elect, subgroup_all, subgroup_any, subgroup_shuffle, "
-    "subgroup_shuffle_xor, subgroup_size, subgroup_lane, subgroup_id, f64, i64, u32\n"
+    "subgroup_shuffle_xor, subgroup_size, subgroup_lane, subgroup_id, f64, i64, u32, "
+    "f16, u64, i8, u8, i16, u16\n"
     "from cthreads.sync import __sync_threads\n\n\n"
 )
 # feature sections (kernelgen_features.py), each in this fraction of kernels
-FEATURES = ("base",) * 11 + ("subgroup",) * 3 + ("grid",) * 2 + ("grid3",) + ("types",) * 3
+FEATURES = (
+    ("base",) * 9
+    + ("subgroup",) * 3
+    + ("grid",) * 2
+    + ("grid3",)
+    + ("types",) * 3
+    + ("narrow",) * 2
+)
 # int atomics whose final value does not depend on the order invocations reach them
 _ORDER_FREE_ATOMICS = ("add", "min", "max", "and", "or", "xor")
 _FLOAT_LITS = [
@@ -483,6 +494,8 @@ def kernel_cases(draw, max_n: int = 130, features: tuple = FEATURES) -> KernelCa
         counters_at += len(extra["decls"])
     elif feature == "types":
         extra = F.typed_section(w, draw, st, AVOID)
+    elif feature == "narrow":
+        extra = NT.narrow_section(w, draw, st, AVOID)
     if dims > 1:
         body_lines += [guard, "        return"]
     elif draw(st.booleans()):
@@ -524,10 +537,11 @@ def kernel_cases(draw, max_n: int = 130, features: tuple = FEATURES) -> KernelCa
     signature = SIGNATURE + {
         "subgroup": ", " + F.SUBGROUP_PARAMS,
         "types": ", " + F.TYPED_PARAMS,
+        "narrow": ", " + NT.NARROW_PARAMS,
     }.get(feature, "")
     if barrier:
         deco = f"@Gpu(workgroup_size={wg})"
-    elif feature == "subgroup":
+    elif feature == "subgroup" or extra.get("wg64"):
         deco = "@Gpu(workgroup_size=64)"
     elif dims > 1:
         deco = F.grid_decorator(draw, st, dims)
@@ -571,6 +585,8 @@ def kernel_cases(draw, max_n: int = 130, features: tuple = FEATURES) -> KernelCa
         args += (_values(rng, "f", m, False), _values(rng, "f", m, False))
     elif feature == "types":
         args += F.typed_values(rng, n, length)
+    elif feature == "narrow":
+        args += NT.narrow_values(rng, n, length)
     return KernelCase(source, args, wg, grid, signature, extra.get("rules", {}))
 
 

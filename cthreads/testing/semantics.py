@@ -380,9 +380,11 @@ _F16 = struct.Struct("<e")
 
 
 def f16(x: float) -> float:
-    """Round a Python float to the nearest float16 (ties to even); overflow gives +-inf."""
+    """Round a Python float to the nearest float16 (ties to even); overflow gives +-inf.
+    An int (a u64/i64 converted to f16) goes through float first: struct refuses large ints,
+    and every int whose double rounding could matter is beyond float16's range anyway."""
     try:
-        return _F16.unpack(_F16.pack(x))[0]
+        return _F16.unpack(_F16.pack(float(x)))[0]
     except OverflowError:
         return math.copysign(INF, x)
 

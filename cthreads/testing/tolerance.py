@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import random
+from fractions import Fraction
 
 from . import semantics as S
 
@@ -40,6 +41,19 @@ def ulp64(x: float) -> float:
     if x == 0.0:
         return 2.0**-1074
     return 2.0 ** max(math.frexp(x)[1] - 53, -1074)
+
+
+def ulp16(x: float) -> float:
+    """Spacing of float16 values at `x` (2^-24 for subnormals and zero). f16 arithmetic and
+    math are computed in float32 and rounded to f16 (docs/language-extensions.md), so an
+    approximate f32 result within its bound (the Perturber moves it there) can round to the
+    neighbouring f16 value: the runs then differ by an f16 step, and the device is compared
+    against their range with slack in f16 ULPs (differential.compare_float)."""
+    if math.isnan(x) or x in (math.inf, -math.inf):
+        return math.inf
+    if x == 0.0:
+        return 2.0**-24
+    return 2.0 ** max(math.frexp(x)[1] - 11, -24)
 
 
 # Float subgroup sums (subgroup_add / inclusive_add / exclusive_add): Vulkan leaves the order of
@@ -292,9 +306,19 @@ class Perturber:
         return abs(x / y - x0 / y0) >= 0.25  # nan (an infinite operand) compares False
 
     def _anywhere(self, name: str, y: float) -> float:
-        """A remainder anywhere between 0 and the divisor (fmod: of either sign)."""
-        lo = -abs(y) if name == "fmod" else 0.0
-        return S.f32(self.rng.uniform(lo, abs(y) if name == "fmod" else y))
+        """A remainder anywhere between 0 and the divisor (fmod: of either sign): 0 in the
+        all-down run (what a device gives where y*q rounds to x), near the divisor in the
+        alternating ones, a random value in the random ones — so a comparison of the remainder
+        against any threshold in between differs between runs (#24: the runs only sampled it,
+        all on one side of `2r < d1`, while the device gave 0)."""
+        hi = abs(y) if name == "fmod" else y
+        if self.mode == -1:
+            return 0.0
+        if self.mode == "alt-":
+            return S.f32(hi * 0.999)
+        if self.mode == "alt+":
+            return S.f32((-hi if name == "fmod" else 0.5 * hi) * 0.999)
+        return S.f32(self.rng.uniform(-hi if name == "fmod" else 0.0, hi))
 
     def _remainder(self, name: str, args: tuple, r: float, sign: float, rsign: float) -> float:
         """The inherited recipe with the quotient moved by its 2.5 ULP (so floor may flip,
@@ -319,7 +343,23 @@ class Perturber:
             return S.f32(fq)
         prod = y * fq
         rem = x - prod
-        return S.f32(rem + rsign * (ulp(prod) + ulp(rem)))
+        return S.f32(rem + rsign * _recipe_rounding(x, y, fq, prod, rem))
+
+
+def _recipe_rounding(x: float, y: float, fq: float, prod: float, rem: float) -> float:
+    """How far the float32 rounding of y*fq and of x - y*fq (fused into one rounding or not)
+    may move the recipe's remainder: 1 ULP for each step, none for a step that is exact, as
+    both are for `7.25 % -0.75` (7.5 and -0.25). A move there is no error a device can make,
+    and it cancelled the real one of the operation after it: `(x % -0.75) + math.exp2(0.5)`
+    moved the remainder down 4.25 ULP(1.4) where exp2 moved up 4 (and the reverse), in the
+    all-up, all-down and alternating runs alike (#25)."""
+    p = Fraction(y) * int(fq)
+    p32 = S.f32(float(p))
+    if not math.isfinite(p32) or Fraction(p32) != p:
+        return ulp(prod) + ulp(rem)  # y*q rounds (mismatch #11: to x, giving 0)
+    d = Fraction(x) - p
+    d32 = S.f32(float(d))
+    return 0.0 if math.isfinite(d32) and Fraction(d32) == d else ulp(rem)
 
 
 __all__ = [
@@ -330,5 +370,6 @@ __all__ = [
     "f64_bound",
     "subgroup_sum_bound",
     "ulp",
+    "ulp16",
     "ulp64",
 ]

@@ -51,7 +51,7 @@ def _float_pow(x, y):
         p = np.power(np.abs(x), y, dtype=np.float32)
     if x < 0:
         if y != np.trunc(y):
-            return f32(math.nan)
+            return p if np.isinf(x) else f32(math.nan)  # (-inf) ** 0.5 == inf, as in Python
         return -p if (np.trunc(y * f32(0.5)) != y * f32(0.5)) else p
     return p
 

@@ -26,6 +26,7 @@ from cthreads.testing.tolerance import (
     f64_bound,
     subgroup_sum_bound,
     ulp,
+    ulp16,
     ulp64,
 )
 
@@ -239,6 +240,7 @@ def test_a_remainder_of_an_approximation_off_by_a_period_is_unconstrained():
     runs = D.emulator_runs(kern, ([2.0], [3.0], [0.0]))
     assert all(abs(run[2][0] - 2.0) < 1e-3 for run in runs)  # 8.0 % 3.0, pow ~1e-5 off
 
+
 def test_zeromul_keeps_constant_zeros_out_of_products():
     from cthreads.testing.kernelgen_avoid import not_zero_constant
 
@@ -310,7 +312,12 @@ def test_zeromul_keeps_out_of_range_reads_out_of_products():
 
     # #17: `f0: float = xs[len(xs)]` (out of range: 0.0) ... `xs[i] * f0` with xs[i] = inf gave
     # 0.0 on lavapipe: its bounds check `uint(len(xs)) < len(xs)` folds, then `0 * x` does
-    for read in ("xs[len(xs)]", "xs[(len(xs) + 2)]", "(-xs[max(len(xs), c0)])", "float(ks[len(ks)])"):
+    for read in (
+        "xs[len(xs)]",
+        "xs[(len(xs) + 2)]",
+        "(-xs[max(len(xs), c0)])",
+        "float(ks[len(ks)])",
+    ):
         assert not_zero_constant(read) == "0.5", read
     assert not_zero_constant("math.sin(xs[len(xs)])") == "0.5"
     for other in ("xs[i + 3]", "xs[(c0) % len(xs)]", "xs[len(ks)]", "(xs[len(xs)] + a)"):
@@ -428,3 +435,100 @@ def test_generator_writes_f64_math_kernels():
     _device_or_skip()
     for case in cases[:6]:
         D.check_kernel(case, None, seed=SEED)
+
+
+def test_f16_lists_are_compared_in_f16_ulps():
+    step = 2.0**-10  # float16 spacing at 1.0
+    assert ulp16(1.0) == step and ulp16(0.0) == 2.0**-24 and ulp16(65504.0) == 32.0
+    # an f32 result moved within its bound can round to the next f16: the runs differ by a step
+    assert D.compare_float(1.0, [1.0, 1.0 + step], f16=True) == "tolerant"
+    assert D.compare_float(1.0 + 3 * step, [1.0, 1.0 + step], f16=True) == "tolerant"
+    assert D.compare_float(1.0 + 5 * step, [1.0, 1.0 + step], f16=True) == "bad"
+    assert D.compare_float(1.0 + step, [1.0, 1.0], f16=True) == "bad"  # all runs agree: exact
+    # f16 subnormals (below 2^-14) may be flushed; as float32 values they are normal
+    assert D.compare_float(2.0**-20, [0.0], f16=True) == "ok"
+    assert D.compare_float(2.0**-20, [0.0]) == "bad"
+
+
+_NARROW = ("f16", "u64", "i8", "u8", "i16", "u16")
+
+
+def test_generator_writes_narrow_type_kernels():
+    import numpy as np
+
+    cases = _generated("narrow", 80, examples=80)
+    sources = "\n".join(c.source for c in cases)
+    for t in _NARROW:
+        assert f": {t} = " in sources and f"list[{t}]" in sources and f"{t}(" in sources, t
+    dtypes = {a.dtype for c in cases for a in c.args if isinstance(a, np.ndarray)}
+    assert {
+        np.dtype(t) for t in ("float16", "uint64", "int8", "uint8", "int16", "uint16")
+    } <= dtypes
+    for pattern in (
+        r"math\.sqrt\(abs\(",
+        r"abs\(h",
+        r"min\(",
+        r"max\(",
+        r"h0 = .*[-+*/] ",  # f16 math
+        r"q0 = .*(\*|<<|>>|//|%) ",  # u64 arithmetic
+        r"e[0-3] = .*(\*|<<|-) ",  # narrow ints that wrap
+        r"e2 = .*\b(e0|e1|u8s|b8)\b",  # promotion: i8 / u8 into i16
+        r"subgroup_(add|min|max|broadcast_first|shuffle)\(",
+        r"out_[hqnmsw]\[i\] \+?= ",  # stores into the narrow lists
+        r"f0 = f0 \+ h0|float\(h1\)|int\(q0 >> 33\)|c0 = c0 \+ e[0-3]",  # back to 32 bits
+    ):
+        assert re.search(pattern, sources), pattern
+    assert any("@Gpu(workgroup_size=64)" in c.source for c in cases)
+    _device_or_skip()
+    for case in cases[:8]:
+        D.check_kernel(case, None, seed=SEED)
+
+
+def test_an_unconstrained_remainder_reaches_both_sides_of_a_comparison():
+    from cthreads.testing.kernelgen import load_kernel
+
+    # #24 (fuzz seed 3, kernel 210, a types kernel): `d0 = f64((a * -5) % (ks[i - 1] / 1000003))`,
+    # then `b0 = (2*d0 ... < d1)`: the divisor's 2.5 ULP move shifts x/y by ~16 periods, so the
+    # remainder is unconstrained (#20), but the runs drew it at random in [0, y) (or nan) and
+    # all fell on one side of the comparison, while lavapipe's remainder was 0
+    kern = load_kernel(
+        "from cthreads.gpu import Gpu\n\n@Gpu\n"
+        "def kern(a: float, ks: list[int], d1: list[float], out_b: list[bool]) -> None:\n"
+        "    r: float = (a * -5) % (ks[0] / 1000003)\n"
+        "    out_b[0] = 2.0 * r < d1[0]\n"
+    )
+    runs = D.emulator_runs(kern, (377.710693359375, [17], [8.40359693e-06], [False]))
+    assert {run[2][0] for run in runs} == {True, False}  # unstable: not compared
+
+
+def test_an_exact_remainder_does_not_cancel_the_next_approximation():
+    from cthreads.testing.kernelgen import load_kernel
+
+    # #25 (fuzz seed 3, kernel 216): `f1 = xs[0] % -0.75` (-0.25: y*q = 7.5 and x - y*q are
+    # exact in float32), then `f1 += math.exp2(0.5)` behind a guard with a division, then
+    # `f0 + f1 * (f1 * a)`. The Perturber moved the remainder's roundings by 1 ULP each against
+    # the run's direction (4.25 ULP(1.4) down) while exp2 moved 4 ULP up: every run but one
+    # random one cancelled, and lavapipe's exp2(0.5), 1 ULP above the rounded value, mismatched
+    kern = load_kernel(
+        "import math\nfrom cthreads.gpu import Gpu, GlobalIdx\n\n@Gpu\n"
+        "def kern(xs: list[float], a: float, out: list[float]) -> None:\n"
+        "    i: int = GlobalIdx.x\n"
+        "    f1: float = xs[0] % -0.75\n"
+        "    f1 += math.exp2(0.5 if xs[1] / 7.0 > 1.0 else 0.0)\n"
+        "    out[i] = -5.0 + f1 * (f1 * a)\n"
+    )
+    args = ([7.25, 128.0], 99.49248504638672, [0.0])
+    runs = [run[1][0] for run in D.emulator_runs(kern, args)]
+    assert runs[0] == 129.8514404296875
+    assert runs[1] > runs[0] > runs[2] and runs[3] > runs[0] > runs[4]  # +1, -1, alt+, alt-
+    # the exact steps move nothing; where y*q rounds, both roundings still move (#11)
+    assert Perturber(1)("mod", (7.25, -0.75), -0.25) == -0.25
+    assert Perturber(-1)("mod", (7.25, -0.75), -0.25) == -0.25
+    y = 0.0010000000474974513  # float32(0.001): -8500 * y rounds
+    assert Perturber(1)("mod", (-8.5, y), 4.0372833609580994e-07) < 0.0
+
+    def lavapipe(k, a, grid):
+        return [list(a[0]), [129.85148620605469]]
+
+    # without the random runs (one of which happened to move here): the four patterned ones
+    D.check_kernel(kern, args, perturbed=2, device_runs=lavapipe)

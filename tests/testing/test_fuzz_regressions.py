@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
-from cthreads.gpu import GlobalIdx, Gpu, subgroup_max, subgroup_min
+from cthreads.gpu import GlobalIdx, Gpu, f16, i8, subgroup_max, subgroup_min, u8, u32, u64
 from cthreads.testing.differential import check_kernel
 
 
@@ -233,3 +234,62 @@ def test_subgroup_min_and_max_of_nans_only_are_undefined():
     SPIR-V; lavapipe gives the identity (+inf for min, -inf for max), the emulator gave NaN."""
     check_kernel(min_of_nans, ([-8.75, -2.0], [0.0] * 3, [0.0] * 3))
     check_kernel(min_of_nans, ([-8.75, 4.0], [0.0] * 3, [0.0] * 3))  # one real value: checked
+
+
+@Gpu
+def u64_to_f16(q: u64, h: f16, out: list[f16]) -> None:
+    out[0] = f16(q)
+    out[1] = h + q
+    out[2] = h * q
+
+
+def test_u64_beyond_float16s_range_converts_to_infinity():
+    # #22 (found while adding the narrow types to the generator): the emulator's f16 rounding
+    # raised struct.error ("int too large to convert") for an int beyond float16's range where
+    # the device gives inf; semantics.f16 now rounds through float (emulator-side fix)
+    for q in (2**64 - 1, 2**40 + 12345, 65520, 65519, 2**24 + 1):
+        check_kernel(u64_to_f16, (q, 0.5, np.zeros(3, np.float16)))
+
+
+@Gpu
+def cast_of_a_wide_literal(out: list[int]) -> None:
+    out[0] = int(u8(300))
+    out[1] = int(i8(200))
+    out[2] = int(u32(-1) >> 28)
+
+
+def test_casts_of_int_literals_outside_the_type_wrap():
+    """#23: the compiler rejected `u8(300)` ("does not fit"); it now wraps (44), as a run-time
+    value does, as the host does and as the docs say."""
+    check_kernel(cast_of_a_wide_literal, ([0, 0, 0],))
+
+
+@Gpu
+def pow_of_minus_infinity(xs: list[float], out: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < len(xs):
+        out[4 * i] = xs[i] ** 0.5
+        out[4 * i + 1] = xs[i] ** -0.5
+        out[4 * i + 2] = xs[i] ** 3.0
+        out[4 * i + 3] = xs[i] ** 2.5
+
+
+def test_fractional_powers_of_minus_infinity_follow_python():
+    """#26: `(-inf) ** 0.5` is inf in Python (C's pow too); the device gave nan, as for a
+    finite negative base."""
+    from cthreads.gpu import gpu
+
+    xs = [-math.inf, -4.0, math.inf]
+    out = [7.0] * 12
+    gpu(pow_of_minus_infinity, xs, out).join()
+    for k, x in enumerate(xs):
+        for j, y in enumerate((0.5, -0.5, 3.0, 2.5)):
+            try:
+                want = x**y
+            except ZeroDivisionError:
+                want = math.inf
+            want = math.nan if isinstance(want, complex) else want
+            got = out[4 * k + j]
+            assert (math.isnan(got) and math.isnan(want)) or got == want or (
+                abs(got - want) <= 1e-5 * abs(want)
+            ), (x, y, got, want)

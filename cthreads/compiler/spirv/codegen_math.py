@@ -121,7 +121,10 @@ class MathGen:
             self.op(Op.FOrdNotEqual, bt, self.ext(G.Trunc, f32, half), half),
         )
         signed = self.op(Op.Select, f32, odd, self.op(Op.FNegate, f32, p), p)
-        neg = self.op(Op.Select, f32, yint, signed, self.kf(NAN))
+        # a negative base with a fractional exponent is nan, except -inf: Python (and C) give
+        # pow(inf, y) there ((-inf) ** 0.5 == inf, (-inf) ** -0.5 == 0.0)
+        frac = self.op(Op.Select, f32, self.op(Op.FOrdEqual, bt, x, self.kf(-INF)), p, self.kf(NAN))
+        neg = self.op(Op.Select, f32, yint, signed, frac)
         r = self.op(Op.Select, f32, self.op(Op.FOrdLessThan, bt, x, self.kf(0.0)), neg, p)
         zr = self.op(
             Op.Select,
