@@ -106,8 +106,10 @@ def typed_section(w, draw, st, avoid=frozenset()) -> dict:
     """f64 / i64 / u32 locals, casts and list parameters, at the top level; results written to
     out_d / out_l / out_u and mixed back into the int/float locals through explicit casts."""
     idx = lambda: w.pick(["i", "i", "n - 1 - i", "i + 1", f"({w.expr('i', 1)}) % len(ds)"])
-    w.emit(1, f"d0: f64 = f64({w.expr('f', 2)})")
-    ie = w.expr("i", 1)
+    de, ie = w.expr("f", 2), w.expr("i", 1)
+    if "zeromul" in avoid:  # an f64 local the compiler folds to 0.0 reaches `d0 * d1` (#28)
+        de, ie = _not_zero_literal(de), _not_zero_literal(ie)
+    w.emit(1, f"d0: f64 = f64({de})")
     w.emit(1, f"d1: f64 = {w.pick([f'ds[{idx()}]', f'f64({ie})', '0.1', '1e-9'])}")
     w.emit(1, f"l0: i64 = i64({w.expr('i', 1)}) * i64({w.expr('i', 1)})")
     he = w.expr("i", 1)

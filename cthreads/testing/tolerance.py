@@ -22,6 +22,7 @@ _LN2 = math.log(2.0)
 _SQRT_MAX = 1.8e19  # above this, x*x overflows float32
 _PI = 3.14159274101257324  # float32(pi): arguments up to it are "inside [-pi, pi]"
 _BIG = 3.0e38  # a float32 value an undefined result may stand for (Perturber._undefined)
+PROBE_SCALE = 1024.0  # how far the 'probe' run moves each approximation, in bounds (#27)
 
 
 def ulp(x: float) -> float:
@@ -217,7 +218,11 @@ def _recipe(name: str, x: float, y: float) -> float:
 class Perturber:
     """`semantics.approx` hook for one emulator run: moves each approximate result by its whole
     bound, in the direction `mode` says: +1, -1, or 'random' (a fresh sign per operation), or
-    'alt+'/'alt-' (successive operations in opposite directions, starting up or down).
+    'alt+'/'alt-' (successive operations in opposite directions, starting up or down), or
+    'probe': alternating like 'alt+' but PROBE_SCALE times the bound, no value a device may
+    give: it only shows which float outputs the approximations reach at all (#27: a move
+    within the bound can round away at the output in every run, while a device's value inside
+    the bound, where the intermediate roundings fall differently, lands 1 ULP off).
     UNDEFINED results become nan (moved up) or +-3e38 (see _undefined), so the
     differential runner sees them disagree between runs and leaves the outputs they reach alone.
     Mode None is the exact run: it moves nothing and records the arguments of every `%` and
@@ -236,11 +241,11 @@ class Perturber:
             # a fresh sign per operation, or none (0: exact): errors that cancel when every
             # operation moves the same way (f0 + f1*f1 with f1 = a % f0) show up there
             return self.rng.choice((-1.0, 0.0, 1.0))
-        if self.mode in ("alt+", "alt-"):
+        if self.mode in ("alt+", "alt-", "probe"):
             # successive approximate operations move in opposite directions: where a result
             # feeds the next operation with a negative slope (hypot(x, y ** -1.0)), moving both
             # the same way cancels (mismatch #13), moving them apart reaches the extremes
-            first = 1.0 if self.mode == "alt+" else -1.0
+            first = -1.0 if self.mode == "alt-" else 1.0
             return first if self.calls % 2 else -first
         return float(self.mode)
 
@@ -277,7 +282,7 @@ class Perturber:
             return r
         if b == UNDEFINED:
             return self._undefined(sign)
-        moved = S.f32(r + sign * b)
+        moved = S.f32(r + sign * b * (PROBE_SCALE if self.mode == "probe" else 1.0))
         if self.mode in (1, -1) and r != 0.0 and (moved > 0.0) != (r > 0.0):
             # the bound reaches zero: a device may give exactly 0 (asinh(1e-30): #18), which a
             # `y if y != 0 else 3` guard tells apart; the all-up/all-down runs stop there, the
@@ -363,6 +368,7 @@ def _recipe_rounding(x: float, y: float, fq: float, prod: float, rem: float) -> 
 
 
 __all__ = [
+    "PROBE_SCALE",
     "SUBGROUP_TERMS",
     "UNDEFINED",
     "Perturber",

@@ -327,11 +327,11 @@ def test_zeromul_keeps_out_of_range_reads_out_of_products():
     added = "zeromul" not in AVOID
     AVOID.add("zeromul")
     try:
-        cases = _generated("base", 400, examples=400) + _generated("types", 100, examples=100)
+        cases = _generated("base", 400, examples=400) + _generated("types", 200, examples=200)
     finally:
         if added:
             AVOID.discard("zeromul")
-    products = oob_reads = 0
+    products = oob_reads = f64_locals = 0
     for case in cases:
         tree = ast.parse(case.source)
         for node in ast.walk(tree):
@@ -348,6 +348,14 @@ def test_zeromul_keeps_out_of_range_reads_out_of_products():
                 target = node.targets[0] if isinstance(node, ast.Assign) else node.target
                 if isinstance(target, ast.Name) and target.id in ("f0", "f1"):
                     assert not _folds_to_zero(node.value), (ast.unparse(node), case.source)
+                if isinstance(target, ast.Name) and target.id in ("d0", "d1"):
+                    # #28: `d1: f64 = f64(math.trunc(-0.75) ...)` is a constant 0.0 that
+                    # lavapipe folded into `d0 = d0 * d1` (d0 = inf: 0, not nan)
+                    value = node.value
+                    if isinstance(value, ast.Call) and ast.unparse(value.func) == "f64":
+                        value = value.args[0]
+                    assert not _folds_to_zero(value), (ast.unparse(node), case.source)
+                    f64_locals += 1
             products += len(factors)
             for factor in factors:
                 assert not _folds_to_zero(factor), (ast.unparse(node), case.source)
@@ -358,7 +366,7 @@ def test_zeromul_keeps_out_of_range_reads_out_of_products():
             ):
                 oob_reads += 1
     # out-of-range reads stay in the generator (a feature under test), only out of products
-    assert products > 100 and oob_reads > 5, (products, oob_reads)
+    assert products > 100 and oob_reads > 5 and f64_locals > 100, (products, oob_reads, f64_locals)
 
 
 def _emulator_as_device(kernel, args, grid=None):
@@ -532,3 +540,76 @@ def test_an_exact_remainder_does_not_cancel_the_next_approximation():
 
     # without the random runs (one of which happened to move here): the four patterned ones
     D.check_kernel(kern, args, perturbed=2, device_runs=lavapipe)
+
+
+def test_an_approximation_whose_move_rounds_away_still_gets_ulp_slack():
+    from cthreads.testing import semantics as S
+    from cthreads.testing.emulate import emulate
+    from cthreads.testing.kernelgen import load_kernel
+
+    # #27 (fuzz seed 4, kernel 510): `f0 = copysign(sinh(-1.25), 60.0)` (7 ULP bound), then
+    # `f0 + f1 * (x - f0)` with f1 = 3, x = -10: the ±7 ULP moves of f0 round away at the output
+    # (-30 - 2 f0: 14 ULP(1.6) is under half an ULP(33)) in every run, but f0 enters twice with
+    # roundings in between (x - f0, the product), so the output is a sawtooth in f0: lavapipe's
+    # sinh, 1 ULP above (inside the bound), gives -33.2038345, the runs all -33.2038383
+    kern = load_kernel(
+        "import math\nfrom cthreads.gpu import Gpu, GlobalIdx\n\n@Gpu\n"
+        "def kern(xs: list[float], out: list[float]) -> None:\n"
+        "    i: int = GlobalIdx.x\n"
+        "    f0: float = math.copysign(math.sinh(xs[0]), 60.0)\n"
+        "    f1: float = max(xs[1], 3.0)\n"
+        "    out[i] = f0 + f1 * (xs[2] - f0)\n"
+    )
+    args = ([-1.25, -7.0, -10.0], [0.0])
+    runs = [run[1][0] for run in D.emulator_runs(kern, args)]
+    assert set(runs) == {-33.20383834838867}  # every move rounded away
+    assert D.probe_run(kern, args)[1][0] != runs[0]  # the probe shows sinh reaches it
+
+    def one_ulp_out(name, a, r):  # lavapipe: sinh(-1.25) 1 ULP further from zero
+        if name == "sinh":
+            assert ulp(r) <= bound(name, a, r)
+            return S.f32(r - ulp(r))
+        return r
+
+    def lavapipe(k, a, grid):
+        copies = ([*a[0]], [*a[1]])
+        S.set_perturbation(one_ulp_out)
+        try:
+            emulate(k, *copies, oob="device")
+        finally:
+            S.set_perturbation(None)
+        return list(copies)
+
+    assert lavapipe(kern, args, None)[1] == [-33.203834533691406]  # the device's value
+    D.check_kernel(kern, args, device_runs=lavapipe)
+    # an output no approximation reaches is still compared exactly
+    assert D.compare_float(1.0 + 2**-23, [1.0, 1.0], reached=False) == "bad"
+    assert D.compare_float(1.0 + 2**-22, [1.0, 1.0], reached=True) == "tolerant"
+    assert D.compare_float(1.0 + 2**-20, [1.0, 1.0], reached=True) == "bad"
+
+
+def test_zeromul_keeps_constant_zeros_out_of_f64_locals():
+    from hypothesis import strategies as st
+
+    from cthreads.testing import kernelgen_features as F
+
+    # #28 (fuzz seed 7, kernel 120, a types kernel): `d1: f64 = f64((math.trunc(-0.75) if
+    # abs(-0.75) < 1000000.0 else -1))` is a constant 0.0 to the compiler; lavapipe folded it into
+    # `d0 = d0 * d1` with d0 = inf (from `(out_f[i] * xs[i]) ** -1.0`): 0.0, not nan
+    class Writer:  # every expression a constant zero, every choice the f64 one
+        def __init__(self):
+            self.lines: list[str] = []
+
+        def expr(self, t, depth):
+            return "(math.trunc(-0.75) if abs(-0.75) < 1000000.0 else -1)" if t == "i" else "0.0"
+
+        def pick(self, options):
+            return next((o for o in options if "f64(" in o), options[0])
+
+        def emit(self, depth, line):
+            self.lines.append(line)
+
+    w = Writer()
+    F.typed_section(w, lambda s: 1, st, frozenset({"zeromul"}))
+    decls = [line for line in w.lines if line.startswith(("d0: f64", "d1: f64"))]
+    assert decls == ["d0: f64 = f64(0.5)", "d1: f64 = f64(0.5)"], w.lines

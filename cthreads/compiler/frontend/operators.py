@@ -79,6 +79,14 @@ class OperatorLowering:
                     node, f"int literal {-operand.value} does not fit in a 32-bit int", INT_RANGE
                 )
             return tr.const(-operand.value)
+        if (
+            isinstance(node.op, ast.USub)
+            and isinstance(operand, ast.Constant)
+            and type(operand.value) is float
+        ):
+            # a negative float literal stays a literal: it takes an f16 / f64 operand's type
+            # (`h + -0.75` with `h: f16`) as `h - 0.75` does
+            return tr.const(-operand.value)
         value = self.expr(operand)
         t = tr.arith_type(value.type)
         if isinstance(node.op, ast.UAdd):

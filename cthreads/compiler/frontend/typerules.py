@@ -176,7 +176,10 @@ def cast(expr: ir.Expr, t: Scalar) -> ir.Expr:
         if t.is_int and isinstance(expr.value, float):
             if not math.isfinite(expr.value):
                 return ir.Cast(t, expr)  # left to the device (undefined there, as in C)
-            return const(int(expr.value), t)
+            # float -> int truncates and saturates (the device's rule), it does not wrap
+            lo = 0 if t.kind == "uint" else -(1 << (t.bits - 1))
+            hi = (1 << t.bits) - 1 + lo
+            return const(min(max(int(expr.value), lo), hi), t)
         if t.is_float and t.bits != 32 and isinstance(expr.exact, float):
             return const(expr.exact, t)
         return const(expr.value, t)
