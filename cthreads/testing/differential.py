@@ -3,7 +3,9 @@
 Ints and bools must match exactly; floats must match exactly unless an approximate operation
 (Vulkan's precision table, tolerance.py) reaches them. To see where approximations may lead, the
 emulator runs once exactly and again with every approximate result pushed to the edge of its
-bound (all up, all down, alternating up/down, random signs). An output that differs between
+bound (all up, all down, alternating up/down, random signs); where they can differ from the
+exact run, it also reruns that with float32 subnormal results flushed (#31) and with `%`, `//`
+and fmod as the unfused float32 recipe (#32). An output that differs between
 those runs is checked against their range widened by half its width plus 2 ULP (floats) or not
 at all (ints and bools that an approximation can flip: an unstable result). A float output the
 approximations reach (a 'probe' run, moving them far past their bounds, changes it) gets the
@@ -152,18 +154,28 @@ def emulator_runs(
 ) -> list[list[list]]:
     """Final list contents per emulator run: exact first, then perturbed (if the kernel has
     approximate operations): all up, all down, the two alternating patterns, and
-    `perturbed - 2` random ones. A perturbed run that hits undefined behaviour is dropped."""
+    `perturbed - 2` random ones; last, if the exact run produced a float32 subnormal, the
+    exact run again with subnormal results flushed to zero, as a device may (#31), and if the
+    unfused recipe gives a `%`, `//` or fmod of the exact run another value, the exact run
+    again with every one computed so (#32). Any run but the exact one that hits undefined
+    behaviour is dropped."""
     tr = translate(kernel)
     modes: list = [None]
     if tr.uses_approx:
         modes += [1, -1, "alt+", "alt-"] + ["random"] * max(0, perturbed - 2)
     results = []
     exact = None  # the exact run's Perturber: it records the operands of every `%` and fmod
+    S.subnormal_seen = False
     for k, mode in enumerate(modes):
         copies = _copies(args)
-        hook = Perturber(mode, seed * 1000 + k, None if exact is None else exact.remainders)
+        hook = Perturber(
+            None if mode == "flush" else mode,
+            seed * 1000 + k,
+            None if exact is None else exact.remainders,
+        )
         exact = exact or hook
         S.set_perturbation(hook)
+        S.set_flush(mode == "flush")
         try:
             emulate(kernel, *copies, oob="device", grid=grid)
         except S.KernelUndefined:
@@ -172,7 +184,10 @@ def emulator_runs(
             continue
         finally:
             S.set_perturbation(None)
+            S.set_flush(False)
         results.append([_flat(c) for c in copies if _is_list(c)])
+        if mode is None:  # extra runs, iterated over below after the perturbed ones
+            modes += ["flush"] * S.subnormal_seen + ["recipe"] * hook.recipe_differs
     return results
 
 

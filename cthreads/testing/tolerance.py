@@ -226,7 +226,9 @@ class Perturber:
     UNDEFINED results become nan (moved up) or +-3e38 (see _undefined), so the
     differential runner sees them disagree between runs and leaves the outputs they reach alone.
     Mode None is the exact run: it moves nothing and records the arguments of every `%` and
-    fmod in `remainders`, which the perturbed runs get as `exact` (see _aliased)."""
+    fmod in `remainders`, which the perturbed runs get as `exact` (see _aliased), and in
+    `recipe_differs` whether the unfused recipe gives any `%`, `//` or fmod another value.
+    Mode 'recipe' moves nothing but computes those three as that recipe (see _device_recipe)."""
 
     def __init__(self, mode, seed: int = 0, exact: list | None = None):
         self.mode = mode
@@ -234,6 +236,7 @@ class Perturber:
         self.calls = 0
         self.exact = exact  # the exact run's `remainders`
         self.remainders: list[tuple] = []
+        self.recipe_differs = False
 
     def _sign(self) -> float:
         self.calls += 1
@@ -252,7 +255,12 @@ class Perturber:
     def __call__(self, name: str, args: tuple, r: float) -> float:
         if name in ("mod", "fmod"):
             self.remainders.append(args)
-        if self.mode is None:
+        if self.mode in (None, "recipe") and name in ("mod", "floordiv", "fmod"):
+            d = _device_recipe(name, args, r)
+            if self.mode == "recipe":
+                return d
+            self.recipe_differs = self.recipe_differs or not S.same_f32_bits(d, r)
+        if self.mode in (None, "recipe"):
             return r
         sign = self._sign()
         if sign == 0.0 and name not in ("mod", "floordiv", "fmod"):
@@ -262,6 +270,7 @@ class Perturber:
             and name in _ZERO_SIGN
             and any(a == 0.0 for a in args)
             and not (name == "pow" and args[1] < 0)
+            and not (name == "atan2" and args[0] == 0.0 == args[1])  # undefined: below (#34)
         ):
             # Without float controls a driver need not keep the sign of zero: results that
             # depend on it (1/-0, atan2(-0, -1), copysign(x, -0), (-0)**-1) are unspecified.
@@ -288,6 +297,11 @@ class Perturber:
             # `y if y != 0 else 3` guard tells apart; the all-up/all-down runs stop there, the
             # alternating and random ones cross it
             return 0.0
+        if self.mode == -1 and name == "hypot" and moved < max(map(abs, args)) <= r:
+            # likewise the larger operand: sqrt(x*x + y*y) may give exactly |x| where y*y is
+            # lost in the sum or the sqrt rounds down, which `hypot(a, y) != a` tells apart
+            # (hypot(3.25, 0.001) is 3.2500002, lavapipe's 3.25: #33); the all-down run stops there
+            return max(map(abs, args))
         return moved
 
     def _undefined(self, sign: float) -> float:
@@ -349,6 +363,22 @@ class Perturber:
         prod = y * fq
         rem = x - prod
         return S.f32(rem + rsign * _recipe_rounding(x, y, fq, prod, rem))
+
+
+def _device_recipe(name: str, args: tuple, r: float) -> float:
+    """`%`, `//` or fmod as a device computes them with every step correctly rounded and
+    nothing fused: floor(x / y) and x - y * floor(x / y) in float32 (_recipe), a zero remainder
+    with Python's sign (the divisor's; fmod: the dividend's), as codegen selects it (#19).
+    Where y*q rounds to x it gives exactly 0 for Python's tiny remainder (-9.75 % float32(0.001)
+    is 4.6e-7, lavapipe's 0), which a `r if r != 0 else 3` guard tells apart and no moved run
+    reaches exactly (#32). Infinite operands and nan: Python's value (the runs disagree there)."""
+    x, y = args
+    if math.isnan(r) or not (math.isfinite(x) and math.isfinite(y)) or y == 0.0:
+        return r
+    d = _recipe(name, x, y)
+    if d == 0.0 and name != "floordiv":
+        return math.copysign(0.0, x if name == "fmod" else y)
+    return d
 
 
 def _recipe_rounding(x: float, y: float, fq: float, prod: float, rem: float) -> float:

@@ -197,6 +197,12 @@ def test_undefined_and_remainder_runs_cover_what_a_device_computes():
     assert math.isnan(Perturber(1)("asin", (2.0,), math.nan))
     assert Perturber(-1)("asin", (2.0,), math.nan) == 3.0e38
     assert Perturber("alt-")("asin", (2.0,), math.nan) == -3.0e38
+    # #34 (fuzz seed 8, kernel 600): atan2(0, 0) too, not atan2(-0, -0) = -pi, its zero signs
+    # flipped as for a defined atan2 (all runs then gave 0, nan or -pi to `0 < atan2(0, 0)`,
+    # lavapipe 3pi/4)
+    assert Perturber(-1)("atan2", (0.0, 0.0), 0.0) == 3.0e38
+    assert Perturber("alt-")("atan2", (-0.0, 0.0), -0.0) == -3.0e38
+    assert Perturber(-1)("atan2", (0.0, -1.0), math.pi) < -3.14  # defined: zero sign flips
     # a quotient beyond 2^63: the recipe's 3e38 - 3 * 1e38 = 0, Python's exact 3e38 % 3 = 2
     x = 3.0000000054977558e38
     assert Perturber(-1)("mod", (x, 3.0), x % 3.0) == 0.0
@@ -613,3 +619,97 @@ def test_zeromul_keeps_constant_zeros_out_of_f64_locals():
     F.typed_section(w, lambda s: 1, st, frozenset({"zeromul"}))
     decls = [line for line in w.lines if line.startswith(("d0: f64", "d1: f64"))]
     assert decls == ["d0: f64 = f64(0.5)", "d1: f64 = f64(0.5)"], w.lines
+
+
+def test_a_float32_subnormal_result_may_be_flushed_wherever_it_flows():
+    from cthreads.testing import semantics as S
+    from cthreads.testing.kernelgen import load_kernel
+
+    # #31 (fuzz seed 6, kernel 57, a types kernel): `d0 = f64(pow(abs(f0) + 0.5, -6.0) / ...)`
+    # with pow(6714645.5, -6.0) = 1.09e-41, a float32 subnormal, which lavapipe flushes to 0
+    # (Vulkan allows it): the f64 output was -0.0, the emulator's -4.4e-41, and f64 outputs
+    # forgive f64 subnormals only. The same flush reaches a float output scaled back up and a
+    # `!= 0` test, so a kernel whose exact run makes a subnormal gets a flushed run too
+    kern = load_kernel(
+        "from cthreads.gpu import Gpu, GlobalIdx, f64\n\n@Gpu\n"
+        "def kern(xs: list[float], out_d: list[f64], out_f: list[float], out_b: list[bool])"
+        " -> None:\n"
+        "    i: int = GlobalIdx.x\n"
+        "    out_d[i] = f64(xs[i] ** -6.0 / -0.25)\n"
+        "    out_f[i] = (xs[i] ** -6.0) * 1e30\n"
+        "    out_b[i] = (xs[i] ** -6.0) != 0\n"
+    )
+    args = ([6714645.5, 2.0], [0.0, 0.0], [0.0, 0.0], [False, False])
+    runs = D.emulator_runs(kern, args)
+    assert len(runs) == 8 and runs[-1][1:] == [[-0.0, -0.0625], [0.0, runs[0][2][1]], [False, True]]
+    assert runs[0][1][0] == -4.3642039372932103e-41
+
+    def lavapipe(k, a, grid):  # pow's subnormal result flushed, the rest as written
+        return [list(a[0]), [-0.0, -0.0625], [0.0, runs[0][2][1]], [False, True]]
+
+    D.check_kernel(kern, args, device_runs=lavapipe)
+    # a kernel without subnormals gets no extra run; the flush is off again after the runs
+    assert len(D.emulator_runs(kern, ([2.0, 2.0], *args[1:]))) == 7
+    assert S.f32(2.0**-140) == 2.0**-140
+
+
+def test_a_remainder_the_unfused_recipe_gives_as_zero_gets_a_run():
+    from cthreads.testing.kernelgen import load_kernel
+
+    # #32 (fuzz seed 8, kernels 35 and 39): `f0 = (GlobalIdx.x / c0) % (r if r != 0 else 3)`
+    # with r = xs[i] % xs[n - 1 - i]. -9.75 % float32(0.001) is 4.6e-7, but y*q rounds to -9.75
+    # in float32, so lavapipe's remainder is exactly 0 and the guard takes 3: 37 % 3 = 1 (kernel
+    # 35: `0.5 <= f0` True), -111 % 3 = 0 (kernel 39: `f0 + f0 * (1 / (f0 if f0 != 0 else 3))`
+    # 0). The runs moved the roundings 1 ULP each, across 0, never onto it, and moved the
+    # quotient -111.0 too; -8.75 % 1e-30 (x/y beyond 2^63) did give the recipe's 0 in the
+    # all-down run, but its next remainder counted as aliased (#20). A run that computes every
+    # remainder as the unfused recipe, nothing else moved, gives the device's values
+    kern = load_kernel(
+        "from cthreads.gpu import Gpu, GlobalIdx\n\n@Gpu\n"
+        "def kern(xs: list[float], ys: list[float], out_b: list[bool], out_f: list[float])"
+        " -> None:\n"
+        "    i: int = GlobalIdx.x\n"
+        "    r: float = xs[i] % ys[i]\n"
+        "    f0: float = 37.0 % (r if r != 0 else 3)\n"
+        "    out_b[i] = 0.5 <= f0\n"
+        "    f1: float = (-111.0 / xs[2]) % (r if r != 0 else 3)\n"
+        "    out_f[i] = f1 + f1 * (1.0 / (f1 if f1 != 0 else 3))\n"
+    )
+    y = 0.0010000000474974513  # float32(0.001)
+    args = ([-9.75, -8.75, 1.0], [y, 1.0000000031710769e-30], [False, False], [0.0, 0.0])
+    runs = D.emulator_runs(kern, args)
+    assert runs[0][2] == [False, False] and runs[0][3][0] > 0.5
+    assert runs[-1][2:] == [[True, True], [0.0, 0.0]]  # the recipe run
+    assert {run[2][0] for run in runs} == {True, False}  # unstable: not compared
+    assert {run[2][1] for run in runs} == {True, False}
+
+    def lavapipe(k, a, grid):
+        return [list(a[0]), list(a[1]), [True, True], [0.0, 0.0]]
+
+    D.check_kernel(kern, args, device_runs=lavapipe)
+    # a kernel whose remainders the recipe gives as Python does gets no extra run
+    assert len(D.emulator_runs(kern, ([-9.5, 1.5, 1.0], [0.25, 0.75], *args[2:]))) == 7
+
+
+def test_a_hypot_whose_bound_reaches_the_larger_operand_gives_it_in_one_run():
+    from cthreads.testing.kernelgen import load_kernel
+
+    # #33 (fuzz seed 8, kernel 146): `f1 = math.hypot(a, xs[n - 1 - i])` with a = 3.25 and
+    # xs[..] = float32(0.001), then `b0 = (not (f1 != a < xs[i + 1] + 7))`: hypot is 3.2500002,
+    # lavapipe's 3.25 (1 ULP down, inside the 5.5 ULP bound), so `f1 != a` was False on the
+    # device, True in every run: the moves stepped over |x| as over zero before #18
+    kern = load_kernel(
+        "import math\nfrom cthreads.gpu import Gpu\n\n@Gpu\n"
+        "def kern(xs: list[float], out_b: list[bool], out_f: list[float]) -> None:\n"
+        "    out_f[0] = math.hypot(xs[0], xs[1])\n"
+        "    out_b[0] = math.hypot(xs[0], xs[1]) != xs[0]\n"
+    )
+    args = ([3.25, 0.0010000000474974513], [False], [0.0])
+    runs = D.emulator_runs(kern, args)
+    assert {run[1][0] for run in runs} == {True, False}  # unstable: not compared
+    assert runs[2][2] == [3.25]  # the all-down run stops at |x|
+
+    def lavapipe(k, a, grid):
+        return [list(a[0]), [False], [3.25]]
+
+    D.check_kernel(kern, args, device_runs=lavapipe)
