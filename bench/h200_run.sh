@@ -12,9 +12,13 @@ date -u +"run started %Y-%m-%d %H:%M UTC"
 if [ -z "${SKIP_TESTS:-}" ] && ls .whl/pytest-*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/pytest*.whl .whl/pluggy*.whl \
     .whl/iniconfig*.whl .whl/packaging*.whl .whl/hypothesis*.whl .whl/sortedcontainers*.whl .whl/attrs*.whl
-  PYTHONPATH=$REPO:/tmp/site CTHREADS_VALIDATION=1 timeout 240 python3 -m pytest -q -p no:cacheprovider \
-    tests/runtime tests/launch tests/residency tests/compiler tests/language tests/misuse tests/gpu 2>&1 \
-    | grep -E '^(FAILED|ERROR)|passed|failed' | head -20
+  # one directory at a time, each with its own limit: a slow or hanging directory shows by name
+  for d in runtime launch residency compiler language misuse gpu; do
+    t0=$(date +%s)
+    res=$(PYTHONPATH=$REPO:/tmp/site CTHREADS_VALIDATION=1 timeout ${TEST_LIMIT:-150} python3 -m pytest -q \
+      -p no:cacheprovider "tests/$d" 2>&1 | grep -E '^(FAILED|ERROR)|passed|failed' | head -8)
+    echo "tests/$d ($(( $(date +%s) - t0 )) s): ${res:-no summary (timed out?)}"
+  done
 fi
 [ -n "${VARIANTS:-}" ] && timeout 120 python3 bench/native_variants.py 2>&1 | tail -20
 timeout 60 bash bench/run_roundtrip.sh 3000 | tee "$OUT/roundtrip.md"
