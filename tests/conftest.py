@@ -64,3 +64,14 @@ def pytest_sessionfinish(session, exitstatus):
             + "\n".join(pending[:20])
         )
         session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The differential fuzz budget and seed, in the run's summary (quiet runs included), so a
+    CI log says which kernels were tried."""
+    import sys
+
+    fuzz = sys.modules.get("test_differential")
+    line = getattr(fuzz, "FUZZ_SUMMARY", None)
+    if line:
+        terminalreporter.write_line(line)

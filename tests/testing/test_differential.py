@@ -390,9 +390,10 @@ def test_generated_kernels_are_well_defined(case):
 
 def test_differential_fuzz_device_vs_emulator():
     _device_or_skip()
-    print(
-        f"\ndifferential fuzz: {EXAMPLES} kernels, seed {SEED} (CTHREADS_FUZZ_EXAMPLES / CTHREADS_FUZZ_SEED)"
-    )
+    global FUZZ_SUMMARY
+    FUZZ_SUMMARY = (
+        f"differential fuzz: {EXAMPLES} kernels, seed {SEED} (CTHREADS_FUZZ_EXAMPLES / CTHREADS_FUZZ_SEED)"
+    )  # printed in the run's summary by tests/conftest.py
     before = D.Stats(**vars(D.STATS))
 
     @hseed(SEED)
@@ -403,7 +404,7 @@ def test_differential_fuzz_device_vs_emulator():
 
     fuzz()
     done = D.Stats(*(getattr(D.STATS, f) - getattr(before, f) for f in vars(before)))
-    print("differential fuzz:", done.line())
+    FUZZ_SUMMARY += f": {done.line()}"
     assert done.compared > 0
 
 
