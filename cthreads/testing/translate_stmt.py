@@ -77,18 +77,10 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator):
             and isinstance(ann.value, ast.Name)
             and ann.value.id in ("list", "List")
             and isinstance(ann.slice, ast.Name)
-            and ann.slice.id in EXPLICIT
+            and (ann.slice.id in EXPLICIT or ann.slice.id in SCALARS)
         ):
-            return f"list[{EXPLICIT[ann.slice.id]}]"
-        if (
-            allow_list
-            and isinstance(ann, ast.Subscript)
-            and isinstance(ann.value, ast.Name)
-            and ann.value.id in ("list", "List")
-            and isinstance(ann.slice, ast.Name)
-            and ann.slice.id in SCALARS
-        ):
-            return f"list[{ann.slice.id}]"
+            elem = ann.slice.id
+            return f"list[{EXPLICIT.get(elem, elem)}]"
         what = "int, float, bool or list[int/float/bool]" if allow_list else "int, float or bool"
         got = ast.unparse(ann) if ann is not None else "no annotation"
         raise self.error(node, f"annotation must be {what}; got {got}")
