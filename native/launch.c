@@ -506,6 +506,7 @@ Launcher_launch(CtLauncher *self, PyObject *args)
             goto done;
         groups = grid_x;
     } else {
+        total = (uint64_t)size; /* exact: no invocation past the problem (dispatch._dispatches) */
         groups = (total + self->per - 1) / self->per;
         if (groups > self->max_groups)
             groups = self->max_groups;

@@ -309,7 +309,10 @@ def _launch(
                 commands.append(("copy", staging, dev_buf, arg.nbytes, 0, 0))
             addr[arg.index] = dev_buf.address
             count[arg.index] = arg.count
-        if min(size) > 0:
+        if min(size) > 0 or (grid is None and prep.compiled.observes_workgroup):
+            # n <= 0 still runs one workgroup of a kernel that observes it (as cthreads-gpu);
+            # an explicit zero `grid` extent runs nothing
+            size = tuple(max(0, s) for s in size)
             _dispatches(prep, plan, device, size, addr, count, scalar, shape, buffers, commands)
         for arg in lists:
             if not arg.param.writes:
@@ -401,9 +404,14 @@ def _dispatches(
     buffers: list[Any],
     commands: list[tuple],
 ) -> None:
-    """Append the dispatch(es) covering `size` (x, y, z) logical invocations to `commands`:
-    per axis rounded up to whole logical workgroups."""
-    groups3 = tuple(-(-n // w) for n, w in zip(size, plan.wg3))
+    """Append the dispatch(es) covering `size` (x, y, z) logical invocations to `commands`.
+
+    A kernel that observes the workgroup runs whole workgroups: per axis `size` rounded up (at
+    least one: the caller launches n <= 0 only for such kernels, as cthreads-gpu does). One that does not runs exactly the indexes
+    below `size` (its grid-stride loop stops at `total`): the rounding is ours, so invocations
+    past the problem never run — an unguarded kernel whose extra invocations would read zeros
+    and loop forever (docs/reliability.md, "Out of range") behaves the same on every device."""
+    groups3 = tuple(max(1, -(-n // w)) for n, w in zip(size, plan.wg3))
     totals = tuple(g * w for g, w in zip(groups3, plan.wg3))
     for axis, total_a in enumerate(totals):
         if total_a > 0xFFFFFFFF:
@@ -422,11 +430,13 @@ def _dispatches(
     pipeline = prep.pipeline
     if not prep.compiled.observes_workgroup:
         my, mz = plan.max_groups_yz
+        total, total_y, total_z = size  # exact: the grid-stride loops stop at the problem size
         groups = min(
-            -(-total // (prep.physical_wg * prep.compiled.elements_per_invocation)), plan.max_groups
+            max(1, -(-total // (prep.physical_wg * prep.compiled.elements_per_invocation))),
+            plan.max_groups,
         )
         block = plan.pack(total, 0, grid_x, total_y, total_z, addr, count, scalar, shape)
-        dims = (groups, min(total_y, my), min(total_z, mz))
+        dims = (groups, max(1, min(total_y, my)), max(1, min(total_z, mz)))
         commands.append(("dispatch", pipeline, _push(plan, device, block, buffers, commands), dims))
         return
     for axis in (1, 2):

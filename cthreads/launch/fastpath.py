@@ -198,6 +198,7 @@ def _build_python(prep: Any, plan: Any, device: Any) -> Any:
         lines.append("    groups = grid_x")
     else:
         per = prep.physical_wg * getattr(compiled, "elements_per_invocation", 1)
+        lines.append("    total = size  # exact: no invocation past the problem (dispatch._dispatches)")
         lines.append(f"    groups = min((total + {per - 1}) // {per}, MAXG)")
     # the parameter block, fields in offset order (see artifact.PushLayout)
     values = []

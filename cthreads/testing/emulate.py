@@ -132,10 +132,13 @@ def _write_back(target: Any, values: list) -> None:
 
 
 def launch_shape(tr: Translation, values: dict, grid, workgroup) -> tuple[tuple, tuple]:
-    """(groups, workgroup) per axis. Default (SPEC §4): problem size = the int parameter `n`, else
-    the longest list; groups = ceil(size / workgroup.x). `grid`, as in `gpu(..., grid=...)`: an
-    int problem size along x, or a tuple of 1-3 invocation counts per axis, each rounded up to
-    whole workgroups."""
+    """(groups, workgroup, extent) per axis. Default (SPEC §4): problem size = the int parameter
+    `n`, else the longest list; groups = ceil(size / workgroup.x), at least 1 (n = 0 runs one
+    workgroup of a kernel that observes it). `grid`, as in `gpu(..., grid=...)`: an int problem
+    size along x, or a tuple of 1-3 invocation counts per axis, each rounded up
+    to whole workgroups (a zero extent runs nothing). `extent` is the exact size per axis: a kernel that
+    does not observe the workgroup runs only the invocations below it, as on the device
+    (launch/dispatch.py, `_dispatches`)."""
     if isinstance(grid, (tuple, list)):
         if not 1 <= len(grid) <= 3 or any(
             isinstance(v, (bool, float)) or not hasattr(v, "__index__") or v.__index__() < 0
@@ -145,16 +148,17 @@ def launch_shape(tr: Translation, values: dict, grid, workgroup) -> tuple[tuple,
                 f"grid must be an int or a tuple of 1-3 ints >= 0 (invocations per axis); got {grid!r}"
             )
         dims = tuple(v.__index__() for v in grid) + (1,) * (3 - len(grid))
-        return tuple(-(-d // w) for d, w in zip(dims, workgroup)), workgroup
+        return tuple(-(-d // w) for d, w in zip(dims, workgroup)), workgroup, dims
     if grid is None:
         if any(p == "n" and t == "int" for p, t in tr.params):
             size = values["n"]
         else:
             size = max((len(values[p]) for p, t in tr.params if t.startswith("list[")), default=0)
     else:
-        size = int(grid)
+        size = max(int(grid), 0)
+        return (-(-size // workgroup[0]), 1, 1), workgroup, (size, 1, 1)
     size = max(size, 0)
-    return (-(-size // workgroup[0]), 1, 1), workgroup
+    return (max(1, -(-size // workgroup[0])), 1, 1), workgroup, (size, 1, 1)
 
 
 def emulate(
@@ -204,8 +208,8 @@ def emulate(
         else:
             values[name] = _scalar(name, t, value)
     wg = _triple(workgroup, "workgroup") if workgroup is not None else kernel_workgroup(fn)
-    groups, wg = launch_shape(tr, values, grid, wg)
-    run_lists(tr, values, lists, groups, wg, oob, shapes, subgroup_size=subgroup_size)
+    groups, wg, extent = launch_shape(tr, values, grid, wg)
+    run_lists(tr, values, lists, groups, wg, oob, shapes, subgroup_size=subgroup_size, extent=extent)
     for (name, _), value in zip(tr.params, args):
         if name in tr.written:
             _write_back(value, lists[name])
@@ -220,9 +224,14 @@ def run_lists(
     oob: str,
     shapes: dict | None = None,
     subgroup_size: int | None = None,
+    extent: tuple | None = None,
 ) -> None:
     """Run every invocation on already converted `lists` (mutated in place); `shapes` gives each
-    list's extents for `x.shape[k]` (default: 1-D)."""
+    list's extents for `x.shape[k]` (default: 1-D). With `extent`, a kernel that does not observe
+    the workgroup runs only the invocations whose global index is below it on every axis."""
+    whole = tr.observes_workgroup or tr.has_subgroup or tr.has_barrier or bool(tr.shared)
+    if extent is None or whole:
+        extent = tuple(g * w for g, w in zip(groups, wg))
 
     def oob_r(name, index, z):
         if oob == "device":
@@ -272,13 +281,15 @@ def run_lists(
                     inv(*ids)
         elif groups[1] == groups[2] == wg[1] == wg[2] == 1:
             w = wg[0]
-            for g in range(groups[0] * w):
+            for g in range(min(groups[0] * w, extent[0])):
                 state[0] = g
                 inv(g, 0, 0, g % w, 0, 0, g // w, 0, 0)
         else:
+            ex, ey, ez = extent
             for ids in _invocations(groups, wg):
-                state[:] = ids
-                inv(*ids)
+                if ids[0] < ex and ids[1] < ey and ids[2] < ez:
+                    state[:] = ids
+                    inv(*ids)
     except _OOB as exc:
         if exc.name in lists:
             n, kind = len(lists[exc.name]), "len"

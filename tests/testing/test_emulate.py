@@ -228,8 +228,8 @@ def test_default_grid_uses_n_then_longest_list_and_workgroup_option():
     out = [0] * 4
     emulate(shape, 200, out)  # n = 200 -> 4 groups of 64
     assert out == [4064] * 4
-    emulate(shape, 0, out)  # n = 0: nothing runs
-    assert out == [4064] * 4
+    emulate(shape, 0, out)  # n = 0: one workgroup (the kernel observes it), as on the device
+    assert out == [1064] * 4
     out = [0] * 4
     emulate(shape32, [0.0] * 65, out)  # longest list 65 -> 3 groups of 32
     assert out == [3032] * 4
