@@ -29,13 +29,16 @@ run_dir() {
 }
 export -f run_dir; export OUT PY
 printf '%s\n' $DIRS | xargs -P "${JOBS:-4}" -I{} bash -c 'run_dir {}'
-if [ -n "${FUZZ:-}" ]; then
+if [ -n "${FUZZ:-}" ]; then  # campaigns in parallel too, each its own process
   set -- $FUZZ; n=$1; shift
-  for seed in "$@"; do
-    timeout -k 10 "${FUZZ_LIMIT:-300}" $PY -m cthreads.testing.fuzz "$n" --seed "$seed" --no-shrink \
-      >"$OUT/fuzz-$seed.txt" 2>&1
-    echo "fuzz $n seed $seed rc=$? $(tail -1 "$OUT/fuzz-$seed.txt")" | tee -a "$OUT/dirs.txt"
-  done
+  run_fuzz() {
+    timeout -k 10 "${FUZZ_LIMIT:-300}" $PY -m cthreads.testing.fuzz "$2" --seed "$1" --no-shrink \
+      >"$OUT/fuzz-$1.txt" 2>&1
+    echo "fuzz $2 seed $1 rc=$? $(grep -E '^(FAILED|cthreads fuzz|ok|clean|PASS)' "$OUT/fuzz-$1.txt" | tail -1)" \
+      | tee -a "$OUT/dirs.txt"
+  }
+  export -f run_fuzz; export FUZZ_LIMIT
+  printf '%s\n' "$@" | xargs -P "${JOBS:-4}" -I{} bash -c "run_fuzz {} $n"
 fi
 $PY bench/suite_summary.py "$OUT" | tee "$OUT/summary.md"
 # The device tool brings back at most 8 files: the summary plus one bundle of the rest.
