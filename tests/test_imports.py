@@ -156,6 +156,9 @@ def _env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.pop("PYTHONSTARTUP", None)
+    # children are forked from a process that loaded numpy: keep its BLAS single-threaded
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env.setdefault("OMP_NUM_THREADS", "1")
     return env
 
 

@@ -106,7 +106,8 @@ class _CompletionGate:
 def _service_module():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("cthreads_example_service", EXAMPLES / "service.py")
+    path = EXAMPLES / "service.py"
+    spec = importlib.util.spec_from_file_location("cthreads_example_service", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -131,7 +132,8 @@ def test_service_serves_others_while_a_request_awaits_its_job(monkeypatch):
             gate.close()
             pending = asyncio.ensure_future(client.get(tile))
             waiting = asyncio.ensure_future(gate.awaited.wait())
-            await asyncio.wait({pending, waiting}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({pending, waiting}, timeout=60,
+                               return_when=asyncio.FIRST_COMPLETED)
             assert waiting.done() and not pending.done(), "the handler did not await its job"
             stats = await (await client.get("/stats")).json()  # served while it awaits
             assert stats["served"] == 1 and not pending.done()

@@ -92,7 +92,8 @@ def test_pickle_keeps_structured_fields():
     cases = [
         GpuArgumentTypeError("`x` expects list[float]; got float64", param="x",
                              expected="float32", got="float64", hint="use astype"),
-        VulkanOutOfMemory("out of memory", hint="smaller", vk_result="VK_ERROR_OUT_OF_DEVICE_MEMORY"),
+        VulkanOutOfMemory("out of memory", hint="smaller",
+                          vk_result="VK_ERROR_OUT_OF_DEVICE_MEMORY"),
         GpuCompileError("no dicts", kernel="k", filename="m.py", lineno=3, col=5,
                         line="    d = {}\n", allowed="lists"),
     ]
