@@ -4,7 +4,8 @@ something that is not a kernel), "expected N args" (the wrong number of argument
 
 All three are raised in cthreads/launch/dispatch.py, owned by the launch-arguments work: the
 edits are reported to the lead, and these tests are strict xfails until they land (an XPASS
-then fails: remove the mark).
+then fails: remove the mark). So are two more compatibility gaps found on the way, in files of
+other work streams: `arena.sync()` of a resized list, and pickling a kernel.
 """
 
 from __future__ import annotations
@@ -60,3 +61,26 @@ def test_arity(args):
     with pytest.raises(TypeError, match="expected 2 args") as info:
         gpu(fill, *args)
     assert "takes 2 argument(s) (n, x)" in str(info.value)
+
+
+@pytest.mark.xfail(strict=True, reason="arena.py download() check reported by h/compat")
+def test_arena_sync_of_a_list_whose_length_changed():
+    # today: "3 elements of 4 bytes at offset 0 do not fit in a 8-byte buffer"
+    x = [1.0, 2.0]
+    with GpuArena() as arena:
+        arena.bind(x=x)
+        x.append(3.0)
+        with pytest.raises(GpuInvalidArgument, match="length changed") as info:
+            arena.sync("x")
+        assert info.value.param == "x"
+
+
+@pytest.mark.xfail(strict=True, reason="GpuKernel.__reduce__ in gpu/kernel.py reported by h/compat")
+def test_a_kernel_pickles_by_reference_like_a_function():
+    # cthreads-gpu's @Gpu returns the function, which pickles by reference (multiprocessing
+    # passes kernels to workers that way); a GpuKernel should too.
+    import copy
+    import pickle
+
+    assert pickle.loads(pickle.dumps(fill)) is fill
+    assert copy.deepcopy(fill) is fill
