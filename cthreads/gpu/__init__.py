@@ -61,7 +61,6 @@ from .subgroup import (
 from .types import f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 
 
-
 def available() -> bool:
     """Whether a Vulkan compute device can be used. Never raises."""
     return _runtime.available()
