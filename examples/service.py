@@ -105,7 +105,7 @@ async def handle_tile(request: web.Request) -> web.Response:
         job.join()  # blocks the event loop: don't
     else:
         await job  # the loop serves others meanwhile
-    request.app["served"] += 1
+    request.app["counts"]["served"] += 1
     return web.json_response(
         {
             "pixels": n,
@@ -118,13 +118,13 @@ async def handle_tile(request: web.Request) -> web.Response:
 
 async def handle_stats(request: web.Request) -> web.Response:
     stats = request.app["lag"].stats()
-    stats.update(served=request.app["served"], device=request.app["device"])
+    stats.update(served=request.app["counts"]["served"], device=request.app["device"])
     return web.json_response(stats)
 
 
 async def handle_reset(request: web.Request) -> web.Response:
     request.app["lag"].samples.clear()
-    request.app["served"] = 0
+    request.app["counts"]["served"] = 0
     return web.json_response({"ok": True})
 
 
@@ -140,7 +140,7 @@ def make_app() -> web.Application:
     """The application; call `prepare()` before serving it (as `main()` does)."""
     app = web.Application()
     app["lag"] = LagMonitor()
-    app["served"] = 0
+    app["counts"] = {"served": 0}  # mutable: aiohttp's app is frozen once it starts
     app["device"] = device_name()
     app.router.add_get("/tile", handle_tile)
     app.router.add_get("/stats", handle_stats)

@@ -25,6 +25,7 @@ from ..errors import (
 )
 from ..launch import GpuJob, compile, gpu, prepare
 from ..launch import shutdown as _shutdown
+from ..residency import GpuArena
 from .atomics import (
     atomic_add,
     atomic_and,
@@ -58,11 +59,6 @@ from .subgroup import (
     subgroup_size,
 )
 from .types import f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
-
-try:  # GpuArena arrives with the residency layer
-    from ..residency import GpuArena
-except ImportError:  # pragma: no cover
-    pass
 
 
 def available() -> bool:

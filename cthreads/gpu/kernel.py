@@ -345,6 +345,10 @@ def Gpu(
     Checks the signature (`int`, `float`, `bool`, `list[int]`, `list[float]`, `list[bool]`
     parameters, `-> None`) and registers the kernel; raises `TypeError` (`GpuCompileError`)
     naming the function and parameter otherwise. Compiling happens on first use.
+
+    `log=True` reports, once, the device the kernel runs on when `prepare()` or its first
+    launch builds it: on stderr, or through the `cthreads.gpu` logger at INFO where logging is
+    configured to show that.
     """
     if fn is None:
         return functools.partial(Gpu, log=log, workgroup_size=workgroup_size)

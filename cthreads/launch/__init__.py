@@ -3,7 +3,7 @@ runtime's device (SPEC §3, §5, §6)."""
 
 from __future__ import annotations
 
-from . import dispatch, session
+from . import completion, session
 from .dispatch import gpu
 from .gpujob import GpuJob
 from .session import compile, prepare
@@ -12,7 +12,7 @@ from .session import compile, prepare
 def shutdown() -> None:
     """Release the device (SPEC §9); the next `prepare()`/`gpu()` starts again. Jobs still
     pending fail their waiters with `GpuUseAfterDestroy`."""
-    dispatch.stop_watchers()
+    completion.stop_watchers()
     session.shutdown()
 
 

@@ -1,5 +1,5 @@
-"""One completion thread per device: waits on the device's timeline and fires callbacks for
-jobs whose work has finished, so `await job` never blocks an event loop.
+"""One completion thread per device (`watcher_for`): waits on the device's timeline and fires
+callbacks for jobs whose work has finished, so `await job` never blocks an event loop.
 
 Callbacks run on this thread and must only hand off (e.g. `loop.call_soon_threadsafe`).
 """
@@ -13,6 +13,23 @@ from collections.abc import Callable
 from typing import Any
 
 Callback = Callable[[BaseException | None], None]
+
+_watchers: dict[int, CompletionWatcher] = {}
+
+
+def watcher_for(device: Any) -> CompletionWatcher:
+    """The completion thread of `device`, started on first use."""
+    watcher = _watchers.get(id(device))
+    if watcher is None or watcher._device is not device:
+        watcher = _watchers[id(device)] = CompletionWatcher(device)
+    return watcher
+
+
+def stop_watchers() -> None:
+    """Stop completion threads (device shutdown): pending awaits fail cleanly."""
+    for watcher in list(_watchers.values()):
+        watcher.stop()
+    _watchers.clear()
 
 
 class CompletionWatcher:

@@ -13,17 +13,20 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
-from ..gpu.kernel import GpuKernel as _GpuKernel
 from ..residency.arena import PACK_SIZE, _resident, resident_fits
 from . import fastpath, session, transfer
 from .binding import ListArg, check_aliasing, check_list, check_scalar, device_buffer_for, type_name
-from .completion import CompletionWatcher
 from .gpujob import GpuJob
 
-_watchers: dict[int, CompletionWatcher] = {}
+if TYPE_CHECKING:
+    from ..gpu.kernel import GpuKernel as _GpuKernel
+else:
+    # `cthreads.gpu` is the face above launch (its __init__ imports this package), so the
+    # kernel class is looked up on the first launch, never while launch loads (_kernel_class).
+    _GpuKernel = None
 
 
 @dataclass
@@ -115,19 +118,13 @@ def _plan(prep: session.Prepared, device: Any) -> _Plan:
     return prep.plan
 
 
-def watcher_for(device: Any) -> CompletionWatcher:
-    """The completion thread of `device`, started on first use."""
-    watcher = _watchers.get(id(device))
-    if watcher is None or watcher._device is not device:
-        watcher = _watchers[id(device)] = CompletionWatcher(device)
-    return watcher
+def _kernel_class() -> type:
+    """`GpuKernel`, bound into this module on the first launch (see the imports)."""
+    global _GpuKernel
+    from ..gpu.kernel import GpuKernel
 
-
-def stop_watchers() -> None:
-    """Stop completion threads (device shutdown): pending awaits fail cleanly."""
-    for watcher in list(_watchers.values()):
-        watcher.stop()
-    _watchers.clear()
+    _GpuKernel = GpuKernel
+    return GpuKernel
 
 
 def gpu(
@@ -152,7 +149,8 @@ def gpu(
             job = fast(args)
             if job is not None:
                 return job
-    if type(fn) is not _GpuKernel and not isinstance(fn, _GpuKernel):
+    kernel_class = _GpuKernel or _kernel_class()
+    if type(fn) is not kernel_class and not isinstance(fn, kernel_class):
         name = getattr(fn, "__name__", type(fn).__name__)
         raise TypeError(
             f"gpu() needs a @Gpu kernel as its first argument; got `{name}`, which is not decorated with @Gpu"

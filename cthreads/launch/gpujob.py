@@ -16,6 +16,7 @@ from ..errors import GpuTimeout
 from ..job import Job
 from . import transfer
 from .binding import ListArg
+from .completion import watcher_for
 
 
 class GpuJob(Job):
@@ -103,8 +104,6 @@ class GpuJob(Job):
                     loop.call_soon_threadsafe(settle)
                 except RuntimeError:
                     pass  # the loop was closed meanwhile: nobody is awaiting any more
-
-            from .dispatch import watcher_for
 
             watcher_for(self._device).watch(self._value, resolve)
             yield from future.__await__()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -183,10 +184,25 @@ def kernel_for_launch(kernel: Any) -> Prepared:
             state.errors[key] = exc
             raise exc.with_traceback(None) from None
         state.prepared[key] = prep
-        if getattr(kernel, "log", False) and key not in state.logged:
-            state.logged.add(key)
-            log.info("kernel %s runs on %s", kernel.name, state.device.info.name)
+        _announce(kernel)
         return prep
+
+
+def _announce(kernel: Any) -> None:
+    """`@Gpu(log=True)`: say once per kernel definition which device it runs on.
+
+    The user asked to see this line, so it must not vanish under Python's default logging
+    (no handler, WARNING): it goes through the `cthreads.gpu` logger at INFO where logging is
+    set up to show that, and to stderr otherwise."""
+    key = kernel.source_key
+    if not getattr(kernel, "log", False) or key in state.logged:
+        return
+    state.logged.add(key)
+    text = f"@Gpu(log=True): kernel `{kernel.name}` runs on {state.device.info.name}"
+    if log.isEnabledFor(logging.INFO) and log.hasHandlers():
+        log.info(text)
+    else:
+        print(f"cthreads.gpu: {text}", file=sys.stderr, flush=True)
 
 
 def _registered() -> list[Any]:
@@ -272,6 +288,7 @@ def prepare(force: bool = False) -> dict[str, dict]:
             state.errors.pop(key, None)
             state.prepared[key] = prep
             report[kernel.name] = info
+            _announce(kernel)
         device.save_pipeline_cache()  # a later process starts warm even if this one crashes
         return report
 

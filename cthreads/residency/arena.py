@@ -16,8 +16,9 @@ from typing import Any
 
 from .. import runtime
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
-from ..launch import transfer
-from ..launch.binding import device_buffer_for, element_format
+
+# Launch sits above residency (it finds resident objects through `lookup`), so the few launch
+# helpers an arena borrows (copies, element formats, buffer allocation) are imported where used.
 
 # id(obj) -> _Resident for every object bound in any arena (one slot per object).
 _resident: dict[int, _Resident] = {}
@@ -94,6 +95,8 @@ class _Resident:
             if self.view is None:
                 source.unpack_into_list(self.obj, self.pack)
             else:
+                from ..launch import transfer
+
                 transfer.read_into(source, self.view)
         finally:
             if staging is not None:
@@ -124,6 +127,8 @@ def _fill(buf: Any, res: _Resident) -> None:
         except (GpuInvalidArgument, TypeError, ValueError, OverflowError) as exc:
             raise type(exc)(f"`{res.name}`: {exc}") from None
     else:
+        from ..launch import transfer
+
         transfer.write(buf, res.view)
 
 
@@ -208,6 +213,8 @@ class GpuArena:
         `i16`, `f16`, `i64`, `u64`, `f64`, ... or `int`/`float`/`bool`), so that kernels taking
         `list[elem]` find them resident; numpy arrays must already have that dtype. Values that
         do not fit `elem` raise `GpuInvalidArgument` naming the list. Returns the arena."""
+        from ..launch.binding import element_format
+
         self._check_open("bind_as")
         fmt = element_format(elem)
         if fmt is None:
@@ -327,6 +334,8 @@ class GpuArena:
             old.explicit = explicit
             old.upload()  # host edits become visible
             return
+        from ..launch.binding import device_buffer_for
+
         device = runtime.get_device()
         buffer = device_buffer_for(device, name, count, nbytes)
         res = _Resident(

@@ -53,14 +53,105 @@ def test_particles(tmp_path):
 def test_service_loadtest(tmp_path):
     pytest.importorskip("aiohttp", reason="aiohttp is in the test extra: pip install -e '.[test]'")
     out = ok(run("loadtest.py", "--small", "--json", "lt.json", cwd=tmp_path, timeout=180))
-    assert "throughput" in out and "p99" in out
+    assert "throughput" in out and "p99" in out and "event-loop lag" in out
     numbers = json.loads((tmp_path / "lt.json").read_text())
     for mode in ("await", "blocking"):
         r = numbers[mode]
         assert r["errors"] == 0 and r["served"] == r["requests"] == 100
         assert r["distinct_results"] == 1
-    # The loop keeps ticking while kernels run under `await job`; `job.join()` stalls it.
-    assert numbers["await"]["lag_p50_ms"] < numbers["blocking"]["lag_p50_ms"] / 2, numbers
+        assert r["lag_p50_ms"] >= 0 and r["lag_max_ms"] >= r["lag_p50_ms"]
+    # How much a blocking join lags the loop against `await job` is a measurement, not a
+    # property (on a fast GPU a join barely stalls it): bench/loadtest_lag.py reports it. The
+    # property, that the loop serves others while a request awaits its job, is tested below
+    # without a clock.
+
+
+class _CompletionGate:
+    """Holds back the completion of every job awaited while closed, so that "the job is still
+    running" lasts exactly as long as the test wants, on any device: `GpuJob.done()` says no and
+    the completion thread does not hear of the job until `open()`."""
+
+    def __init__(self, monkeypatch):
+        from cthreads.launch import completion, gpujob
+
+        self.closed = False
+        self.held: list[tuple] = []
+        self.awaited = None  # an asyncio.Event, made inside the loop
+        real_done, real_watch = gpujob.GpuJob.done, completion.CompletionWatcher.watch
+        self._watch = real_watch
+
+        def done(job):
+            return False if self.closed else real_done(job)
+
+        def watch(watcher, value, callback):
+            if not self.closed:
+                return real_watch(watcher, value, callback)
+            self.held.append((watcher, value, callback))  # on the loop's thread (__await__)
+            self.awaited.set()
+
+        monkeypatch.setattr(gpujob.GpuJob, "done", done)
+        monkeypatch.setattr(completion.CompletionWatcher, "watch", watch)
+
+    def close(self):
+        import asyncio
+
+        self.closed, self.held, self.awaited = True, [], asyncio.Event()
+
+    def open(self):
+        self.closed = False
+        for watcher, value, callback in self.held:
+            self._watch(watcher, value, callback)
+
+
+def _service_module():
+    import importlib.util
+
+    path = EXAMPLES / "service.py"
+    spec = importlib.util.spec_from_file_location("cthreads_example_service", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_service_serves_others_while_a_request_awaits_its_job(monkeypatch):
+    pytest.importorskip("aiohttp", reason="aiohttp is in the test extra: pip install -e '.[test]'")
+    import asyncio
+
+    from aiohttp.test_utils import TestClient, TestServer
+
+    service = _service_module()
+    gate = _CompletionGate(monkeypatch)
+    tile = "/tile?size=8&iters=50"
+
+    async def scenario():
+        async with TestClient(TestServer(service.make_app())) as client:
+            first = await client.get(tile)  # builds the kernel; completes normally
+            assert first.status == 200
+            expected = (await first.json())["iterations"]
+
+            gate.close()
+            pending = asyncio.ensure_future(client.get(tile))
+            waiting = asyncio.ensure_future(gate.awaited.wait())
+            await asyncio.wait({pending, waiting}, timeout=60,
+                               return_when=asyncio.FIRST_COMPLETED)
+            assert waiting.done() and not pending.done(), "the handler did not await its job"
+            stats = await (await client.get("/stats")).json()  # served while it awaits
+            assert stats["served"] == 1 and not pending.done()
+            assert len(gate.held) == 1
+            gate.open()
+            second = await asyncio.wait_for(pending, 60)
+            assert second.status == 200 and (await second.json())["iterations"] == expected
+
+            # `job.join()` (mode=blocking) never hands the wait to the loop: the gate sees
+            # nothing, and the handler returns only once the device is done.
+            gate.close()
+            blocking = await asyncio.wait_for(client.get(tile + "&mode=blocking"), 60)
+            assert blocking.status == 200 and (await blocking.json())["iterations"] == expected
+            assert gate.held == [] and not gate.awaited.is_set()
+            gate.open()
+            assert (await (await client.get("/stats")).json())["served"] == 3
+
+    asyncio.run(scenario())
 
 
 def test_failfast_without_a_device(tmp_path):

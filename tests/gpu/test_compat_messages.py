@@ -1,0 +1,86 @@
+"""Messages that code written for cthreads-gpu matches on keep the reference's key phrases:
+"length changed" (an arena-bound list resized before a launch), "callable" (gpu() given
+something that is not a kernel), "expected N args" (the wrong number of arguments).
+
+All three are raised in cthreads/launch/dispatch.py, owned by the launch-arguments work: the
+edits are reported to the lead, and these tests are strict xfails until they land (an XPASS
+then fails: remove the mark). So are two more compatibility gaps found on the way, in files of
+other work streams: `arena.sync()` of a resized list, and pickling a kernel.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cthreads.gpu import GlobalIdx, Gpu, GpuArena, GpuInvalidArgument, gpu
+
+PENDING = pytest.mark.xfail(
+    strict=True, reason="message edit in cthreads/launch/dispatch.py reported by h/compat"
+)
+
+
+@Gpu
+def fill(n: int, x: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < n:
+        x[i] = 5.0
+
+
+@PENDING
+def test_arena_list_whose_length_changed():
+    x = [1.0, 2.0]
+    with GpuArena() as arena:
+        arena.bind(x=x)
+        x.append(3.0)
+        with pytest.raises(GpuInvalidArgument, match="length changed") as info:
+            gpu(fill, 2, x)
+        assert info.value.param == "x"
+        assert "bound in a GpuArena as `x` with 2 elements but now has 3" in str(info.value)
+
+
+@PENDING
+@pytest.mark.parametrize("first", [5, "fill", None], ids=repr)
+def test_not_callable(first):
+    with pytest.raises(TypeError, match="callable"):
+        gpu(first, 1, [0.0])
+
+
+@PENDING
+def test_not_a_kernel():
+    def plain(n: int, x: list[float]) -> None:
+        pass
+
+    with pytest.raises(TypeError, match="callable") as info:
+        gpu(plain, 1, [0.0])
+    assert "not decorated with @Gpu" in str(info.value)
+
+
+@PENDING
+@pytest.mark.parametrize("args", [(1,), (1, [0.0], 2)], ids=["too few", "too many"])
+def test_arity(args):
+    with pytest.raises(TypeError, match="expected 2 args") as info:
+        gpu(fill, *args)
+    assert "takes 2 argument(s) (n, x)" in str(info.value)
+
+
+@pytest.mark.xfail(strict=True, reason="arena.py download() check reported by h/compat")
+def test_arena_sync_of_a_list_whose_length_changed():
+    # today: "3 elements of 4 bytes at offset 0 do not fit in a 8-byte buffer"
+    x = [1.0, 2.0]
+    with GpuArena() as arena:
+        arena.bind(x=x)
+        x.append(3.0)
+        with pytest.raises(GpuInvalidArgument, match="length changed") as info:
+            arena.sync("x")
+        assert info.value.param == "x"
+
+
+@pytest.mark.xfail(strict=True, reason="GpuKernel.__reduce__ in gpu/kernel.py reported by h/compat")
+def test_a_kernel_pickles_by_reference_like_a_function():
+    # cthreads-gpu's @Gpu returns the function, which pickles by reference (multiprocessing
+    # passes kernels to workers that way); a GpuKernel should too.
+    import copy
+    import pickle
+
+    assert pickle.loads(pickle.dumps(fill)) is fill
+    assert copy.deepcopy(fill) is fill
