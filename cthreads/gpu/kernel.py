@@ -81,6 +81,11 @@ class GpuKernel:
             f"<GpuKernel {self.qualified_name}{signature_text('', self._params)} v{self.version}>"
         )
 
+    def __reduce__(self) -> str:
+        # Pickled by reference, like the function it wraps (`module.qualname` names the kernel),
+        # so kernels travel to multiprocessing workers as cthreads-gpu's functions do.
+        return self.__qualname__
+
     # ---------------------------------------------------------------- inspection
 
     @property

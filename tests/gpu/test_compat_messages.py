@@ -75,7 +75,6 @@ def test_arena_sync_of_a_list_whose_length_changed():
         assert info.value.param == "x"
 
 
-@pytest.mark.xfail(strict=True, reason="GpuKernel.__reduce__ in gpu/kernel.py reported by h/compat")
 def test_a_kernel_pickles_by_reference_like_a_function():
     # cthreads-gpu's @Gpu returns the function, which pickles by reference (multiprocessing
     # passes kernels to workers that way); a GpuKernel should too.
