@@ -287,10 +287,24 @@ class ExprGen:
             )  # fmt: skip
             return self.op(Op.Select, t, self.op(Op.FOrdEqual, bt, r, zero), signed_zero, r)
         if op is ir.BinOp.MIN or op is ir.BinOp.MAX:
-            # Python's min/max keep the first argument unless the second compares smaller/larger.
-            cmp = Op.FOrdLessThan if op is ir.BinOp.MIN else Op.FOrdGreaterThan
-            return self.op(Op.Select, t, self.op(cmp, self.t_bool, b, a), b, a)
+            return self.float_min_max(op is ir.BinOp.MIN, a, b, t)
         raise CodegenError(f"binary {op.value} on float")
+
+    def float_min_max(self, is_min: bool, a: int, b: int, t: int) -> int:
+        """Python's `min(a, b)` (`b if b < a else a`), `max(a, b)` (`b if b > a else a`).
+
+        Not the plain `select(b < a, b, a)`: NVIDIA (driver 580) turns that pattern into its
+        hardware min, which returns the non-NaN operand (min(nan, 1.0) gave 1.0). Here the
+        first argument is taken outright when it is NaN or equal to the second (signed zeros
+        included); in every other case the two are distinct and `a` is a number, where
+        GLSL.std.450 NMin/NMax (NaN operand -> the other one) is exactly Python's answer,
+        whatever a driver does with ties or NaN inside it."""
+        bt = self.t_bool
+        keep = self.op(
+            Op.LogicalOr, bt, self.op(Op.IsNan, bt, a), self.op(Op.FOrdEqual, bt, a, b)
+        )
+        other = self.ext(G.NMin if is_min else G.NMax, t, a, b)
+        return self.op(Op.Select, t, keep, a, other)
 
     def int_binary(self, e: ir.Binary, t: int) -> int:
         op, signed = e.op, e.type.kind == I
