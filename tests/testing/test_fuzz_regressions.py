@@ -229,11 +229,46 @@ def min_of_nans(xs: list[float], out: list[float], out_max: list[float]) -> None
         out_max[i] = t1
 
 
-def test_subgroup_min_and_max_of_nans_only_are_undefined():
-    """#21 (fuzz seed 6, kernel 463): subgroup_min over lanes that are all NaN is undefined in
-    SPIR-V; lavapipe gives the identity (+inf for min, -inf for max), the emulator gave NaN."""
-    check_kernel(min_of_nans, ([-8.75, -2.0], [0.0] * 3, [0.0] * 3))
-    check_kernel(min_of_nans, ([-8.75, 4.0], [0.0] * 3, [0.0] * 3))  # one real value: checked
+def test_subgroup_min_and_max_are_nan_when_any_lane_is_nan():
+    """#21 (fuzz seed 6, kernel 463) and #31 (the H200): GroupNonUniformFMin/FMax leave NaN
+    operands undefined; lavapipe ignored NaN lanes (all-NaN lanes gave +-inf), NVIDIA returned
+    NaN. The language now defines it on every device: NaN when any active lane holds NaN."""
+    from cthreads.gpu import gpu
+
+    for xs in ([-8.75, -2.0], [-8.75, 4.0]):  # all lanes NaN; every other lane NaN
+        out, out_max = [0.0] * 3, [0.0] * 3
+        gpu(min_of_nans, xs, out, out_max).join()
+        assert all(math.isnan(v) for v in out + out_max), (xs, out, out_max)
+        check_kernel(min_of_nans, (xs, [0.0] * 3, [0.0] * 3))
+    check_kernel(min_of_nans, ([4.0, 9.0], [0.0] * 3, [0.0] * 3))  # no NaN: the real values
+
+
+@Gpu(workgroup_size=64)
+def min_max_of_lanes(xs: list[float], out: list[float]) -> None:
+    i: int = GlobalIdx.x
+    t0 = subgroup_min(xs[i % len(xs)])
+    t1 = subgroup_max(xs[i % len(xs)])
+    if i < len(out) // 2:
+        out[2 * i] = t0
+        out[2 * i + 1] = t1
+
+
+def test_subgroup_min_and_max_order_signed_zeros():
+    """A tie of zeros has one answer on every device: min gives -0.0 when any lane holds -0.0,
+    max gives 0.0 when any lane holds 0.0 (FMin/FMax may return either zero)."""
+    from cthreads.gpu import gpu
+
+    for xs, want in [([0.0, -0.0], (-0.0, 0.0)), ([-0.0, 0.0], (-0.0, 0.0)),
+                     ([-0.0], (-0.0, -0.0)), ([0.0], (0.0, 0.0)),
+                     ([-0.0, 2.0], (-0.0, 2.0)), ([0.0, -3.0], (-3.0, 0.0))]:  # fmt: skip
+        out = [7.0] * 8
+        gpu(min_max_of_lanes, xs, out).join()
+        signs = [math.copysign(1.0, v) for v in out]
+        assert out == list(want) * 4 and signs == [math.copysign(1.0, w) for w in want] * 4, (
+            xs,
+            out,
+        )
+        check_kernel(min_max_of_lanes, (xs, [7.0] * 8))
 
 
 @Gpu
