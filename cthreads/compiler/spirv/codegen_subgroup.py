@@ -130,7 +130,7 @@ class SubgroupGen:
             neg = self.op(Op.LogicalNot, bt, neg)
         wins = self.op(Op.LogicalAnd, bt, self.op(Op.FOrdEqual, bt, v, zero), neg)
         k0, k1, k2 = (m.const(u32, c) for c in (0, 1, 2))
-        flag = self.op(Op.Select, u32, self.op(Op.IsNan, bt, v), k2,
+        flag = self.op(Op.Select, u32, self.is_nan_bits(v, t), k2,
                        self.op(Op.Select, u32, wins, k1, k0))  # fmt: skip
         f = self.op(Op.GroupNonUniformUMax, u32, sc, GroupOperation.Reduce, flag)
         neg_zero, pos_zero = m.const(t, -0.0), zero
