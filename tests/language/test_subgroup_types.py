@@ -263,7 +263,8 @@ def test_f64_subgroup_min_max_of_nan_and_signed_zeros():
     x[WG:] = np.arange(WG) + 1.0
     x[WG + 5] = np.nan  # one NaN lane: its subgroup's min and max are NaN
     o, pos = _run(sg_f64, x, np.float64, lambda *a, **k: gpu(*a, **k).join())
-    e, _ = _run(sg_f64, x, np.float64, lambda *a, **k: emulate(*a, **k, subgroup_size=_T.subgroup_size))
+    size = _T.subgroup_size
+    e, _ = _run(sg_f64, x, np.float64, lambda *a, **k: emulate(*a, **k, subgroup_size=size))
     for idx in _groups(pos):
         lo, hi = _min_max_rule(x[idx])
         for got in (o[idx], e[idx]):
