@@ -150,10 +150,28 @@ def fdiv(a: float, b: float) -> float:
     return approx("div", (a, b), f32(a / b))
 
 
+def _flushed_quotient(a: float, b: float) -> float | None:
+    """The device computes `a // b` as floor(a / b) and `a % b` as a - b * floor(a / b): when
+    that float32 quotient is subnormal (1.0 / -3e38 is -3.3e-39) it is noted, as every
+    subnormal result is, and in the flushed run it is +-0, so floor gives +-0 where Python
+    gives -1.0 (the H200: `int(1.0 // -3e38)` was 0, Python's -1). Returns that signed zero in
+    the flushed run, else None (Python's exact `//` and `%` never see the quotient)."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return None
+    q = a / b
+    if -1.1754943508222875e-38 < q < 1.1754943508222875e-38 and q != 0.0:  # |q| < 2^-126
+        zero = f32(q)  # notes the subnormal; +-0 (the sign kept) only while flushing
+        return zero if zero == 0.0 else None
+    return None
+
+
 def ffloordiv(a: float, b: float) -> float:
     """Python float `//` (floor of the exact quotient); by zero: IEEE floor(a / 0)."""
     if b == 0.0:
         return fdiv(a, b)  # +-inf or nan; floor keeps them
+    flushed = _flushed_quotient(a, b)
+    if flushed is not None:
+        return flushed  # floor(+-0) = +-0
     return approx("floordiv", (a, b), f32(a // b))
 
 
@@ -161,6 +179,8 @@ def fmod_py(a: float, b: float) -> float:
     """Python float `%` (the sign of the divisor, exact); `x % 0.0` gives nan."""
     if b == 0.0:
         return NAN
+    if _flushed_quotient(a, b) is not None:
+        return a  # a - b * floor(+-0) = a - b * 0 (never zero: the quotient was not)
     return approx("mod", (a, b), f32(a % b))
 
 

@@ -99,7 +99,7 @@ def bound(name: str, args: tuple, r: float) -> float:
     """Largest absolute difference between the device's and the exact result of `name(*args)`
     whose correctly rounded float32 value is `r`; UNDEFINED where Vulkan leaves it undefined."""
     if name == "undefined":
-        return UNDEFINED  # a value the spec leaves undefined (subgroup_min of NaNs only: #21)
+        return UNDEFINED  # a value the spec leaves undefined (unused since #21 got a meaning)
     if any(math.isnan(a) for a in args):
         return 0.0  # nan in, nan out is all we require
     x = args[0]

@@ -115,8 +115,6 @@ class SubgroupTranslator:
         op = what[9:] + (f"/{t}" if result == "arith" and t in ("f64", *WIDE_INTS) else "")
         self.emit(indent, f"{out} = yield (({', '.join(key)},), {op!r}, {value}, {lane})", st)
         t = {"arith": value_t, "same": value_t, "int": "int", "bool": "bool"}[result]
-        if what in ("subgroup_min", "subgroup_max") and t in ("float", "f16", "f64"):
-            self.uses_approx = True  # all operands NaN: undefined (_fminmax)
         return (narrow_wrap(out, t) if t in NARROW else out), t
 
 
@@ -128,9 +126,16 @@ def _zero(v):
 
 
 def _fminmax(values: list[float], pick) -> float:
-    real = [v for v in values if not math.isnan(v)]  # NaN operands are ignored (SPIR-V)
-    # all NaN: SPIR-V leaves the result undefined (lavapipe gives the identity, +-inf: #21)
-    return pick(real) if real else S.approx("undefined", (), math.nan)
+    """Float subgroup_min/max as codegen_subgroup defines them on every device: NaN when any
+    lane holds NaN (#21; the H200 gave NaN), else the least / greatest value, -0.0 below 0.0."""
+    if any(math.isnan(v) for v in values):
+        return math.nan
+    r = pick(values)
+    if r == 0.0:  # a tie of zeros: min takes -0.0 if any lane has it, max +0.0
+        want = -1.0 if pick is min else 1.0
+        return math.copysign(0.0, want if any(math.copysign(1.0, v) == want for v in values
+                                              if v == 0.0) else -want)  # fmt: skip
+    return r
 
 
 def compute(op: str, part: list[tuple[int, object, object]], size: int) -> list:

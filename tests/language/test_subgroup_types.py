@@ -248,6 +248,34 @@ def test_f64_subgroups_keep_double_precision():
     np.testing.assert_allclose(e, o, rtol=1e-14)
 
 
+def _min_max_rule(v: np.ndarray) -> tuple[float, float]:
+    """The language's float subgroup_min/max: NaN if any lane is NaN, -0.0 below 0.0."""
+    if np.isnan(v).any():
+        return np.nan, np.nan
+    key = [(float(a), -1 if np.signbit(a) else 0) for a in v]  # -0.0 sorts below 0.0
+    return min(key)[0] * 1.0, max(key)[0] * 1.0
+
+
+@needs_device
+@needs_extended
+def test_f64_subgroup_min_max_of_nan_and_signed_zeros():
+    x = np.where(np.arange(2 * WG) % 2 == 0, 0.0, -0.0)  # every subgroup: a tie of zeros
+    x[WG:] = np.arange(WG) + 1.0
+    x[WG + 5] = np.nan  # one NaN lane: its subgroup's min and max are NaN
+    o, pos = _run(sg_f64, x, np.float64, lambda *a, **k: gpu(*a, **k).join())
+    size = _T.subgroup_size
+    e, _ = _run(sg_f64, x, np.float64, lambda *a, **k: emulate(*a, **k, subgroup_size=size))
+    for idx in _groups(pos):
+        lo, hi = _min_max_rule(x[idx])
+        for got in (o[idx], e[idx]):
+            for col, want in ((1, lo), (2, hi)):
+                vals = got[:, col]
+                if np.isnan(want):
+                    assert np.isnan(vals).all(), (idx, vals)
+                else:
+                    assert (vals == want).all() and (np.signbit(vals) == np.signbit(want)).all()
+
+
 def _narrow_args():
     rng = np.random.default_rng(10)
     n = 2 * WG

@@ -146,8 +146,29 @@ def test_fill_scale_add_scaled():
 def test_cell_of(pos, size):
     cells = [0] * len(pos)
     gpu(cell_of, len(pos), size, pos, cells).join()
-    expected = np.floor(np.asarray(pos, f32) / f32(size)).astype(np.int64)
-    assert cells == expected.tolist()
+    lo, hi = _cells_within_division_error(pos, size)
+    bad = [(p, c, a, b) for p, c, a, b in zip(pos, cells, lo, hi) if not a <= c <= b]
+    assert not bad, bad
+
+
+def _cells_within_division_error(pos, size, ulps: int = 3):
+    """The least and greatest `floor(p / size)` a device may give: Vulkan lets OpFDiv be 2.5
+    ULP off (docs/language.md), so the floor of any float32 within `ulps` ULP of the correctly
+    rounded quotient counts (a quotient just below a whole number may floor one lower)."""
+    q = np.asarray(pos, f32) / f32(size)  # numpy: correctly rounded
+    lo, hi = q.copy(), q.copy()
+    for _ in range(ulps):
+        lo, hi = np.nextafter(lo, f32(-np.inf)), np.nextafter(hi, f32(np.inf))
+    lo = np.where(q == 0, 0, np.floor(lo))  # 0 / size is +-0 however a device divides
+    return lo.astype(np.int64).tolist(), np.floor(hi).astype(np.int64).tolist()
+
+
+def test_cell_of_tolerance_accepts_only_the_division_error():
+    # 3.0 / 3.0 is exactly 1.0: a quotient 1 ULP low floors to 0, which a device may give
+    lo_hi = _cells_within_division_error([3.0, 7.5, -7.5, 0.0], 3.0)
+    assert lo_hi == ([0, 2, -3, 0], [1, 2, -3, 0])
+    assert _cells_within_division_error([7.5, 1e4], 1.0) == ([7, 9999], [7, 10000])
+    assert _cells_within_division_error([7.25], 0.125) == ([57], [58])
 
 
 def test_horner():

@@ -229,11 +229,46 @@ def min_of_nans(xs: list[float], out: list[float], out_max: list[float]) -> None
         out_max[i] = t1
 
 
-def test_subgroup_min_and_max_of_nans_only_are_undefined():
-    """#21 (fuzz seed 6, kernel 463): subgroup_min over lanes that are all NaN is undefined in
-    SPIR-V; lavapipe gives the identity (+inf for min, -inf for max), the emulator gave NaN."""
-    check_kernel(min_of_nans, ([-8.75, -2.0], [0.0] * 3, [0.0] * 3))
-    check_kernel(min_of_nans, ([-8.75, 4.0], [0.0] * 3, [0.0] * 3))  # one real value: checked
+def test_subgroup_min_and_max_are_nan_when_any_lane_is_nan():
+    """#21 (fuzz seed 6, kernel 463) and #31 (the H200): GroupNonUniformFMin/FMax leave NaN
+    operands undefined; lavapipe ignored NaN lanes (all-NaN lanes gave +-inf), NVIDIA returned
+    NaN. The language now defines it on every device: NaN when any active lane holds NaN."""
+    from cthreads.gpu import gpu
+
+    for xs in ([-8.75, -2.0], [-8.75, 4.0]):  # all lanes NaN; every other lane NaN
+        out, out_max = [0.0] * 3, [0.0] * 3
+        gpu(min_of_nans, xs, out, out_max).join()
+        assert all(math.isnan(v) for v in out + out_max), (xs, out, out_max)
+        check_kernel(min_of_nans, (xs, [0.0] * 3, [0.0] * 3))
+    check_kernel(min_of_nans, ([4.0, 9.0], [0.0] * 3, [0.0] * 3))  # no NaN: the real values
+
+
+@Gpu(workgroup_size=64)
+def min_max_of_lanes(xs: list[float], out: list[float]) -> None:
+    i: int = GlobalIdx.x
+    t0 = subgroup_min(xs[i % len(xs)])
+    t1 = subgroup_max(xs[i % len(xs)])
+    if i < len(out) // 2:
+        out[2 * i] = t0
+        out[2 * i + 1] = t1
+
+
+def test_subgroup_min_and_max_order_signed_zeros():
+    """A tie of zeros has one answer on every device: min gives -0.0 when any lane holds -0.0,
+    max gives 0.0 when any lane holds 0.0 (FMin/FMax may return either zero)."""
+    from cthreads.gpu import gpu
+
+    for xs, want in [([0.0, -0.0], (-0.0, 0.0)), ([-0.0, 0.0], (-0.0, 0.0)),
+                     ([-0.0], (-0.0, -0.0)), ([0.0], (0.0, 0.0)),
+                     ([-0.0, 2.0], (-0.0, 2.0)), ([0.0, -3.0], (-3.0, 0.0))]:  # fmt: skip
+        out = [7.0] * 8
+        gpu(min_max_of_lanes, xs, out).join()
+        signs = [math.copysign(1.0, v) for v in out]
+        assert out == list(want) * 4 and signs == [math.copysign(1.0, w) for w in want] * 4, (
+            xs,
+            out,
+        )
+        check_kernel(min_max_of_lanes, (xs, [7.0] * 8))
 
 
 @Gpu
@@ -293,3 +328,51 @@ def test_fractional_powers_of_minus_infinity_follow_python():
             assert (math.isnan(got) and math.isnan(want)) or got == want or (
                 abs(got - want) <= 1e-5 * abs(want)
             ), (x, y, got, want)
+
+
+@Gpu
+def floordiv_of_a_subnormal_quotient(xs: list[float], out_i: list[int], out_f: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < len(xs):
+        f0: float = 1.0 // xs[i]
+        out_i[2 * i] = 42 + int(f0)
+        out_i[2 * i + 1] = 42 + int(math.floor(1.0 / xs[i]))
+        out_f[i] = 1.0 % xs[i]
+
+
+def test_a_subnormal_quotient_in_floor_division_may_be_flushed():
+    """#35 (the H200, fuzz seed 7, kernel 11: `f0: float = (1.0 // xs[n - 1 - i])`, then
+    `int(f0)` into an int output): 1.0 / -3e38 is -3.3e-39, a float32 subnormal. The device
+    computes `//` as floor(a / b) (and `%` as a - b * floor(a / b)); NVIDIA flushed that
+    quotient to -0.0, so floor gave -0.0 and the output 42 where Python's floor gives -1.0
+    and 41. The emulator's flushed run (#31) flushed `/` results but never computed the
+    quotient of `//` and `%`; it now does, so both answers are accepted (and only here)."""
+    from cthreads.gpu import gpu
+    from cthreads.testing import differential as D
+
+    x = -3.0000000054977558e38  # float32; 1.0 / x is subnormal
+    args = ([x, 2.0, -3.0], [0] * 6, [0.0] * 3)
+    out_i, out_f = [0] * 6, [0.0] * 3
+    gpu(floordiv_of_a_subnormal_quotient, args[0], out_i, out_f).join()
+    flushed = out_i[0] == 42  # the device's choice; either is allowed (Vulkan)
+    assert out_i == [41 + flushed, 41 + flushed, 42, 42, 41, 41], out_i
+    assert out_f == [1.0 if flushed else x, 1.0, -2.0], out_f
+    check_kernel(floordiv_of_a_subnormal_quotient, args)
+    # the model itself: the exact run is Python's; the flushed run gives the flushing device's
+    runs = D.emulator_runs(floordiv_of_a_subnormal_quotient, args)
+    assert runs[0][1:] == [[41, 41, 42, 42, 41, 41], [x, 1.0, -2.0]]
+    assert runs[-1][1:] == [[42, 42, 42, 42, 41, 41], [1.0, 1.0, -2.0]]
+
+    def device(outs, floats):  # a device that flushes (the H200), one that does not, a wrong one
+        return lambda k, a, grid: [list(a[0]), outs, floats]
+
+    D.check_kernel(floordiv_of_a_subnormal_quotient, args,
+                   device_runs=device([42, 42, 42, 42, 41, 41], [1.0, 1.0, -2.0]))  # fmt: skip
+    D.check_kernel(floordiv_of_a_subnormal_quotient, args,
+                   device_runs=device([41, 41, 42, 42, 41, 41], [x, 1.0, -2.0]))  # fmt: skip
+    with pytest.raises(D.DifferentialMismatch):
+        D.check_kernel(floordiv_of_a_subnormal_quotient, args,
+                       device_runs=device([42, 42, 42, 42, 42, 41], [1.0, 1.0, -2.0]))  # fmt: skip
+    # normal quotients get no flushed run, and none of the runs accepts 42 there
+    normal = ([-3.0e37, 2.0, -3.0], [0] * 6, [0.0] * 3)
+    assert all(r[1][0] == 41 for r in D.emulator_runs(floordiv_of_a_subnormal_quotient, normal))

@@ -114,8 +114,39 @@ def lower_for(s: StmtLowerer, node: ast.For) -> list[ir.Stmt]:
         ctx.loop_depth -= 1
     if not direct:
         body = (ir.Assign(var, k), *body)
-    out.append(ir.Loop(cond, body, (ir.Assign(counter, ir.Binary(I32, BinOp.ADD, k, step)),)))
+    out.append(ir.Loop(cond, body, _advance(ctx, node, counter, stop, step)))
     return out
+
+
+def _advance(ctx, node: ast.For, counter: str, stop: ir.Expr, step: ir.Expr) -> tuple:
+    """The loop's step: `counter = counter + step`, or `stop` where that addition wraps.
+
+    `k + step` wraps in int32 (OpIAdd is two's complement), and past the last value it could
+    land back inside the range: `range(2147483640, 2147483647, 5)` ran 65,535 times instead
+    of twice. A wrapped sum moved the wrong way (below `k` for a positive step, above it for
+    a negative one); the true sum is then beyond every int32 and so past `stop`, and `stop`
+    ends the loop just as well. Steps of +-1 and constant ranges whose next value cannot pass
+    the int32 limits keep the plain `k = k + step` (what vectorize and the range analysis
+    read)."""
+    k = ir.LocalRef(I32, counter)
+    plain = ir.Binary(I32, BinOp.ADD, k, step)
+    if isinstance(step, ir.Const):
+        c = int(step.value)
+        if c in (1, -1, 0):
+            return (ir.Assign(counter, plain),)  # k < stop <= INT32_MAX: k + 1 cannot wrap
+        if isinstance(stop, ir.Const):
+            after = int(stop.value) - 1 + c if c > 0 else int(stop.value) + 1 + c
+            if -(2**31) <= after < 2**31:  # the last value is within 1 of stop
+                return (ir.Assign(counter, plain),)
+    name = ctx.hidden("next")
+    ctx.declare(name, I32, node)
+    nxt = ir.LocalRef(I32, name)
+    if isinstance(step, ir.Const):
+        wrapped: ir.Expr = ir.Compare(BOOL, CmpOp.LT if step.value > 0 else CmpOp.GT, nxt, k)
+    else:  # step > 0: the sum fell below k; step < 0: it rose above (step 0 never runs this)
+        down = ir.Compare(BOOL, CmpOp.LT, nxt, k)
+        wrapped = ir.Compare(BOOL, CmpOp.EQ, down, ir.Compare(BOOL, CmpOp.GT, step, tr.const(0)))
+    return (ir.Assign(name, plain), ir.Assign(counter, ir.Select(I32, wrapped, stop, nxt)))
 
 
 def _range_args(s: StmtLowerer, node: ast.For) -> list[ir.Expr]:

@@ -287,10 +287,44 @@ class ExprGen:
             )  # fmt: skip
             return self.op(Op.Select, t, self.op(Op.FOrdEqual, bt, r, zero), signed_zero, r)
         if op is ir.BinOp.MIN or op is ir.BinOp.MAX:
-            # Python's min/max keep the first argument unless the second compares smaller/larger.
-            cmp = Op.FOrdLessThan if op is ir.BinOp.MIN else Op.FOrdGreaterThan
-            return self.op(Op.Select, t, self.op(cmp, self.t_bool, b, a), b, a)
+            return self.float_min_max(op is ir.BinOp.MIN, a, b, t)
         raise CodegenError(f"binary {op.value} on float")
+
+    def float_min_max(self, is_min: bool, a: int, b: int, t: int) -> int:
+        """Python's `min(a, b)` (`b if b < a else a`), `max(a, b)` (`b if b > a else a`).
+
+        Not the plain `select(b < a, b, a)`: NVIDIA (driver 580) turns that pattern into its
+        hardware min, which returns the non-NaN operand (min(nan, 1.0) gave 1.0). Here the
+        first argument is taken outright when it is NaN or equal to the second (signed zeros
+        included); in every other case the two are distinct and `a` is a number, where
+        GLSL.std.450 NMin/NMax (NaN operand -> the other one) is exactly Python's answer,
+        whatever a driver does with ties or NaN inside it."""
+        bt = self.t_bool
+        keep = self.op(
+            Op.LogicalOr, bt, self.is_nan_bits(a, t), self.op(Op.FOrdEqual, bt, a, b)
+        )
+        other = self.ext(G.NMin if is_min else G.NMax, t, a, b)
+        return self.op(Op.Select, t, keep, a, other)
+
+    def is_nan_bits(self, x: int, t: int) -> int:
+        """Whether float `x` (of SPIR-V type `t`) is NaN, read from its bit pattern: a driver
+        that assumes no NaN (Vulkan allows it without SignedZeroInfNanPreserve) may fold
+        OpIsNan to false, never integer tests. f16 goes through f32 (exact, NaN kept)."""
+        i32, bt = self.t_i32, self.t_bool
+        width = self.m.type_key[t][1]
+        if width == 16:
+            x, width = self.op(Op.FConvert, self.t_f32, x), 32
+        if width == 32:
+            mag = self.op(Op.BitwiseAnd, i32, self.op(Op.Bitcast, i32, x), self.ki(0x7FFFFFFF))
+            return self.op(Op.SGreaterThan, bt, mag, self.ki(0x7F800000))
+        pair = self.op(Op.Bitcast, self.m.t_vector(i32, 2), x)  # low word first
+        lo = self.op(Op.CompositeExtract, i32, pair, 0)
+        hi = self.op(Op.BitwiseAnd, i32, self.op(Op.CompositeExtract, i32, pair, 1),
+                     self.ki(0x7FFFFFFF))  # fmt: skip
+        big = self.op(Op.SGreaterThan, bt, hi, self.ki(0x7FF00000))
+        inf_hi = self.op(Op.IEqual, bt, hi, self.ki(0x7FF00000))
+        frac = self.op(Op.INotEqual, bt, lo, self.ki(0))
+        return self.op(Op.LogicalOr, bt, big, self.op(Op.LogicalAnd, bt, inf_hi, frac))
 
     def int_binary(self, e: ir.Binary, t: int) -> int:
         op, signed = e.op, e.type.kind == I

@@ -3,8 +3,9 @@
 `subgroup_size()` & co. load the scalar `SubgroupSize`, `SubgroupLocalInvocationId`,
 `SubgroupId` and `NumSubgroups` inputs (u32, bitcast to int). Reductions and scans map to
 OpGroupNonUniform{I,F}Add / SMin / SMax / FMin / FMax with GroupOperation Reduce, InclusiveScan
-or ExclusiveScan; `subgroup_ballot(c)` is OpGroupNonUniformBallot + BallotBitCount (a count);
-elect / all / any / broadcast_first are the single instructions.
+or ExclusiveScan (float min/max then settle NaN lanes and signed-zero ties with one more
+reduction, see `_float_min_max_fixup`); `subgroup_ballot(c)` is OpGroupNonUniformBallot +
+BallotBitCount (a count); elect / all / any / broadcast_first are the single instructions.
 
 Reading another lane (`subgroup_broadcast`, `subgroup_shuffle`, `subgroup_shuffle_xor`) never
 yields an undefined value: the lane is checked against SubgroupSize and the mask of active
@@ -86,6 +87,8 @@ class SubgroupGen:
             if s.type.kind == "uint" and op in _UNSIGNED:
                 iop = _UNSIGNED[op]
             r = self.op(fop if s.type.is_float else iop, t, sc, _GROUP_OP[op], v)
+            if s.type.is_float and op in _UNSIGNED:
+                r = self._float_min_max_fixup(op is SO.MIN, s.type, v, r, sc)
         elif op is SO.BALLOT:
             m.capability(Capability.GroupNonUniformBallot)
             u32 = m.t_int(32, False)
@@ -106,6 +109,35 @@ class SubgroupGen:
         else:
             raise CodegenError(f"unknown subgroup operation {op}")
         self.ins(Op.Store, self.local_vars[s.result], r)
+
+    def _float_min_max_fixup(self, is_min: bool, st: ir.Scalar, v: int, r: int, sc: int) -> int:
+        """The device-independent meaning of a float subgroup_min/max (docs/language-extensions):
+        NaN when any active lane holds NaN, else the least (greatest) value with -0.0 below 0.0.
+
+        GroupNonUniformFMin/FMax leave NaN operands undefined (lavapipe ignored them, NVIDIA
+        returned NaN) and may return either zero of a -0.0/0.0 tie. One more reduction, a u32
+        UMax over a per-lane flag (2: NaN, 1: the zero that must win, else 0), settles both."""
+        m, bt = self.m, self.t_bool
+        t, u32 = self.ty(st), m.t_int(32, False)
+        zero = self.zero(st)
+        if st.bits == 64:  # the sign bit: the high word of the (low word first) pair
+            pair = self.op(Op.Bitcast, m.t_vector(self.t_i32, 2), v)
+            high = self.op(Op.CompositeExtract, self.t_i32, pair, 1)
+        else:
+            high = self.op(Op.Bitcast, self.t_i32, v)
+        neg = self.op(Op.SLessThan, bt, high, self.ki(0))
+        if not is_min:  # max: the +0.0 lanes win a tie
+            neg = self.op(Op.LogicalNot, bt, neg)
+        wins = self.op(Op.LogicalAnd, bt, self.op(Op.FOrdEqual, bt, v, zero), neg)
+        k0, k1, k2 = (m.const(u32, c) for c in (0, 1, 2))
+        flag = self.op(Op.Select, u32, self.is_nan_bits(v, t), k2,
+                       self.op(Op.Select, u32, wins, k1, k0))  # fmt: skip
+        f = self.op(Op.GroupNonUniformUMax, u32, sc, GroupOperation.Reduce, flag)
+        neg_zero, pos_zero = m.const(t, -0.0), zero
+        won, lost = (neg_zero, pos_zero) if is_min else (pos_zero, neg_zero)
+        tie = self.op(Op.Select, t, self.op(Op.IEqual, bt, f, k1), won, lost)
+        r = self.op(Op.Select, t, self.op(Op.FOrdEqual, bt, r, zero), tie, r)
+        return self.op(Op.Select, t, self.op(Op.IEqual, bt, f, k2), m.const(t, float("nan")), r)
 
     def _read_lane(self, s: ir.Subgroup, t: int, sc: int) -> int:
         """`value` of another lane, or zero when that lane is outside the subgroup or inactive."""
