@@ -113,6 +113,10 @@ class StmtGen:
         self.ins(Op.Store, var, self.expr(s.value))
 
     def _if(self, s: ir.If) -> None:
+        links, final = ir.elif_chain(s)
+        if len(links) >= ir.ELIF_FLATTEN:
+            self._flat_chain(links, final)
+            return
         c = self.expr(s.cond)
         new = self.m.new_id
         then_l, merge = new(), new()
@@ -134,6 +138,48 @@ class StmtGen:
         if not reached:  # both arms left the construct: the merge block exists but is dead
             self.ins(Op.Unreachable)
             self.terminated = True
+
+    def _flat_chain(self, links, final: tuple[ir.Stmt, ...]) -> None:
+        """A long if/elif chain without nested merge blocks (ir.ELIF_FLATTEN): a `done` flag,
+        then per link `if not done: if cond: done = True; body`, and `if not done: else-body`.
+        Each condition is still evaluated only when the earlier ones were false, as in Python.
+        """
+        m = self.m
+        done = self.fn.variable(
+            m.t_pointer(StorageClass.Function, self.t_bool), StorageClass.Function
+        )
+        m.name(done, "elif_done")
+        self.ins(Op.Store, done, self.kb(False))  # per execution: the chain may be in a loop
+
+        def taken(body: tuple[ir.Stmt, ...]) -> None:
+            self.ins(Op.Store, done, self.kb(True))  # first: the body may break or return
+            self.stmts(body)
+
+        for n, (cond, body) in enumerate(links):
+            if n == 0:
+                self._when(self.expr(cond), lambda body=body: taken(body))
+                continue
+
+            def test(cond=cond, body=body) -> None:
+                self._when(self.expr(cond), lambda: taken(body))
+
+            self._when(self._not_done(done), test)
+        if final:
+            self._when(self._not_done(done), lambda: self.stmts(final))
+
+    def _not_done(self, done: int) -> int:
+        return self.op(Op.LogicalNot, self.t_bool, self.op(Op.Load, self.t_bool, done))
+
+    def _when(self, c: int, then) -> None:
+        """A selection without else: `then()` emits the taken block's code."""
+        then_l, merge = self.m.new_id(), self.m.new_id()
+        self.ins(Op.SelectionMerge, merge, 0)
+        self.ins(Op.BranchConditional, c, then_l, merge)
+        self.begin(then_l)
+        then()
+        if not self.terminated:
+            self.br(merge)
+        self.begin(merge)
 
     def _loop(self, s: ir.Loop) -> None:
         new = self.m.new_id
