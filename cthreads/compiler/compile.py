@@ -40,11 +40,11 @@ def compile_kernel(
     The returned contract's `params` carry reads/writes as the body actually uses the lists (the
     declared flags OR'ed with what codegen saw), so launch never skips downloading a written list.
     """
-    from .frontend.depth import deep_recursion, too_deep
+    from .frontend.depth import SHALLOW, deep_recursion, ir_depth, too_deep
 
     try:
         # The printer and codegen recurse per level of nesting, like the frontend.
-        with deep_recursion():
+        with deep_recursion(ir_depth(kernel) >= SHALLOW):
             return _compile(kernel, target, validate, cache_key, ir_text, vectorize)
     except RecursionError:
         raise too_deep(kernel.name, kernel.filename, kernel.firstlineno) from None

@@ -172,19 +172,21 @@ def test_nested_ifs_past_the_limit_are_a_located_error(load):
 def test_long_chain_counts_two_levels(load):
     """A flat chain (ELIF_FLATTEN conditions or more) nested ~60 deep still fits the limit."""
     _device_or_skip()
-    depth_ = ir.MAX_NESTING - 2
-    s = "@Gpu\ndef nest_chain(x: list[int]) -> None:\n    i: int = GlobalIdx.x\n    v: int = 0\n"
+    outer = ir.MAX_NESTING - 2
+    s = "@Gpu\ndef nest_chain(x: list[int]) -> None:\n    i: int = GlobalIdx.x\n"
+    s += "    v: int = 0\n    w: int = 0\n"
     ind = "    "
-    for k in range(depth_):
-        s += f"{ind}if i >= 0:\n"
+    for k in range(outer):
+        s += f"{ind}if x[i] > {-k - 1}:\n"  # always true, unknown to the compiler
         ind += "    "
+        s += f"{ind}w = w + 1\n"
     for k in range(20):
         s += f"{ind}{'if' if k == 0 else 'elif'} i == {k}:\n{ind}    v = {k + 7}\n"
-    s += "    x[i] = v\n\n"
+    s += "    x[i] = v * 1000 + w\n\n"
     m = load(s)
     xs = [0] * 30
     gpu(m.nest_chain, xs).join()
-    assert xs == [k + 7 if k < 20 else 0 for k in range(30)]
+    assert xs == [(k + 7 if k < 20 else 0) * 1000 + outer for k in range(30)]
 
 
 # ------------------------------------------------------------------- long expressions

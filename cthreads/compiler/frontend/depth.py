@@ -8,9 +8,12 @@ previous `else`) passes Python's default limit of 1000 frames. So:
 - `check_depth` measures the kernel's syntax tree without recursing and refuses a statement
   nested deeper than MAX_AST_DEPTH with an error at that statement (Python's own compiler
   gives up near there: a module with a 3000-term sum does not import);
-- `deep_recursion()` raises the interpreter's recursion limit to RECURSION_LIMIT while one or
-  more kernels compile (reference counted: prepare() compiles on several threads, and the limit
-  belongs to the process), then puts the previous limit back. A MAX_AST_DEPTH-deep kernel needs
+- `deep_recursion(deep)` raises the interpreter's recursion limit to RECURSION_LIMIT while one
+  or more deep kernels (SHALLOW levels or more) compile, reference counted (prepare() compiles
+  on several threads, and the limit belongs to the process), then puts the previous limit
+  back. Kernels of ordinary depth never touch the limit: CPython 3.11's `ast.parse` fails
+  ("AST constructor recursion depth mismatch") when another thread changes the limit while
+  it parses, so `parse` holds the same lock as every change. A MAX_AST_DEPTH-deep kernel needs
   far less C stack than a 1 MiB thread stack has (measured: 2500 levels compile on one);
 - `too_deep` turns a RecursionError that still happens into a `GpuCompileError` for that kernel
   only, at its deepest statement, so prepare()/compile() go on with the others (SPEC §2, §14).
@@ -25,8 +28,10 @@ from contextlib import contextmanager
 from collections.abc import Iterator
 
 from ...errors import GpuCompileError
+from .. import ir
 
 MAX_AST_DEPTH = 2500  # syntax-tree levels under one statement of the kernel body
+SHALLOW = 150  # levels below which the default limit (1000 frames) is ample
 RECURSION_LIMIT = 20_000  # frames; about 3 per level of nesting, with room for the callers
 
 _lock = threading.Lock()
@@ -40,9 +45,13 @@ _SPLIT = (
 
 
 @contextmanager
-def deep_recursion() -> Iterator[None]:
-    """Run the block with the recursion limit at least RECURSION_LIMIT (restored afterwards)."""
+def deep_recursion(deep: bool = True) -> Iterator[None]:
+    """Run the block with the recursion limit at least RECURSION_LIMIT (restored afterwards)
+    when `deep`; unchanged otherwise."""
     global _active, _saved
+    if not deep:
+        yield
+        return
     with _lock:
         if _active == 0:
             _saved = sys.getrecursionlimit()
@@ -56,6 +65,34 @@ def deep_recursion() -> Iterator[None]:
             _active -= 1
             if _active == 0 and sys.getrecursionlimit() == max(_saved, RECURSION_LIMIT):
                 sys.setrecursionlimit(_saved)  # unless someone else changed it meanwhile
+
+
+def parse(text: str, filename: str) -> ast.Module:
+    """`ast.parse` with no recursion-limit change under way (see the module docstring)."""
+    with _lock:
+        if _active == 0 and sys.getrecursionlimit() < RECURSION_LIMIT:
+            saved = sys.getrecursionlimit()
+            sys.setrecursionlimit(RECURSION_LIMIT)  # the parser counts frames too
+            try:
+                return ast.parse(text, filename=filename)
+            finally:
+                sys.setrecursionlimit(saved)
+        return ast.parse(text, filename=filename)
+
+
+def ir_depth(kernel) -> int:
+    """How deep the IR of `kernel` nests (statements and expressions), without recursing."""
+    deepest = 0
+    stack = [(s, 1) for s in kernel.body]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        for value in vars(node).values():
+            if isinstance(value, tuple):
+                stack.extend((v, d + 1) for v in value if hasattr(v, "__dataclass_fields__"))
+            elif isinstance(value, (ir.Expr, ir.Stmt)):  # (types are leaves)
+                stack.append((value, d + 1))
+    return deepest
 
 
 def deepest_statement(body: list[ast.stmt]) -> tuple[int, ast.stmt | None]:

@@ -14,7 +14,7 @@ from .. import ir, passes
 from ..target import DEFAULT_TARGET, Target
 from . import typerules as tr
 from .context import Context
-from .depth import check_depth, deep_recursion, too_deep
+from .depth import SHALLOW, check_depth, deep_recursion, too_deep
 from .exprs import ExprLowerer
 from .names import Env, walk_body
 from .signature import SignatureError, check_signature, signature_node
@@ -45,9 +45,9 @@ def lower_kernel(
         if source is None:
             raise source_unavailable(name, fn)
     fn_node = source.function_node()
-    check_depth(source, name, fn_node)
+    depth = check_depth(source, name, fn_node)
     try:
-        with deep_recursion():
+        with deep_recursion(depth >= SHALLOW):
             return _lower(
                 fn, name, params, source, fn_node, workgroup_size, target, frozen, optimize
             )

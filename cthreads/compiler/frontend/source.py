@@ -51,10 +51,9 @@ class KernelSource:
                 text = "if 1:\n" + text
                 shift -= 1
             try:
-                from .depth import deep_recursion  # the parser recurses on deep nesting too
+                from .depth import parse  # the parser recurses on deep nesting too
 
-                with deep_recursion():
-                    module = ast.parse(text, filename=self.filename)
+                module = parse(text, self.filename)
             except (RecursionError, MemoryError):  # CPython's "too complex" / "too deep"
                 raise GpuCompileError(
                     "the kernel's source nests too deeply for Python's parser",
