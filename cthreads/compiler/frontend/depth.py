@@ -24,8 +24,8 @@ from __future__ import annotations
 import ast
 import sys
 import threading
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ...errors import GpuCompileError
 from .. import ir
@@ -67,17 +67,21 @@ def deep_recursion(deep: bool = True) -> Iterator[None]:
                 sys.setrecursionlimit(_saved)  # unless someone else changed it meanwhile
 
 
-def parse(text: str, filename: str) -> ast.Module:
-    """`ast.parse` with no recursion-limit change under way (see the module docstring)."""
+def parse(text: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
+    """`ast.parse` with no recursion-limit change under way (see the module docstring); a
+    source too deep for the current limit is parsed again under RECURSION_LIMIT."""
     with _lock:
-        if _active == 0 and sys.getrecursionlimit() < RECURSION_LIMIT:
+        try:
+            return ast.parse(text, filename=filename, mode=mode)
+        except RecursionError:
             saved = sys.getrecursionlimit()
+            if _active or saved >= RECURSION_LIMIT:
+                raise
             sys.setrecursionlimit(RECURSION_LIMIT)  # the parser counts frames too
             try:
-                return ast.parse(text, filename=filename)
+                return ast.parse(text, filename=filename, mode=mode)
             finally:
                 sys.setrecursionlimit(saved)
-        return ast.parse(text, filename=filename)
 
 
 def ir_depth(kernel) -> int:

@@ -39,6 +39,7 @@ class StmtGen:
         self.access = access or {}
         self.cur_label, self.terminated = fn.entry_label, False
         self.loops: list[tuple[int, int]] = []  # (merge, continue) of enclosing loops
+        self.depth = 0  # open selections and loops of the kernel's own if/while/for
         for (role, i), v in args.items():
             if role == "addr":
                 self.lists[i].base = v
@@ -114,9 +115,20 @@ class StmtGen:
 
     def _if(self, s: ir.If) -> None:
         links, final = ir.elif_chain(s)
-        if len(links) >= ir.ELIF_FLATTEN:
+        # Flat when long, or when nesting it would pass the budget the frontend checked (its
+        # count assumed a flat chain where the source had one; the passes may have shortened it).
+        if len(links) >= ir.ELIF_FLATTEN or (
+            len(links) > 2 and self.depth + len(links) > ir.MAX_NESTING
+        ):
             self._flat_chain(links, final)
             return
+        self.depth += 1
+        try:
+            self._selection(s)
+        finally:
+            self.depth -= 1
+
+    def _selection(self, s: ir.If) -> None:
         c = self.expr(s.cond)
         new = self.m.new_id
         then_l, merge = new(), new()
@@ -150,7 +162,13 @@ class StmtGen:
         )
         m.name(done, "elif_done")
         self.ins(Op.Store, done, self.kb(False))  # per execution: the chain may be in a loop
+        self.depth += 2
+        try:
+            self._flat_links(done, links, final)
+        finally:
+            self.depth -= 2
 
+    def _flat_links(self, done: int, links, final: tuple[ir.Stmt, ...]) -> None:
         def taken(body: tuple[ir.Stmt, ...]) -> None:
             self.ins(Op.Store, done, self.kb(True))  # first: the body may break or return
             self.stmts(body)
@@ -193,7 +211,9 @@ class StmtGen:
         self.ins(Op.BranchConditional, c, body_l, merge)
         self.begin(body_l)
         self.loops.append((merge, cont))
+        self.depth += 1
         self.stmts(s.body)
+        self.depth -= 1
         self.loops.pop()
         if not self.terminated:
             self.br(cont)
