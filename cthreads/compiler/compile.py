@@ -40,6 +40,24 @@ def compile_kernel(
     The returned contract's `params` carry reads/writes as the body actually uses the lists (the
     declared flags OR'ed with what codegen saw), so launch never skips downloading a written list.
     """
+    from .frontend.depth import SHALLOW, deep_recursion, ir_depth, too_deep
+
+    try:
+        # The printer and codegen recurse per level of nesting, like the frontend.
+        with deep_recursion(ir_depth(kernel) >= SHALLOW):
+            return _compile(kernel, target, validate, cache_key, ir_text, vectorize)
+    except RecursionError:
+        raise too_deep(kernel.name, kernel.filename, kernel.firstlineno) from None
+
+
+def _compile(
+    kernel: ir.Kernel,
+    target: Target,
+    validate: bool,
+    cache_key: str,
+    ir_text: str | None,
+    vectorize: bool | None,
+) -> CompiledKernel:
     _check_target(kernel, target)
     if ir_text is None:
         ir_text = _print_ir(kernel)

@@ -353,11 +353,32 @@ class Subgroup(Stmt):
     line: int = field(default=0, compare=False)
 
 
+# Structured nesting (docs/language.md, "Limits"). Mesa's llvmpipe (lavapipe) keeps at most 80
+# nested selections per shader and silently ignores the conditions of deeper ones (results are
+# wrong, no error); spirv-val refuses more than 1023. So an `if`/`elif` chain of ELIF_FLATTEN
+# conditions or more is emitted flat (codegen_stmt: each link a selection of its own behind a
+# "done" flag, two levels however long the chain), and the frontend refuses statements nested
+# more than MAX_NESTING levels (if/while/for blocks; a flat chain counts two), which leaves room
+# for the selections codegen adds itself (bounds-checked list accesses, the grid-stride loop).
+ELIF_FLATTEN = 8
+MAX_NESTING = 64
+
+
 @dataclass(frozen=True)
 class If(Stmt):
     cond: Expr
     then: tuple[Stmt, ...]
     orelse: tuple[Stmt, ...] = ()
+
+
+def elif_chain(s: If) -> tuple[list[tuple[Expr, tuple[Stmt, ...]]], tuple[Stmt, ...]]:
+    """`if a: A elif b: B ... else: E` (an else holding only an If continues the chain) as
+    ([(a, A), (b, B), ...], E), walked without recursion."""
+    links = [(s.cond, s.then)]
+    while len(s.orelse) == 1 and isinstance(s.orelse[0], If):
+        s = s.orelse[0]
+        links.append((s.cond, s.then))
+    return links, s.orelse
 
 
 @dataclass(frozen=True)

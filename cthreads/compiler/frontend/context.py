@@ -33,6 +33,7 @@ class Context:
     locals: dict[str, LocalInfo] = field(default_factory=dict)
     loop_depth: int = 0
     block_depth: int = 0  # 0 = top level of the kernel body
+    nesting: int = 0  # structured levels codegen will emit here (ir.MAX_NESTING)
     hidden_counter: int = 0
     load_counts: dict[str, int] | None = None  # reads per name (computed on demand)
     workgroup_size: tuple[int, int, int] = (64, 1, 1)

@@ -14,6 +14,7 @@ from .. import ir, passes
 from ..target import DEFAULT_TARGET, Target
 from . import typerules as tr
 from .context import Context
+from .depth import SHALLOW, check_depth, deep_recursion, too_deep
 from .exprs import ExprLowerer
 from .names import Env, walk_body
 from .signature import SignatureError, check_signature, signature_node
@@ -44,6 +45,17 @@ def lower_kernel(
         if source is None:
             raise source_unavailable(name, fn)
     fn_node = source.function_node()
+    depth = check_depth(source, name, fn_node)
+    try:
+        with deep_recursion(depth >= SHALLOW):
+            return _lower(
+                fn, name, params, source, fn_node, workgroup_size, target, frozen, optimize
+            )
+    except RecursionError:
+        raise too_deep(name, source.filename, source.firstlineno, source, fn_node) from None
+
+
+def _lower(fn, name, params, source, fn_node, workgroup_size, target, frozen, optimize):
     if params is None:
         try:
             params = check_signature(fn)

@@ -75,9 +75,11 @@ def type_from_node(node: ast.expr) -> Scalar | ListType | None:
 
 
 def type_from_text(text: str) -> Scalar | ListType | None:
+    from .depth import parse  # never while another thread changes the recursion limit
+
     try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
+        node = parse(text.strip(), mode="eval").body
+    except (SyntaxError, RecursionError):
         return None
     return type_from_node(node)
 

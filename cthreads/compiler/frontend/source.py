@@ -51,7 +51,18 @@ class KernelSource:
                 text = "if 1:\n" + text
                 shift -= 1
             try:
-                module = ast.parse(text, filename=self.filename)
+                from .depth import parse  # the parser recurses on deep nesting too
+
+                module = parse(text, self.filename)
+            except (RecursionError, MemoryError):  # CPython's "too complex" / "too deep"
+                raise GpuCompileError(
+                    "the kernel's source nests too deeply for Python's parser",
+                    filename=self.filename,
+                    lineno=self.firstlineno,
+                    col=1,
+                    line=self.lines[0].rstrip("\n") if self.lines else "",
+                    allowed="split long expressions into partial results in locals",
+                ) from None
             except SyntaxError as exc:  # the file was edited into invalid Python after import
                 raise GpuCompileError(
                     f"the kernel's source does not parse any more: {exc.msg}",

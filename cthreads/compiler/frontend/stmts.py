@@ -123,8 +123,48 @@ class StmtLowerer(Located):
     # ------------------------------------------------------------- control flow
 
     def visit_If(self, node: ast.If) -> list[ir.Stmt]:
-        cond = self.x.condition(node.test)
-        return [ir.If(cond, self.nested(node.body), self.nested(node.orelse))]
+        # The whole if/elif chain at once, without recursing per `elif` (a chain may be
+        # hundreds long): each elif is an If in the previous link's else, as Python's own AST.
+        links = [node]
+        while len(links[-1].orelse) == 1 and isinstance(links[-1].orelse[0], ast.If):
+            links.append(links[-1].orelse[0])
+        flat = len(links) >= ir.ELIF_FLATTEN  # codegen emits it two levels deep (ir.py)
+        base = self.ctx.nesting
+        parts = []
+        try:
+            for n, link in enumerate(links):
+                self.ctx.nesting = base + (2 if flat else n + 1)
+                self.check_nesting(link)
+                try:
+                    cond = self.x.condition(link.test)
+                except tr.TypeMixError as exc:
+                    self.fail(link.test, exc.message, exc.allowed)
+                parts.append((cond, self.nested(link.body)))
+            orelse = self.nested(links[-1].orelse)
+        finally:
+            self.ctx.nesting = base
+        for cond, then in reversed(parts):
+            orelse = (ir.If(cond, then, orelse),)
+        return list(orelse)
+
+    def check_nesting(self, node: ast.stmt) -> None:
+        """Refuse a block nested deeper than ir.MAX_NESTING (drivers mis-run deeper ones)."""
+        if self.ctx.nesting > ir.MAX_NESTING:
+            what = {ast.If: "`if`", ast.While: "`while` loop", ast.For: "`for` loop"}
+            self.fail(
+                node,
+                f"this {what.get(type(node), 'block')} is nested {self.ctx.nesting} levels deep "
+                f"(if/elif/while/for blocks); kernels allow at most {ir.MAX_NESTING}, because "
+                "GPU drivers mis-run deeper control flow (Mesa's lavapipe silently ignores "
+                "conditions nested more than about 80 deep)",
+                "fewer levels: combine conditions with `and`, leave early with "
+                "`if not cond: return`/`continue`, or test in one if/elif chain (a chain of "
+                f"{ir.ELIF_FLATTEN} or more conditions counts as two levels)",
+            )
+
+    def deeper(self, node: ast.stmt):
+        """Context manager: one more structured level (a loop) around lowering `node`."""
+        return _Deeper(self, node)
 
     def visit_While(self, node: ast.While) -> list[ir.Stmt]:
         if node.orelse:
@@ -136,13 +176,15 @@ class StmtLowerer(Located):
         cond = self.x.condition(node.test)
         self.ctx.loop_depth += 1
         try:
-            body = self.nested(node.body)
+            with self.deeper(node):
+                body = self.nested(node.body)
         finally:
             self.ctx.loop_depth -= 1
         return [ir.Loop(cond, body)]
 
     def visit_For(self, node: ast.For) -> list[ir.Stmt]:
-        return lower_for(self, node)
+        with self.deeper(node):
+            return lower_for(self, node)
 
     # --------------------------------------------------------------- assignment
 
@@ -387,6 +429,18 @@ class StmtLowerer(Located):
             out, old = self.value_call(node.value, special)  # type: ignore[arg-type]
             return out + self.assign_local(target, name, old, annotated=t)  # type: ignore[arg-type]
         return self.assign_local(target, name, self.x.expr(node.value), annotated=t)
+
+
+class _Deeper:
+    def __init__(self, s: StmtLowerer, node: ast.stmt):
+        self.s, self.node = s, node
+
+    def __enter__(self) -> None:
+        self.s.ctx.nesting += 1
+        self.s.check_nesting(self.node)
+
+    def __exit__(self, *exc) -> None:
+        self.s.ctx.nesting -= 1
 
 
 def _pos(node: ast.AST) -> dict:

@@ -53,6 +53,10 @@ from .vectorize import WIDTH, VecPlan
 from .vectorize import plan as vector_plan
 
 PSB = StorageClass.PhysicalStorageBuffer
+# spirv-val (and Vulkan drivers) reject an OpTypeFunction of more than 255 parameters.
+MAX_FUNCTION_PARAMS = 255
+# The body inputs that are not parameter-block fields (computed in `main`, always passed).
+_DISPATCH_ROLES = ("g", "bx", "grid_x", "gy", "gz")
 _BUILTIN_VAR = {
     ir.BuiltinKind.GLOBAL_ID: BuiltIn.GlobalInvocationId,
     ir.BuiltinKind.LOCAL_ID: BuiltIn.LocalInvocationId,
@@ -121,8 +125,25 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
             if vectorize and not yz and not kernel.type_lines  # 4-wide form: 32-bit types only
             else None
         )
+        # `body` takes the parameter-block values as arguments, loaded once in `main`; a
+        # kernel with so many lists that they pass MAX_FUNCTION_PARAMS loads them inside
+        # `body` instead, and keeps the scalar form when even then the vector body's
+        # per-list arguments would not fit.
+        self.inputs = self._body_inputs()
+        self.body_loads = len(self.inputs) + self._vec_extra_count() > MAX_FUNCTION_PARAMS
+        if self.body_loads:
+            self.passed = [a for a in self.inputs if a[0] in _DISPATCH_ROLES]
+            if len(self.passed) + self._vec_extra_count() > MAX_FUNCTION_PARAMS:
+                self.vec = None
+        else:
+            self.passed = self.inputs
         if self.vec is not None:
             self._declare_vec_views()
+
+    def _vec_extra_count(self) -> int:
+        """How many arguments the vector body takes beyond the scalar body's (vec_extra_types)."""
+        plan = self.vec
+        return 0 if plan is None else sum(2 if i in plan.writes else 1 for i in plan.lists)
 
     # ----------------------------------------------------------------------- types
     def ty(self, t: ir.Scalar) -> int:
@@ -293,7 +314,7 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
 
     def generate(self) -> list[int]:
         m, k = self.m, self.k
-        inputs = self._body_inputs()
+        inputs = self.passed
         ptypes = []
         for role, i in inputs:
             if role == "addr":
@@ -343,6 +364,11 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
                 m.name(pid, k.params[i].name)
             else:
                 m.name(pid, role)
+        if self.body_loads:  # too many for arguments: read the parameter block here
+            pblock = self._load_pblock(body)
+            for role, i in self.inputs:
+                if role not in _DISPATCH_ROLES:
+                    args[(role, i)] = self.load_param(body, role, i, pblock)
         access: dict[int, tuple[int, int, int]] = {}  # list -> (value, cell, flag)
         for role, i, t in extra:
             pid = body.param(t)
@@ -361,20 +387,10 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
         m, k, i32 = self.m, self.k, self.t_i32
         code = fn.body
         emit = Module.emit
-        pblock = 0
-        if self.layout.in_buffer:
-            ac, pblock = m.new_id(), m.new_id()
-            emit(
-                code,
-                Op.AccessChain,
-                m.t_pointer(StorageClass.PushConstant, self._pblock_ptr),
-                ac,
-                self.pc,
-                self.c0,
-            )
-            emit(code, Op.Load, self._pblock_ptr, pblock, ac)
+        pblock = self._load_pblock(fn)
         vals: dict[tuple[str, int | None], int] = {}
-        for role, i in inputs:
+        # Every field, passed or not: the vector loop reads list lengths and addresses here.
+        for role, i in self.inputs:
             if role in ("addr", "len", "scalar") or role.startswith("shape"):
                 vals[(role, i)] = self.load_param(fn, role, i, pblock)
 
@@ -472,6 +488,23 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
             emit(code, Op.Branch, header)
             emit(code, Op.Label, merge)
         emit(code, Op.Return)
+
+    def _load_pblock(self, fn: Function) -> int:
+        """The parameter block's address at `fn`'s entry when the block lives in a buffer (the
+        push constant then holds only that address); 0 when the fields are push constants."""
+        if not self.layout.in_buffer:
+            return 0
+        m, ac, pblock = self.m, self.m.new_id(), self.m.new_id()
+        Module.emit(
+            fn.body,
+            Op.AccessChain,
+            m.t_pointer(StorageClass.PushConstant, self._pblock_ptr),
+            ac,
+            self.pc,
+            self.c0,
+        )
+        Module.emit(fn.body, Op.Load, self._pblock_ptr, pblock, ac)
+        return pblock
 
     def _axis_start_stride(self, fn: Function, wg: int, axis: int) -> tuple[int, int]:
         """GlobalInvocationId[axis] and NumWorkgroups[axis] * WorkgroupSize[axis] (spec const)."""

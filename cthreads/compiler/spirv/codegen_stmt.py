@@ -39,6 +39,7 @@ class StmtGen:
         self.access = access or {}
         self.cur_label, self.terminated = fn.entry_label, False
         self.loops: list[tuple[int, int]] = []  # (merge, continue) of enclosing loops
+        self.depth = 0  # open selections and loops of the kernel's own if/while/for
         for (role, i), v in args.items():
             if role == "addr":
                 self.lists[i].base = v
@@ -113,6 +114,21 @@ class StmtGen:
         self.ins(Op.Store, var, self.expr(s.value))
 
     def _if(self, s: ir.If) -> None:
+        links, final = ir.elif_chain(s)
+        # Flat when long, or when nesting it would pass the budget the frontend checked (its
+        # count assumed a flat chain where the source had one; the passes may have shortened it).
+        if len(links) >= ir.ELIF_FLATTEN or (
+            len(links) > 2 and self.depth + len(links) > ir.MAX_NESTING
+        ):
+            self._flat_chain(links, final)
+            return
+        self.depth += 1
+        try:
+            self._selection(s)
+        finally:
+            self.depth -= 1
+
+    def _selection(self, s: ir.If) -> None:
         c = self.expr(s.cond)
         new = self.m.new_id
         then_l, merge = new(), new()
@@ -135,6 +151,54 @@ class StmtGen:
             self.ins(Op.Unreachable)
             self.terminated = True
 
+    def _flat_chain(self, links, final: tuple[ir.Stmt, ...]) -> None:
+        """A long if/elif chain without nested merge blocks (ir.ELIF_FLATTEN): a `done` flag,
+        then per link `if not done: if cond: done = True; body`, and `if not done: else-body`.
+        Each condition is still evaluated only when the earlier ones were false, as in Python.
+        """
+        m = self.m
+        done = self.fn.variable(
+            m.t_pointer(StorageClass.Function, self.t_bool), StorageClass.Function
+        )
+        m.name(done, "elif_done")
+        self.ins(Op.Store, done, self.kb(False))  # per execution: the chain may be in a loop
+        self.depth += 2
+        try:
+            self._flat_links(done, links, final)
+        finally:
+            self.depth -= 2
+
+    def _flat_links(self, done: int, links, final: tuple[ir.Stmt, ...]) -> None:
+        def taken(body: tuple[ir.Stmt, ...]) -> None:
+            self.ins(Op.Store, done, self.kb(True))  # first: the body may break or return
+            self.stmts(body)
+
+        for n, (cond, body) in enumerate(links):
+            if n == 0:
+                self._when(self.expr(cond), lambda body=body: taken(body))
+                continue
+
+            def test(cond=cond, body=body) -> None:
+                self._when(self.expr(cond), lambda: taken(body))
+
+            self._when(self._not_done(done), test)
+        if final:
+            self._when(self._not_done(done), lambda: self.stmts(final))
+
+    def _not_done(self, done: int) -> int:
+        return self.op(Op.LogicalNot, self.t_bool, self.op(Op.Load, self.t_bool, done))
+
+    def _when(self, c: int, then) -> None:
+        """A selection without else: `then()` emits the taken block's code."""
+        then_l, merge = self.m.new_id(), self.m.new_id()
+        self.ins(Op.SelectionMerge, merge, 0)
+        self.ins(Op.BranchConditional, c, then_l, merge)
+        self.begin(then_l)
+        then()
+        if not self.terminated:
+            self.br(merge)
+        self.begin(merge)
+
     def _loop(self, s: ir.Loop) -> None:
         new = self.m.new_id
         header, cond_l, body_l, cont, merge = new(), new(), new(), new(), new()
@@ -147,7 +211,9 @@ class StmtGen:
         self.ins(Op.BranchConditional, c, body_l, merge)
         self.begin(body_l)
         self.loops.append((merge, cont))
+        self.depth += 1
         self.stmts(s.body)
+        self.depth -= 1
         self.loops.pop()
         if not self.terminated:
             self.br(cont)
