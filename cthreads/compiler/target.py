@@ -40,6 +40,10 @@ class Target:
     # shaderSubgroupExtendedTypes (Vulkan 1.2): subgroup operations on i64/u64/f64 values
     # (narrow values are widened to 32 bits and need nothing)
     subgroup_extended_types: bool = False
+    # GLSL.std.450 Fma is fused (one rounding) — GPU hardware; lavapipe splits it into a multiply
+    # and an add. Where it is fused, float32 `/` gets one correction step that makes it correctly
+    # rounded (Vulkan lets OpFDiv be 2.5 ULP off; lavapipe's OpFDiv is already exact).
+    fused_fma: bool = False
 
     def key(self) -> str:
         """A stable text form for cache keys."""

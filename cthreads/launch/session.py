@@ -21,7 +21,16 @@ from .. import config, runtime
 from ..compiler import cache as kcache
 from ..compiler.artifact import CompiledKernel
 from ..compiler.target import DEFAULT_TARGET, Target
-from ..errors import GpuCompileError, GpuUseAfterDestroy
+from ..errors import (
+    CThreadsGPUError,
+    GpuCompileError,
+    GpuInternalCompilerError,
+    GpuUseAfterDestroy,
+)
+
+# What one kernel's compile may raise without stopping the others (SPEC §2): its own error, or
+# a compiler bug (reported for that kernel, never for its neighbours).
+_KERNEL_ERRORS = (GpuCompileError, GpuInternalCompilerError)
 
 log = logging.getLogger("cthreads.gpu")
 
@@ -85,6 +94,8 @@ def target_from_info(info: Any) -> Target:
         subgroup_shuffle=bool(feats.get("subgroup_shuffle", False)),
         subgroup_vote=bool(feats.get("subgroup_vote", False)),
         subgroup_extended_types=bool(feats.get("subgroup_extended_types", False)),
+        # GPUs have a hardware fused multiply-add; CPU devices (lavapipe) do not fuse Fma
+        fused_fma=info.type != "cpu",
     )
 
 
@@ -180,7 +191,7 @@ def kernel_for_launch(kernel: Any) -> Prepared:
             raise error.with_traceback(None)
         try:
             prep, _ = _build(kernel)
-        except GpuCompileError as exc:
+        except _KERNEL_ERRORS as exc:
             state.errors[key] = exc
             raise exc.with_traceback(None) from None
         state.prepared[key] = prep
@@ -227,7 +238,7 @@ def compile(force: bool = False) -> dict[str, dict]:
         for kernel in _registered():
             try:
                 compiled, hit, seconds = _compile_one(kernel, target, force)
-            except GpuCompileError as exc:
+            except _KERNEL_ERRORS as exc:
                 state.errors[kernel.source_key] = exc
                 report[kernel.name] = {"name": kernel.name, "error": exc}
                 continue
@@ -261,10 +272,10 @@ def prepare(force: bool = False) -> dict[str, dict]:
             else:
                 target = state.target
 
-            def compile_one(kernel: Any) -> tuple | GpuCompileError:
+            def compile_one(kernel: Any) -> tuple | CThreadsGPUError:
                 try:
                     return _compile_one(kernel, target, force)
-                except GpuCompileError as exc:
+                except _KERNEL_ERRORS as exc:
                     return exc
 
             # The Python compile steps take turns on the GIL; validation and the driver's
@@ -272,17 +283,19 @@ def prepare(force: bool = False) -> dict[str, dict]:
             compiled = list(pool.map(compile_one, kernels))
             device = opening.result() if opening is not None else state.device
             building = [
-                None if isinstance(c, GpuCompileError) else pool.submit(_pipeline, k, device, *c)
+                None if isinstance(c, _KERNEL_ERRORS) else pool.submit(_pipeline, k, device, *c)
                 for k, c in zip(kernels, compiled)
             ]
             results = [c if f is None else f.result() for c, f in zip(compiled, building)]
         report: dict[str, dict] = {}
         for kernel, result in zip(kernels, results):
             key = kernel.source_key
-            if isinstance(result, GpuCompileError):
+            if isinstance(result, _KERNEL_ERRORS):
                 state.errors[key] = result
                 report[kernel.name] = {"name": kernel.name, "error": result}
-                log.warning("kernel %s does not compile: %s", kernel.name, result.reason)
+                log.warning(
+                    "kernel %s does not compile: %s", kernel.name, getattr(result, "reason", result)
+                )
                 continue
             prep, info = result
             state.errors.pop(key, None)

@@ -51,6 +51,37 @@ def test_bad_kernel_fails_alone():
         unregister(broken)
 
 
+def test_a_compiler_bug_in_one_kernel_fails_only_that_kernel(monkeypatch):
+    from cthreads.errors import GpuInternalCompilerError
+    from cthreads.launch import session
+
+    @Gpu
+    def trips_the_compiler(x: list[float]) -> None:
+        i: int = GlobalIdx.x
+        x[i] = 3.0
+
+    real = session._compile_one
+
+    def compile_one(kernel, *args, **kwargs):
+        if kernel is trips_the_compiler:
+            raise GpuInternalCompilerError("spirv-val refused the module (simulated)")
+        return real(kernel, *args, **kwargs)
+
+    monkeypatch.setattr(session, "_compile_one", compile_one)
+    try:
+        for run in (prepare, compile):
+            report = run(force=True) if run is compile else run()
+            assert isinstance(report["trips_the_compiler"]["error"], GpuInternalCompilerError)
+            assert "error" not in report["double"]
+        xs = [1.0, 2.0]
+        gpu(double, xs).join()
+        assert xs == [2.0, 4.0]
+        with pytest.raises(GpuInternalCompilerError, match="simulated"):
+            gpu(trips_the_compiler, [0.0])
+    finally:
+        unregister(trips_the_compiler)
+
+
 REDEF_SOURCE = """
 from cthreads.gpu import Gpu, GlobalIdx
 
