@@ -51,6 +51,12 @@ def test_x_over_x_is_one_and_cells_floor_as_python():
     pos = np.array([31.212890625, 0.1, 3.0e-5, 7.0, 62.42578125, 12345.678], np.float32)
     assert (_run(pos, pos) == 1.0).all()
     assert (_run([1e30, -3e-30], [1e30, -3e-30]) == 1.0).all()
+    # divisors beyond 2^126, whose reciprocal is subnormal (NVIDIA gave 0 for all of these)
+    huge = np.array([3e38, -3e38, 1.0e38, 2.0**127], np.float32)
+    assert (_run(huge, huge) == 1.0).all()
+    q = _run([4.0, 1e38, -5.0e37], [-3e38, 3e38, 1.0e38])
+    assert q.tolist() == (np.array([4.0, 1e38, -5e37], np.float32) / np.array([-3e38, 3e38, 1e38], np.float32)).tolist()
+    assert math.floor(float(q[0])) == -1
     cell = [9] * pos.size
     gpu(cells, pos.size, 31.212890625, pos, cell).join()
     assert cell == [math.floor(float(p / np.float32(31.212890625))) for p in pos]

@@ -241,13 +241,17 @@ class ExprGen:
         normal = self.op(Op.Bitcast, f32, self.op(Op.BitwiseAnd, i32, up, self.ki(-0x2000)))
         scaled = self.ext(G.RoundEven, f32, self.op(Op.FMul, f32, x, self.kf(2.0**24)))
         small = self.op(Op.FMul, f32, scaled, self.kf(2.0**-24))
-        mag = self.ext(G.FAbs, f32, x)
-        r = self.op(Op.Select, f32, self.op(Op.FOrdLessThan, bt, mag, self.kf(2.0**-14)), small,
-                    normal)  # fmt: skip
-        inf = self.op(Op.Select, f32, self.op(Op.FOrdLessThan, bt, x, self.kf(0.0)),
+        # The range tests read the bits: NVIDIA, allowed to assume no NaN, sent NaN down the
+        # subnormal path (f16(nan) became 0.0)
+        mag = self.op(Op.BitwiseAnd, i32, b, self.ki(0x7FFFFFFF))
+        tiny = self.op(Op.SLessThan, bt, mag, self.ki(0x38800000))  # |x| < 2^-14
+        r = self.op(Op.Select, f32, tiny, small, normal)
+        rmag = self.op(Op.BitwiseAnd, i32, self.op(Op.Bitcast, i32, r), self.ki(0x7FFFFFFF))
+        big = self.op(Op.SGreaterThan, bt, rmag, self.ki(0x477FE000))  # beyond 65504
+        inf = self.op(Op.Select, f32, self.op(Op.SLessThan, bt, b, self.ki(0)),
                       self.kf(-math.inf), self.kf(math.inf))  # fmt: skip
-        big = self.op(Op.FOrdGreaterThan, bt, self.ext(G.FAbs, f32, r), self.kf(65504.0))
-        return self.op(Op.Select, f32, big, inf, r)
+        nan = self.op(Op.SGreaterThan, bt, mag, self.ki(0x7F800000))
+        return self.op(Op.Select, f32, nan, x, self.op(Op.Select, f32, big, inf, r))
 
     # --------------------------------------------------------------------- binary
     def _binary(self, e: ir.Binary) -> int:
@@ -259,8 +263,8 @@ class ExprGen:
             return self.op(opc, self.t_bool, self.expr(e.lhs), self.expr(e.rhs))
         t = self.ty(e.type)
         if kind == F:
-            if op is ir.BinOp.DIV and t == self.t_f32 and self.target.fused_fma:
-                return self.float32_div(self.expr(e.lhs), self.expr(e.rhs))
+            if op is ir.BinOp.DIV:
+                return self.fdiv(self.expr(e.lhs), self.expr(e.rhs), t)
             opc = _FLOAT_BIN.get(op)
             if opc is not None:
                 return self.op(opc, t, self.expr(e.lhs), self.expr(e.rhs))
@@ -276,9 +280,9 @@ class ExprGen:
             return self.float_pow(e.lhs, e.rhs)
         a, b = self.expr(e.lhs), self.expr(e.rhs)
         if op is ir.BinOp.FLOORDIV:
-            return self.ext(G.Floor, t, self.op(Op.FDiv, t, a, b))
+            return self.ext(G.Floor, t, self.fdiv(a, b, t))
         if op is ir.BinOp.MOD:
-            q = self.ext(G.Floor, t, self.op(Op.FDiv, t, a, b))
+            q = self.ext(G.Floor, t, self.fdiv(a, b, t))
             r = self.op(Op.FSub, t, a, self.op(Op.FMul, t, b, q))
             # Python gives a zero remainder the divisor's sign (-8.0 % -2.0 == -0.0), the
             # recipe always +0.0; the sign matters downstream (atan2(-0.0, -1.0) == -pi)
@@ -292,22 +296,37 @@ class ExprGen:
             return self.float_min_max(op is ir.BinOp.MIN, a, b, t)
         raise CodegenError(f"binary {op.value} on float")
 
+    def fdiv(self, a: int, b: int, t: int) -> int:
+        """`a / b` of SPIR-V float type `t`: correctly rounded float32 on targets with a fused
+        fma (float32_div), the driver's OpFDiv otherwise. `//` and `%` divide through it too."""
+        if t == self.t_f32 and self.target.fused_fma:
+            return self.float32_div(a, b)
+        return self.op(Op.FDiv, t, a, b)
+
     def float32_div(self, a: int, b: int) -> int:
         """`a / b` in float32 rounded as IEEE (and Python and numpy) round it, where Vulkan lets
-        OpFDiv be 2.5 ULP off: NVIDIA (driver 580) gave 31.21289 / 31.21289 == 0.99999994.
-        One correction step, where the target's Fma is fused (GPUs; lavapipe divides exactly
-        and does not fuse): the residual r = a - q*b is exact by fma, and q + r/b lands
-        within 2^-20 ULP of the true quotient before its rounding, so the result is the
-        correctly rounded one except within that distance of a halfway point. A quotient that
-        is 0, inf or NaN (then the residual means nothing) is kept as the driver gave it;
-        f16 division, computed in float32 and rounded to f16, is then exact too (24 >= 2·11+2
-        bits: double rounding is innocuous for division)."""
+        OpFDiv be 2.5 ULP off: NVIDIA (driver 580) gave 31.21289 / 31.21289 == 0.99999994, and
+        0 for any divisor beyond 2^126 (its reciprocal is subnormal and flushed: 4 / -3e38 gave
+        -0.0, so `4 // -3e38` was 0, Python's -1). Both operands are first scaled by 1/4 where
+        |b| > 2^126 (exact: a quotient that small would underflow anyway). Then one correction
+        step, on targets whose Fma is fused (GPUs; lavapipe divides exactly and does not fuse):
+        the residual r = a - q*b is exact by fma, and q + r/b lands within 2^-20 ULP of the
+        true quotient before its rounding, so the result is the correctly rounded one except
+        within that distance of a halfway point. A quotient that is 0, inf or NaN (then the
+        residual means nothing) is kept as the driver gave it; f16 division, computed in
+        float32 and rounded to f16, is then exact too (24 >= 2·11+2 bits: double rounding is
+        innocuous for division)."""
         f32, i32, bt = self.t_f32, self.t_i32, self.t_bool
+        u32 = self.m.t_int(32, False)
+        bmag = self.op(Op.BitwiseAnd, i32, self.op(Op.Bitcast, i32, b), self.ki(0x7FFFFFFF))
+        huge = self.op(Op.SGreaterThan, bt, bmag, self.ki(0x7E800000))  # |b| > 2^126
+        scale = self.op(Op.Select, f32, huge, self.kf(0.25), self.kf(1.0))
+        a = self.op(Op.FMul, f32, a, scale)
+        b = self.op(Op.FMul, f32, b, scale)
         q = self.op(Op.FDiv, f32, a, b)
         r = self.ext(G.Fma, f32, self.op(Op.FNegate, f32, q), b, a)
         fixed = self.op(Op.FAdd, f32, q, self.op(Op.FDiv, f32, r, b))
         mag = self.op(Op.BitwiseAnd, i32, self.op(Op.Bitcast, i32, q), self.ki(0x7FFFFFFF))
-        u32 = self.m.t_int(32, False)
         # 0 < |q| < inf, read from the bits (a driver may fold float tests that assume no inf)
         finite_nonzero = self.op(
             Op.ULessThan, bt, self.op(Op.Bitcast, u32, self.op(Op.ISub, i32, mag, self.ki(1))),
