@@ -2,7 +2,9 @@
 changes the output: kernel source and signature, options, compiler version, target caps.
 
 Entries are written atomically (temporary file + rename) under the per-user cache directory and
-carry a checksum, so a process killed mid-write never leaves an entry that loads wrong.
+carry a checksum, so a process killed mid-write never leaves an entry that loads wrong. Each
+entry also names the key it was stored under: a file renamed, copied or swapped onto another
+key's name is a miss (recompiled and overwritten), never another kernel run in its place.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from .artifact import CompiledKernel, PushField, PushLayout
 from .ir import ListType, Param, Scalar
 
 COMPILER_VERSION = "0.6.3"  # 0.6.3: constant float->int casts saturate, -1.5 is a literal; 0.6.2: (-inf) ** y as Python; 0.6.1: f16 rounding in integer steps; 0.6: float % and ** keep the sign of zero as Python; 0.5: f16/i8/i16/u8/u16/u64, proven shared indexes unguarded; 0.4: f64/i64/u32 types; 0.3: 2-D grids
-_MAGIC = b"CTK1"
+_MAGIC = b"CTK2"  # CTK2: the entry records its own key
 
 # Counts compilations that missed the cache in this process (tests assert on it, not timers).
 stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
@@ -42,9 +44,11 @@ def _type_from_json(data: list) -> Scalar | ListType:
     return ListType(scalar) if data[0] == "list" else scalar
 
 
-def encode(kernel: CompiledKernel) -> bytes:
-    """Serialize a compiled kernel into cache-file bytes."""
+def encode(kernel: CompiledKernel, key: str | None = None) -> bytes:
+    """Serialize a compiled kernel into cache-file bytes, stored under `key` (default: the
+    kernel's own cache key)."""
     meta = {
+        "entry_key": kernel.cache_key if key is None else key,
         "name": kernel.name,
         "params": [[p.name, _type_to_json(p.type), p.reads, p.writes] for p in kernel.params],
         "push": {
@@ -64,8 +68,9 @@ def encode(kernel: CompiledKernel) -> bytes:
     return _MAGIC + hashlib.sha256(body).digest() + body
 
 
-def decode(data: bytes) -> CompiledKernel:
-    """Inverse of `encode`; raises ValueError on any corruption."""
+def decode(data: bytes, key: str | None = None) -> CompiledKernel:
+    """Inverse of `encode`; raises ValueError on any corruption, and when `key` is given and
+    the entry was stored under another key (the file name alone is not trusted)."""
     if len(data) < 40 or data[:4] != _MAGIC:
         raise ValueError("not a cthreads kernel cache entry")
     digest, body = data[4:36], data[36:]
@@ -73,6 +78,10 @@ def decode(data: bytes) -> CompiledKernel:
         raise ValueError("cache entry checksum mismatch")
     n = int.from_bytes(body[:4], "little")
     meta = json.loads(body[4 : 4 + n])
+    if key is not None and meta.get("entry_key") != key:
+        raise ValueError(
+            f"cache entry was stored under key {meta.get('entry_key')!r}, not {key!r}"
+        )
     spirv = body[4 + n :]
     push = meta["push"]
     return CompiledKernel(
@@ -121,11 +130,12 @@ class KernelCache:
             return None
         path = self._path(key)
         try:
-            kernel = decode(path.read_bytes())
+            kernel = decode(path.read_bytes(), key)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError):
-            # A damaged entry is a miss; remove it so it is rebuilt cleanly.
+            # A damaged entry, or one of another key, is a miss; remove it so it is rebuilt
+            # cleanly.
             try:
                 path.unlink()
             except OSError:
@@ -144,7 +154,7 @@ class KernelCache:
             fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.directory)
             try:
                 with os.fdopen(fd, "wb") as f:
-                    f.write(encode(kernel))
+                    f.write(encode(kernel, key))
                 os.replace(tmp, self._path(key))
             except BaseException:
                 os.unlink(tmp)
