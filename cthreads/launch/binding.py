@@ -7,6 +7,7 @@ for Python lists happens in C (`Buffer.pack_list`), straight into mapped memory.
 
 from __future__ import annotations
 
+import array
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -90,9 +91,45 @@ def describe(value: Any) -> str:
     if dtype is not None and hasattr(value, "shape"):
         kind = "numpy array" if type(value).__module__.startswith("numpy") else type(value).__name__
         return f"{kind} of {dtype}"
+    if isinstance(value, memoryview):
+        return f"memoryview of {_format_name(value.format, value.itemsize)}"
+    if isinstance(value, array.array):
+        return f"array.array('{value.typecode}') of {_format_name(value.typecode, value.itemsize)}"
+    if isinstance(value, bytearray):
+        return "bytearray (uint8)"
+    if isinstance(value, bytes):
+        return "bytes (read-only uint8)"
     if isinstance(value, (list, tuple)) and value:
         return f"{type(value).__name__} of {type(value[0]).__name__}"
     return type(value).__name__
+
+
+def _format_name(fmt: str, itemsize: int) -> str:
+    """The element type of a buffer-protocol format, numpy-style (`float32`, `uint8`)."""
+    code = fmt.lstrip("@=<>!")
+    if code in ("e", "f", "d"):
+        return f"float{8 * itemsize}"
+    if code == "?":
+        return "bool"
+    if len(code) == 1 and code in "bhilqn":
+        return f"int{8 * itemsize}"
+    if len(code) == 1 and code in "BHILQN":
+        return f"uint{8 * itemsize}"
+    return f"format {fmt!r}"
+
+
+def _convert_hint(value: Any, formats: tuple, dtype_name: str) -> str:
+    """How to give a buffer the element type a list parameter needs, by the buffer's kind."""
+    np_name = dtype_name.split()[0]
+    if isinstance(value, array.array):
+        code = "B" if formats[0] == "?" else formats[0]
+        return f"build it as array.array('{code}', ...) ({np_name})"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"view it as {np_name}, e.g. numpy.frombuffer(buf, numpy.{np_name})"
+    return (
+        f"convert it explicitly, e.g. arr.astype(numpy.{np_name}); "
+        "cthreads never converts arrays silently"
+    )
 
 
 @dataclass
@@ -122,12 +159,14 @@ def check_scalar(param: Param, value: Any) -> int | float:
         and -FLOAT32_MAX <= value <= FLOAT32_MAX
     ):
         return value
+    if getattr(value, "shape", ()) != ():
+        raise _array_for_scalar(param, value)  # before __float__/__index__ word it unnamed
     if param.type.bits == 16 and kind == "float":
         if isinstance(value, bool) or type(value).__name__ == "bool_":
             raise _type_error(param, value)
         if isinstance(value, (complex, str, bytes)) or not hasattr(value, "__float__"):
             raise _type_error(param, value)
-        v = float(value)
+        v = _to_float(param, value)
         h = _f16(v)
         if math.isfinite(v) and math.isinf(h):
             raise GpuInvalidArgument(
@@ -144,15 +183,7 @@ def check_scalar(param: Param, value: Any) -> int | float:
             raise _type_error(param, value)
         if isinstance(value, (complex, str, bytes)) or not hasattr(value, "__float__"):
             raise _type_error(param, value)
-        try:
-            return float(value)
-        except OverflowError:
-            raise GpuInvalidArgument(
-                f"`{param.name}` expects f64 (float64); got {value}, which overflows float64",
-                param=param.name,
-                expected="float64",
-                got=str(value),
-            ) from None
+        return _to_float(param, value)
     if (kind, param.type.bits) in INT_RANGES:
         if (
             isinstance(value, (bool, float))
@@ -165,10 +196,10 @@ def check_scalar(param: Param, value: Any) -> int | float:
         if not lo <= v <= hi:
             name = type_name(param.type)
             raise GpuInvalidArgument(
-                f"`{param.name}` expects {name}; got {v}, outside [{lo}, {hi}]",
+                f"`{param.name}` expects {name}; got {_show_int(v)}, outside [{lo}, {hi}]",
                 param=param.name,
                 expected=name,
-                got=str(v),
+                got=_show_int(v),
             )
         return v
     if kind == "bool":
@@ -189,10 +220,11 @@ def check_scalar(param: Param, value: Any) -> int | float:
         v = value.__index__()
         if not INT32_MIN <= v <= INT32_MAX:
             raise GpuInvalidArgument(
-                f"`{param.name}` expects int (int32); got {v}, outside [-2**31, 2**31 - 1]",
+                f"`{param.name}` expects int (int32); got {_show_int(v)}, outside "
+                "[-2**31, 2**31 - 1]",
                 param=param.name,
                 expected="int32",
-                got=str(v),
+                got=_show_int(v),
                 hint="device ints are 32-bit; pass a smaller value or split the work",
             )
         return v
@@ -204,18 +236,59 @@ def check_scalar(param: Param, value: Any) -> int | float:
     ):
         if isinstance(value, complex):
             raise _type_error(param, value)
-        v = float(value)
+        v = _to_float(param, value)
         if math.isfinite(v) and abs(v) > FLOAT32_MAX:
+            got = _show_int(value) if isinstance(value, int) else repr(v)
             raise GpuInvalidArgument(
-                f"`{param.name}` expects float (float32); got {v!r}, which overflows float32 "
+                f"`{param.name}` expects float (float32); got {got}, which overflows float32 "
                 "(it would become inf on the device)",
                 param=param.name,
                 expected="float32",
-                got=repr(v),
+                got=got,
                 hint="pass float('inf') explicitly if infinity is what you mean",
             )
         return v
     raise _type_error(param, value)
+
+
+def _show_int(v: int) -> str:
+    """An int for a message: in full unless it is very long."""
+    text = str(v)
+    return text if len(text) <= 24 else f"an int of {len(text.lstrip('-'))} digits"
+
+
+def _to_float(param: Param, value: Any) -> float:
+    """float(value), with an int too large for any float worded as an argument error."""
+    try:
+        return float(value)
+    except OverflowError:
+        name = type_name(param.type)
+        got = _show_int(value) if isinstance(value, int) else describe(value)
+        target = name.split("(")[-1].rstrip(")")
+        raise GpuInvalidArgument(
+            f"`{param.name}` expects {name}; got {got}, which overflows {target}"
+            + (" (it would become inf on the device)" if target == "float32" else ""),
+            param=param.name,
+            expected=name,
+            got=got,
+            hint="pass float('inf') explicitly if infinity is what you mean",
+        ) from None
+
+
+def _array_for_scalar(param: Param, value: Any) -> GpuArgumentTypeError:
+    """An array (or buffer) passed for a scalar: numpy scalars and 0-d arrays are scalars, an
+    array of any shape, one element included, is not."""
+    name = type_name(param.type)
+    shape = tuple(getattr(value, "shape", None) or ())
+    got = f"{describe(value)} of shape {shape}"
+    return GpuArgumentTypeError(
+        f"`{param.name}` expects {name}; got {got}",
+        param=param.name,
+        expected=name,
+        got=got,
+        hint="pass a number: arr.item() or arr[0] for a one-element array (numpy scalars such "
+        "as numpy.float32(1) are accepted)",
+    )
 
 
 def _f16(v: float) -> float:
@@ -248,7 +321,7 @@ def check_list(index: int, param: Param, value: Any) -> ListArg:
                 hint="kernels need at least one element per list parameter",
             )
         return ListArg(index, param, value, len(value), len(value) * itemsize, pack, None)
-    if isinstance(value, (str, bytes, tuple, dict, set)) or not _has_buffer(value):
+    if isinstance(value, (str, tuple, dict, set)) or not _has_buffer(value):
         raise _type_error(param, value)
     view = memoryview(value)
     fmt = view.format.lstrip("@=<")
@@ -259,8 +332,7 @@ def check_list(index: int, param: Param, value: Any) -> ListArg:
             param=param.name,
             expected=dtype_name,
             got=got,
-            hint=f"convert it explicitly, e.g. arr.astype(numpy.{dtype_name.split()[0]}); "
-            "cthreads never converts arrays silently",
+            hint=_convert_hint(value, formats, dtype_name),
         )
     if not view.c_contiguous:
         raise GpuInvalidArgument(
@@ -283,7 +355,9 @@ def check_list(index: int, param: Param, value: Any) -> ListArg:
             param=param.name,
             expected="a writable buffer",
             got="read-only buffer",
-            hint="pass a writable copy (e.g. arr.copy())",
+            hint="pass a writable copy (e.g. bytearray(b))"
+            if isinstance(value, bytes)
+            else "pass a writable copy (e.g. arr.copy())",
         )
     flat = view.cast("B") if view.ndim != 1 or view.format != "B" else view
     return ListArg(index, param, value, view.nbytes // itemsize, view.nbytes, pack, flat)

@@ -5,7 +5,9 @@ every case a valid launch must still succeed."""
 
 from __future__ import annotations
 
+import array
 import asyncio
+import os
 
 import numpy as np
 import pytest
@@ -35,6 +37,33 @@ def flags(n: int, f: list[bool], out: list[int]) -> None:
     i: int = GlobalIdx.x
     if i < n and f[i]:
         out[i] = 1
+
+
+@Gpu
+def set_flags(n: int, f: list[bool]) -> None:
+    i: int = GlobalIdx.x
+    if i < n:
+        f[i] = True
+
+
+def k_fresh(x: list[float]) -> None:
+    x[0] = 1.0
+
+
+def workgroup_env(raw: str):
+    """A first launch of a kernel with CTHREADS_WORKGROUP set to `raw` (read when its pipeline
+    is built)."""
+    kernel = Gpu(k_fresh)
+    old = os.environ.get("CTHREADS_WORKGROUP")
+    os.environ["CTHREADS_WORKGROUP"] = raw
+    try:
+        gpu(kernel, [0.0]).join()
+    finally:
+        if old is None:
+            del os.environ["CTHREADS_WORKGROUP"]
+        else:
+            os.environ["CTHREADS_WORKGROUP"] = old
+        unregister(kernel)
 
 
 def good(*over):
@@ -222,6 +251,14 @@ CASES = [
     ("int-underflow", lambda: good((0, -(2**31) - 1)), GpuInvalidArgument, "`n` expects int (int32)"),
     ("float-overflow", lambda: good((1, 1e300)), GpuInvalidArgument, "`a` expects float (float32); got 1e+300"),
     ("complex-for-float", lambda: good((1, 1j)), TypeError, "`a` expects float (float32); got complex"),
+    ("huge-int-for-float", lambda: good((1, 10**400)), GpuInvalidArgument, "`a` expects float (float32); got an int of 401 digits, which overflows float32"),
+    ("2**1000-for-float", lambda: good((1, 2**1000)), GpuInvalidArgument, "`a` expects float (float32); got an int of 302 digits, which overflows float32"),
+    ("huge-int-for-int", lambda: good((0, 10**400)), GpuInvalidArgument, "`n` expects int (int32); got an int of 401 digits, outside"),
+    ("1-element-array-for-float", lambda: good((1, np.array([2.0]))), TypeError, "`a` expects float (float32); got numpy array of float64 of shape (1,)"),
+    ("1-element-array-for-int", lambda: good((0, np.array([3]))), TypeError, "`n` expects int (int32); got numpy array of int64 of shape (1,)"),
+    ("array-for-float", lambda: good((1, np.ones(3, np.float32))), TypeError, "`a` expects float (float32); got numpy array of float32 of shape (3,)"),
+    ("memoryview-for-float", lambda: good((1, memoryview(b"abcd"))), TypeError, "`a` expects float (float32); got memoryview of uint8 of shape (4,)"),
+    ("list-for-float", lambda: good((1, [2.0])), TypeError, "`a` expects float (float32); got list of float"),
     ("float-for-list", lambda: good((2, 1.0)), TypeError, "`x` expects list[float] (float32); got float"),
     ("tuple-for-list", lambda: good((2, (1.0, 2.0))), TypeError, "`x` expects list[float] (float32); got tuple"),
     ("dict-for-list", lambda: good((2, {0: 1.0})), TypeError, "`x` expects list[float] (float32); got dict"),
@@ -233,6 +270,15 @@ CASES = [
     ("float64-array", lambda: good((2, np.zeros(3))), TypeError, "got numpy array of float64"),
     ("int32-array-for-float", lambda: good((2, np.zeros(3, np.int32))), TypeError, "got numpy array of int32"),
     ("float16-array", lambda: good((2, np.zeros(3, np.float16))), TypeError, "got numpy array of float16"),
+    ("memoryview-non-contiguous", lambda: good((2, memoryview(np.zeros(6, np.float32))[::2])), GpuInvalidArgument, "`x` expects a C-contiguous buffer; got a non-contiguous memoryview of float32"),
+    ("bytes-for-float-list", lambda: good((2, bytes(12))), TypeError, "`x` expects list[float] (float32); got bytes (read-only uint8)"),
+    ("bytes-for-written-list", lambda: gpu(set_flags, 2, b"\x00\x01"), GpuInvalidArgument, "`f` is written by the kernel but the bytes (read-only uint8) passed is read-only"),
+    ("bytearray-for-float-list", lambda: good((2, bytearray(12))), TypeError, "`x` expects list[float] (float32); got bytearray (uint8)"),
+    ("array-wrong-typecode", lambda: good((2, array.array("d", [1.0, 2.0, 3.0]))), TypeError, "`x` expects list[float] (float32); got array.array('d') of float64. build it as array.array('f'"),
+    ("array-int-for-float", lambda: good((3, array.array("i", [0, 0, 0]))), TypeError, "`y` expects list[float] (float32); got array.array('i') of int32"),
+    ("str-for-list", lambda: good((2, "abc")), TypeError, "`x` expects list[float] (float32); got str"),
+    ("workgroup-env-abc", lambda: workgroup_env("abc"), GpuInvalidArgument, "CTHREADS_WORKGROUP must be a power of two from 1 to 1024"),
+    ("workgroup-env-3", lambda: workgroup_env("3"), GpuInvalidArgument, "got '3'"),
     ("non-contiguous", lambda: good((2, np.zeros(6, np.float32)[::2])), GpuInvalidArgument, "C-contiguous"),
     ("fortran-2d", lambda: good((2, np.zeros((3, 3), np.float32, order="F"))), GpuInvalidArgument, "C-contiguous"),
     ("read-only-written", lambda: good((3, ro_array())), GpuInvalidArgument, "`y` is written by the kernel"),
@@ -290,3 +336,18 @@ def test_misuse(case):
 
 def test_table_is_large_enough():
     assert len(CASES) >= 40
+
+
+@pytest.mark.parametrize(
+    "n, a",
+    [
+        (np.int32(3), np.float32(2.0)),
+        (np.int64(3), np.float64(2.0)),
+        (np.array(3), np.array(2.0)),  # 0-d arrays are scalars too
+        (3, np.float16(2.0)),
+    ],
+)
+def test_numpy_scalars_are_accepted_as_scalars(n, a):
+    y = [0.0, 0.0, 0.0]
+    gpu(axpy, n, a, [1.0, 2.0, 3.0], y).join()
+    assert y == [2.0, 4.0, 6.0]
