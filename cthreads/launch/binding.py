@@ -14,6 +14,7 @@ from typing import Any
 
 from ..compiler.ir import ListType, Param, Scalar
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, VulkanOutOfMemory
+from . import transfer
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 FLOAT32_MAX = 3.4028234663852886e38
@@ -388,6 +389,44 @@ def check_aliasing(lists: list[ListArg]) -> None:
                 hint="pass a copy for one of them",
             )
         seen[id(arg.value)] = arg
+
+
+def write_back(writebacks: list[tuple[ListArg | None, Any]]) -> None:
+    """Copy a finished launch's results into the caller's objects: `(arg, source)` pairs, the
+    source a download buffer or a GpuArena record. One list that cannot take its results (a
+    Python list resized since the launch) loses only its own: every other list is written
+    back first, then the first error is raised (later ones as notes)."""
+    errors: list[BaseException] = []
+    for arg, source in writebacks:
+        try:
+            if hasattr(source, "download"):  # resident in a GpuArena: it checks its length
+                source.download()
+            elif arg.view is None:
+                check_length(arg.param.name, arg.value, arg.count, "gpu()", "join()")
+                source.unpack_into_list(arg.value, arg.pack)
+            else:
+                transfer.read_into(source, arg.view)
+        except Exception as exc:  # noqa: BLE001 - raised below, after the other lists
+            errors.append(exc)
+    if errors:
+        first = errors[0]
+        for other in errors[1:]:
+            first.add_note(f"also: {other}")
+        raise first.with_traceback(None)
+
+
+def check_length(name: str, lst: list, count: int, since: str, until: str) -> None:
+    """Refuse to write `count` results into a Python list whose length changed since `since`."""
+    if len(lst) != count:
+        raise GpuInvalidArgument(
+            f"`{name}` length changed between {since} and {until}: it had {count} "
+            f"elements then and has {len(lst)} now, so its results were not written back "
+            "(every other list was)",
+            param=name,
+            expected=f"{count} elements",
+            got=f"{len(lst)} elements",
+            hint="do not resize a list while a launch that writes it is running: join() first",
+        )
 
 
 def device_buffer_for(device: Any, name: str, count: int, nbytes: int) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 from .. import runtime
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
 from ..launch import transfer
-from ..launch.binding import device_buffer_for, element_format
+from ..launch.binding import check_length, device_buffer_for, element_format, write_back
 
 # id(obj) -> _Resident for every object bound in any arena (one slot per object).
 _resident: dict[int, _Resident] = {}
@@ -78,6 +78,8 @@ class _Resident:
     def download(self) -> None:
         """Copy the device contents into the bound Python object (after its writers finish)."""
         self.check_alive()
+        if self.view is None:
+            check_length(self.name, self.obj, self.count, "arena.bind()", "its download")
         self.device.wait(self.last_write)
         source = self.buffer
         staging = None
@@ -222,14 +224,14 @@ class GpuArena:
     def sync(self, *names: str) -> None:
         """Download the named resident objects (all when no name) into the bound objects."""
         self._check_open("sync")
-        for name in names or tuple(self._slots):
-            res = self._slots.get(name)
-            if res is None:
+        for name in names:
+            if name not in self._slots:
                 raise GpuInvalidArgument(
                     f"arena has no binding named `{name}`; bound: {self.names() or 'none'}",
                     param=name,
                 )
-            res.download()
+        # one list resized since bind() loses only its own results: the others are synced
+        write_back([(None, self._slots[name]) for name in names or tuple(self._slots)])
 
     def release(self) -> None:
         """Free every device buffer; later `bind`/`sync` raise `GpuInvalidArgument`."""

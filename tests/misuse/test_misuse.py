@@ -228,6 +228,13 @@ def arena_length_changed():
         a.release()
 
 
+def grown_before_join():
+    y = [0.0, 0.0, 0.0]
+    job = gpu(axpy, 3, 1.0, [1.0, 2.0, 3.0], y)
+    y.append(0.0)
+    job.join()
+
+
 def arena_sync_unknown():
     a = GpuArena().bind(x=[1.0])
     try:
@@ -316,6 +323,7 @@ CASES = [
     ("arena-after-release", arena_after_release, GpuInvalidArgument, "released"),
     ("arena-bind-twice", arena_twice, GpuInvalidArgument, "already bound as `x` in another arena"),
     ("arena-length-changed", arena_length_changed, GpuInvalidArgument, "with 3 elements but now has 2"),
+    ("list-grown-before-join", grown_before_join, GpuInvalidArgument, "`y` length changed between gpu() and join()"),
     ("arena-sync-unknown", arena_sync_unknown, GpuInvalidArgument, "no binding named `y`"),
     ("arena-empty", lambda: GpuArena().bind(x=[]), GpuInvalidArgument, "empty"),
     ("arena-bad-dtype", lambda: GpuArena().bind(x=np.zeros(2, complex)), TypeError, "complex128"),
