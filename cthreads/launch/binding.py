@@ -143,7 +143,8 @@ class ListArg:
     count: int  # elements
     nbytes: int
     pack: str  # native pack code
-    view: memoryview | None  # byte view for buffers; None for Python lists
+    view: memoryview | None  # byte view to copy through; None for Python lists and residents
+    memory: memoryview | None = None  # byte view of the caller's buffer (None for lists)
 
 
 def check_scalar(param: Param, value: Any) -> int | float:
@@ -361,7 +362,7 @@ def check_list(index: int, param: Param, value: Any) -> ListArg:
             else "pass a writable copy (e.g. arr.copy())",
         )
     flat = view.cast("B") if view.ndim != 1 or view.format != "B" else view
-    return ListArg(index, param, value, view.nbytes // itemsize, view.nbytes, pack, flat)
+    return ListArg(index, param, value, view.nbytes // itemsize, view.nbytes, pack, flat, flat)
 
 
 def _has_buffer(value: Any) -> bool:
@@ -370,25 +371,6 @@ def _has_buffer(value: Any) -> bool:
     except TypeError:
         return False
     return True
-
-
-def check_aliasing(lists: list[ListArg]) -> None:
-    """Refuse one object passed for two list parameters when the kernel writes either: each list
-    is its own device buffer, so Python's aliasing could not be honoured."""
-    if len({id(arg.value) for arg in lists}) == len(lists):
-        return  # the common case: all distinct
-    seen: dict[int, ListArg] = {}
-    for arg in lists:
-        other = seen.get(id(arg.value))
-        if other is not None and (arg.param.writes or other.param.writes):
-            written = arg.param.name if arg.param.writes else other.param.name
-            raise GpuInvalidArgument(
-                f"the same object is passed as `{other.param.name}` and `{arg.param.name}`, and "
-                f"the kernel writes `{written}`",
-                param=arg.param.name,
-                hint="pass a copy for one of them",
-            )
-        seen[id(arg.value)] = arg
 
 
 def write_back(writebacks: list[tuple[ListArg | None, Any]]) -> None:

@@ -19,7 +19,8 @@ from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..gpu.kernel import GpuKernel as _GpuKernel
 from ..residency.arena import PACK_SIZE, _resident, resident_fits
 from . import fastpath, session, transfer
-from .binding import ListArg, check_aliasing, check_list, check_scalar, device_buffer_for, type_name
+from .aliasing import check_aliasing
+from .binding import ListArg, check_list, check_scalar, device_buffer_for, type_name
 from .completion import CompletionWatcher
 from .gpujob import GpuJob
 
@@ -267,10 +268,14 @@ def _launch(
                 or not resident_fits(res.pack, param.type.elem)
             ):
                 _check_resident(param, value, res)
+            if param.writes and res.view is not None and res.view.readonly:
+                _read_only_resident(param, value, res)
             resident[i] = res
             addr[i] = res.buffer.address
             count[i] = res.count
-            lists.append(ListArg(i, param, value, res.count, res.nbytes, res.pack, None))
+            lists.append(
+                ListArg(i, param, value, res.count, res.nbytes, res.pack, None, res.view)
+            )
         else:
             lists.append(check_list(i, param, value))
     if len(lists) > 1 and plan.writes_lists:
@@ -364,6 +369,21 @@ def _check_resident(param: Any, value: Any, res: Any) -> None:
             hint=f"bind it with arena.bind_as({param.type.elem}, {res.name}=...) or as a numpy "
             "array of that element type",
         )
+
+
+def _read_only_resident(param: Any, value: Any, res: Any) -> None:
+    """A kernel writing a read-only array bound in an arena: refused at the launch, before
+    anything runs (its results could never reach the array)."""
+    from .binding import describe
+
+    raise GpuInvalidArgument(
+        f"`{param.name}` is written by the kernel but is a read-only {describe(value)} bound "
+        f"in a GpuArena as `{res.name}`",
+        param=param.name,
+        expected="a writable array",
+        got="read-only array",
+        hint=f"bind a writable copy (arena.bind({res.name}=arr.copy())) and pass that",
+    )
 
 
 def _fill(buf: Any, arg: ListArg) -> None:

@@ -11,12 +11,14 @@ for launches still reading the old contents.
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from .. import runtime
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
 from ..launch import transfer
+from ..launch.aliasing import buffer_span, overlap
 from ..launch.binding import check_length, device_buffer_for, element_format, write_back
 
 # id(obj) -> _Resident for every object bound in any arena (one slot per object).
@@ -47,9 +49,15 @@ def resident_fits(pack: str, elem: Any) -> bool:
     return pack == code or (pack == "B" and code == "C")
 
 
+# _Resident.hazard bits: what makes a launch leave the fast paths for dispatch._launch, which
+# words the error (fastpath.py and native/launch.c read the field)
+READ_ONLY = 1  # a read-only buffer: refused for a list the kernel writes
+OVERLAPS = 2  # shares bytes with another resident buffer: refused next to a written list
+
+
 @dataclass
 class _Resident:
-    arena: GpuArena
+    arena_ref: Any  # weakref.ref of the arena: the registry must not keep arenas alive
     name: str
     obj: Any
     count: int
@@ -62,6 +70,12 @@ class _Resident:
     last_write: int = 0  # timeline value of the newest launch that writes it
     last_use: int = 0  # timeline value of the newest launch that touches it
     explicit: bool = False  # a Python list packed as the type given to bind_as()
+    hazard: int = 0  # READ_ONLY | OVERLAPS
+    span: tuple | None = None  # [start, end) host addresses of a buffer object
+
+    @property
+    def arena(self) -> GpuArena | None:
+        return self.arena_ref()
 
     @property
     def kind(self) -> str:
@@ -80,6 +94,8 @@ class _Resident:
         self.check_alive()
         if self.view is None:
             check_length(self.name, self.obj, self.count, "arena.bind()", "its download")
+        elif self.view.readonly:
+            return  # no launch may write it (dispatch refuses), and the host could not take it
         self.device.wait(self.last_write)
         source = self.buffer
         staging = None
@@ -127,6 +143,45 @@ def _fill(buf: Any, res: _Resident) -> None:
             raise type(exc)(f"`{res.name}`: {exc}") from None
     else:
         transfer.write(buf, res.view)
+
+
+def _set_shape(res: _Resident) -> None:
+    """Fill `res.hazard` and `res.span` from its view, and flag every pair of resident
+    buffers that share bytes (the fast paths then step aside; dispatch decides)."""
+    view = res.view
+    res.hazard &= ~READ_ONLY
+    if view is None:
+        return
+    if view.readonly:
+        res.hazard |= READ_ONLY
+    res.span = buffer_span(view)
+    for other in list(_resident.values()):
+        if other is not res and other.span is not None and overlap(res.span, other.span):
+            other.hazard |= OVERLAPS
+            res.hazard |= OVERLAPS
+
+
+def _unregister(res: _Resident) -> None:
+    """Remove `res` from the registry (its buffer is released by the caller, or with the
+    record); buffers it overlapped are looked at again."""
+    if _resident.get(id(res.obj)) is res:
+        del _resident[id(res.obj)]
+    if res.hazard & OVERLAPS:
+        others = [r for r in list(_resident.values()) if r.hazard & OVERLAPS]
+        for r in others:
+            if not any(o is not r and overlap(r.span, o.span) for o in others):
+                r.hazard &= ~OVERLAPS
+
+
+def _forget_arena(slots: dict[str, _Resident]) -> None:
+    """The finalizer of an arena dropped without release(): unregister its objects (they can
+    be bound again) and let go of its records. A record's buffer returns to the pool when the
+    record goes, so a job still pending on it (which holds it) downloads first; the pool reuses
+    memory only once the device passed its last use. No lock and no wait: it may run inside
+    the garbage collector, on any thread."""
+    for res in list(slots.values()):
+        _unregister(res)
+    slots.clear()
 
 
 def lookup(obj: Any) -> _Resident | None:
@@ -197,6 +252,9 @@ class GpuArena:
     def __init__(self) -> None:
         self._slots: dict[str, _Resident] = {}
         self._released = False
+        # dropped without release(): its buffers go back and its objects can be bound again
+        self._finalizer = weakref.finalize(self, _forget_arena, self._slots)
+        self._finalizer.atexit = False  # at exit the device goes anyway
 
     # -- SPEC §7 ------------------------------------------------------------------------------
     def bind(self, **named: Any) -> GpuArena:
@@ -239,6 +297,7 @@ class GpuArena:
             for res in list(self._slots.values()):
                 self._drop(res)
             self._released = True
+            self._finalizer.detach()
 
     def names(self) -> list[str]:
         """Names currently bound."""
@@ -307,10 +366,10 @@ class GpuArena:
         if other is not None and other.generation != runtime.current_generation():
             # its device was shut down: the old binding is dead (using it raises), so it must
             # not keep the object from being bound again
-            del _resident[id(obj)]
+            _unregister(other)
             other = None
-        if other is not None and (other.arena is not self or other.name != name):
-            where = "this arena" if other.arena is self else "another arena"
+        if other is not None and (other.arena_ref() is not self or other.name != name):
+            where = "this arena" if other.arena_ref() is self else "another arena"
             raise GpuInvalidArgument(
                 f"`{name}`: this object is already bound as `{other.name}` in {where}",
                 param=name,
@@ -327,13 +386,15 @@ class GpuArena:
         if old is not None and old.obj is obj and old.count == count and old.pack == pack:
             old.view = view
             old.explicit = explicit
+            _set_shape(old)  # writable then, read-only now (or back)
             old.upload()  # host edits become visible
             return
         device = runtime.get_device()
         buffer = device_buffer_for(device, name, count, nbytes)
         res = _Resident(
-            self, name, obj, count, nbytes, pack, view, buffer, device, device.generation
-        )
+            weakref.ref(self), name, obj, count, nbytes, pack, view, buffer, device,
+            device.generation,
+        )  # fmt: skip
         res.explicit = explicit
         try:
             self._upload_new(res)
@@ -344,6 +405,7 @@ class GpuArena:
             self._drop(old)
         self._slots[name] = res
         _resident[id(obj)] = res
+        _set_shape(res)
         created.append(res)
 
     @staticmethod
@@ -359,8 +421,7 @@ class GpuArena:
     def _drop(self, res: _Resident) -> None:
         if self._slots.get(res.name) is res:
             del self._slots[res.name]
-        if _resident.get(id(res.obj)) is res:
-            del _resident[id(res.obj)]
+        _unregister(res)
         try:
             res.buffer.release()
         except GpuUseAfterDestroy:

@@ -235,6 +235,17 @@ def grown_before_join():
     job.join()
 
 
+def arena_read_only_written():
+    ro = ro_array()
+    with GpuArena().bind(out=ro):
+        gpu(axpy, 3, 1.0, [1.0, 2.0, 3.0], ro)
+
+
+def overlapping_views():
+    base = np.zeros(6, np.float32)
+    gpu(axpy, 3, 1.0, base[:3], base[1:4])
+
+
 def arena_sync_unknown():
     a = GpuArena().bind(x=[1.0])
     try:
@@ -324,6 +335,8 @@ CASES = [
     ("arena-bind-twice", arena_twice, GpuInvalidArgument, "already bound as `x` in another arena"),
     ("arena-length-changed", arena_length_changed, GpuInvalidArgument, "with 3 elements but now has 2"),
     ("list-grown-before-join", grown_before_join, GpuInvalidArgument, "`y` length changed between gpu() and join()"),
+    ("arena-read-only-written", arena_read_only_written, GpuInvalidArgument, "`y` is written by the kernel but is a read-only numpy array of float32 bound in a GpuArena as `out`"),
+    ("overlapping-views", overlapping_views, GpuInvalidArgument, "`x` and `y` share memory"),
     ("arena-sync-unknown", arena_sync_unknown, GpuInvalidArgument, "no binding named `y`"),
     ("arena-empty", lambda: GpuArena().bind(x=[]), GpuInvalidArgument, "empty"),
     ("arena-bad-dtype", lambda: GpuArena().bind(x=np.zeros(2, complex)), TypeError, "complex128"),
