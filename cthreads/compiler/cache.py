@@ -106,6 +106,7 @@ class KernelCache:
     """A directory of `<key>.ctk` files (plus an in-process dict in front of it)."""
 
     MAX_ENTRIES = 4096  # oldest entries beyond this are removed (generated-kernel workloads)
+    MAX_MEMORY = 512  # compiled kernels kept in memory (the oldest go first)
     _TRIM_EVERY = 64  # puts between two looks at the directory's size
 
     def __init__(
@@ -141,12 +142,23 @@ class KernelCache:
             except OSError:
                 pass
             return None
-        self._memory[key] = kernel
+        self._remember(key, kernel)
         stats["disk_hits"] += 1
         return kernel
 
+    def forget(self, key: str) -> None:
+        """Drop the in-memory copy of one entry (its kernel is gone); the file stays."""
+        self._memory.pop(key, None)
+
+    def _remember(self, key: str, kernel: CompiledKernel) -> None:
+        memory = self._memory
+        memory.pop(key, None)
+        memory[key] = kernel  # newest last: the dict's order is the age order
+        while len(memory) > self.MAX_MEMORY:
+            del memory[next(iter(memory))]  # the disk keeps it; a later get() reads it again
+
     def put(self, key: str, kernel: CompiledKernel) -> None:
-        self._memory[key] = kernel
+        self._remember(key, kernel)
         if not self.enabled:
             return
         try:

@@ -15,8 +15,11 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from ..compiler.cache import cache_key
+from ..compiler.target import DEFAULT_TARGET
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..gpu.kernel import GpuKernel as _GpuKernel
+from ..gpu.kernel import take_orphaned_keys as _take_orphaned_keys
 from ..residency.arena import PACK_SIZE, _resident, resident_fits
 from . import fastpath, session, transfer
 from .aliasing import check_aliasing
@@ -170,6 +173,7 @@ def gpu(
     prep = session.state.prepared.get(fn.source_key)
     if prep is None or prep.generation != session.state.generation:
         with session.state.lock:
+            forget_kernels(_take_orphaned_keys())  # redefined kernels' pipelines
             prep = session.kernel_for_launch(fn)
     if len(args) != len(prep.compiled.params):
         raise TypeError(
@@ -189,6 +193,22 @@ def gpu(
     if job is not None:
         return job
     return _launch(prep, session.state.device, args)
+
+
+def forget_kernels(source_keys: list[str]) -> None:
+    """Drop what was built for kernels no longer alive (redefined, then unreferenced): their
+    pipelines, launchers and compiled forms in memory. A pipeline goes once no launch in
+    flight holds it (batches keep theirs); the on-disk cache keeps the SPIR-V."""
+    if not source_keys:
+        return
+    state = session.state
+    targets = {t.key() for t in (state.target, DEFAULT_TARGET) if t is not None}
+    for key in source_keys:
+        state.prepared.pop(key, None)
+        state.errors.pop(key, None)
+        state.logged.discard(key)
+        for target in targets:
+            state.cache.forget(cache_key(key, target))
 
 
 def _no_fast_path(args: tuple) -> None:
