@@ -407,9 +407,10 @@ def take_orphaned_keys() -> list[str]:
     if not _orphaned:
         return []
     with _lock:
-        keys = [k for k in _orphaned if k not in _live_keys]
-        _orphaned.clear()
-        return keys
+        # copied first: a collection during the loop may run _release_key (same thread)
+        keys = list(_orphaned)
+        _orphaned.difference_update(keys)
+        return [k for k in keys if k not in _live_keys]
 
 
 def registered_kernels() -> list[GpuKernel]:

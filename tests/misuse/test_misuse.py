@@ -372,3 +372,41 @@ def test_numpy_scalars_are_accepted_as_scalars(n, a):
     y = [0.0, 0.0, 0.0]
     gpu(axpy, n, a, [1.0, 2.0, 3.0], y).join()
     assert y == [2.0, 4.0, 6.0]
+
+
+def _message(call) -> tuple[type, str]:
+    with pytest.raises(Exception) as info:  # noqa: PT011 - compared below
+        call()
+    return type(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["c-launcher", "python-launcher"])
+def test_scalar_errors_read_the_same_on_every_launch_path(native):
+    """With every list resident the fast launchers serve the launch; they step aside for a bad
+    argument and the general path words it exactly as for plain lists."""
+    from cthreads.launch import fastpath, session
+
+    bad = [(0, 10**400), (1, 10**400), (1, 2**1000), (1, np.array([2.0])), (0, np.array([3])),
+           (0, "3"), (1, 1e300), (0, 2**31)]  # fmt: skip
+    x, y = [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]
+    plain = [_message(lambda: good((i, v))) for i, v in bad]  # nothing resident
+    fastpath.NATIVE = native
+    axpy._fast_launch = None
+    prep = session.state.prepared.get(axpy.source_key)
+    if prep is not None:
+        prep.fast = None
+    try:
+        with GpuArena().bind(x=x, y=y):
+            gpu(axpy, 3, 2.0, x, y).join(download=False)  # builds the fast launcher
+            fast = axpy._fast_launch
+            assert (type(getattr(fast, "__self__", None)).__name__ == "FastLauncher") is native
+            for (i, v), expected in zip(bad, plain):
+                args = [3, 2.0, x, y]
+                args[i] = v
+                assert fast(tuple(args)) is None
+                assert _message(lambda: gpu(axpy, *args)) == expected
+    finally:
+        fastpath.NATIVE = True
+        axpy._fast_launch = None
+        if prep is not None:
+            prep.fast = None
