@@ -13,9 +13,14 @@ from ..errors import GpuInvalidArgument
 
 def buffer_span(view: memoryview) -> tuple[int, int]:
     """[start, end) host addresses of a C-contiguous byte view."""
-    import numpy  # a dependency; loaded only when two buffers meet in one launch
+    import ctypes  # loaded only when two buffers meet in one launch
 
-    start = numpy.frombuffer(view, dtype=numpy.uint8).__array_interface__["data"][0]
+    try:  # the quickest way to a buffer's address (under a microsecond), writable ones only
+        start = ctypes.addressof(ctypes.c_char.from_buffer(view))
+    except TypeError:  # read-only
+        import numpy
+
+        start = numpy.frombuffer(view, dtype=numpy.uint8).__array_interface__["data"][0]
     return start, start + view.nbytes
 
 
