@@ -189,7 +189,7 @@ def lookup(obj: Any) -> _Resident | None:
     return _resident.get(id(obj))
 
 
-def _describe_shape(obj: Any) -> tuple[str, int, int, memoryview | None]:
+def _describe_shape(name: str, obj: Any) -> tuple[str, int, int, memoryview | None]:
     """(pack code, element count, bytes, byte view or None) of a bindable object."""
     if isinstance(obj, list):
         first = obj[0]
@@ -207,15 +207,20 @@ def _describe_shape(obj: Any) -> tuple[str, int, int, memoryview | None]:
     if (fmt, view.itemsize) not in _BUFFER_FORMATS:
         dtype = getattr(obj, "dtype", fmt)
         raise GpuArgumentTypeError(
-            f"cannot bind an array of {dtype}: arenas hold float16/32/64, int8/16/32/64, "
-            "uint8/16/32/64 and bool data",
+            f"`{name}`: cannot bind an array of {dtype}: arenas hold float16/32/64, "
+            "int8/16/32/64, uint8/16/32/64 and bool data",
+            param=name,
             expected="float16/32/64, int8/16/32/64, uint8/16/32/64 or bool",
             got=str(dtype),
             hint="convert it explicitly, e.g. arr.astype(numpy.float32)",
         )
     if not view.c_contiguous:
         raise GpuInvalidArgument(
-            "cannot bind a non-contiguous array", hint="pass numpy.ascontiguousarray(arr)"
+            f"`{name}`: cannot bind a non-contiguous array",
+            param=name,
+            expected="C-contiguous",
+            got="non-contiguous",
+            hint="pass numpy.ascontiguousarray(arr)",
         )
     flat = view.cast("B")
     return _BUFFER_FORMATS[fmt, view.itemsize], view.nbytes // view.itemsize, view.nbytes, flat
@@ -375,7 +380,7 @@ class GpuArena:
                 param=name,
                 hint="bind a copy, or release the other binding first",
             )
-        pack, count, nbytes, view = _describe_shape(obj)
+        pack, count, nbytes, view = _describe_shape(name, obj)
         old = self._slots.get(name)
         explicit = False
         if fmt is not None:

@@ -339,7 +339,9 @@ CASES = [
     ("overlapping-views", overlapping_views, GpuInvalidArgument, "`x` and `y` share memory"),
     ("arena-sync-unknown", arena_sync_unknown, GpuInvalidArgument, "no binding named `y`"),
     ("arena-empty", lambda: GpuArena().bind(x=[]), GpuInvalidArgument, "empty"),
-    ("arena-bad-dtype", lambda: GpuArena().bind(x=np.zeros(2, complex)), TypeError, "complex128"),
+    ("arena-bad-dtype", lambda: GpuArena().bind(x=np.zeros(2, complex)), TypeError, "`x`: cannot bind an array of complex128"),
+    ("arena-non-contiguous", lambda: GpuArena().bind(v=np.zeros(4, np.float32)[::2]), GpuInvalidArgument, "`v`: cannot bind a non-contiguous array"),
+    ("arena-str", lambda: GpuArena().bind(s="abc"), TypeError, "`s`: arenas bind lists and buffers"),
 ]
 
 
