@@ -71,6 +71,7 @@ class _Resident:
     last_use: int = 0  # timeline value of the newest launch that touches it
     explicit: bool = False  # a Python list packed as the type given to bind_as()
     hazard: int = 0  # READ_ONLY | OVERLAPS
+    synced: int = 0  # the last_write whose contents the host object holds (bind, download)
     span: tuple | None = None  # [start, end) host addresses of a buffer object
 
     @property
@@ -96,6 +97,10 @@ class _Resident:
             check_length(self.name, self.obj, self.count, "arena.bind()", "its download")
         elif self.view.readonly:
             return  # no launch may write it (dispatch refuses), and the host could not take it
+        if self.hazard & OVERLAPS and self.last_write == self.synced:
+            # unwritten since the host had it: its old bytes would land on the memory it shares
+            # with another bound buffer, over what a launch wrote there
+            return
         self.device.wait(self.last_write)
         source = self.buffer
         staging = None
@@ -113,6 +118,7 @@ class _Resident:
                 source.unpack_into_list(self.obj, self.pack)
             else:
                 transfer.read_into(source, self.view)
+            self.synced = self.last_write
         finally:
             if staging is not None:
                 staging.release()
@@ -123,12 +129,13 @@ class _Resident:
         if self.buffer.host_visible:
             self.device.wait(self.last_use)  # no torn reads by launches still in flight
             _fill(self.buffer, self)
+            self.synced = self.last_write
             return
         staging = self.device.buffer(self.nbytes, usage="upload")
         try:
             _fill(staging, self)
             # Queue-ordered after every earlier launch, so no wait is needed.
-            self.last_use = self.last_write = self.device.submit(
+            self.last_use = self.last_write = self.synced = self.device.submit(
                 [("copy", staging, self.buffer, self.nbytes, 0, 0)], keep=(staging, self.buffer)
             )
         finally:

@@ -120,3 +120,24 @@ def test_resident_overlap_leaves_the_fast_paths(restore_launchers, native):
     first.sync()
     assert a.tolist() == [1.0] * 4 and other.tolist() == [2.0] * 4
     first.release()
+
+
+@Gpu
+def fill_one(n: int, x: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < n:
+        x[i] = 5.0
+
+
+def test_sync_of_overlapping_residents_keeps_what_a_launch_wrote():
+    """`a` and `b` share two floats; a launch writes `a` alone (allowed: one list). sync() must
+    not bring `b`'s bind-time bytes back over `a`'s results."""
+    base = np.zeros(6, np.float32)
+    a, b = base[:4], base[2:6]
+    with GpuArena().bind(a=a, b=b) as arena:
+        gpu(fill_one, 4, a).join(download=False)
+        arena.sync()
+        assert base.tolist() == [5.0] * 4 + [0.0] * 2
+        gpu(fill_one, 4, b).join(download=False)  # now `b` was written: its bytes win
+        arena.sync("b")
+        assert base.tolist() == [5.0] * 6
