@@ -191,6 +191,10 @@ def _forget_arena(slots: dict[str, _Resident]) -> None:
     slots.clear()
 
 
+def _written(res: _Resident) -> int:
+    return res.last_write
+
+
 def lookup(obj: Any) -> _Resident | None:
     """The resident record of `obj` if some arena has it bound."""
     return _resident.get(id(obj))
@@ -300,8 +304,10 @@ class GpuArena:
                     f"arena has no binding named `{name}`; bound: {self.names() or 'none'}",
                     param=name,
                 )
-        # one list resized since bind() loses only its own results: the others are synced
-        write_back([(None, self._slots[name]) for name in names or tuple(self._slots)])
+        # one list resized since bind() loses only its own results: the others are synced.
+        # Oldest writes first: where bound buffers share memory, the newest results land last.
+        records = sorted((self._slots[n] for n in names or tuple(self._slots)), key=_written)
+        write_back([(None, res) for res in records])
 
     def release(self) -> None:
         """Free every device buffer; later `bind`/`sync` raise `GpuInvalidArgument`."""

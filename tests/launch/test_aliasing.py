@@ -123,6 +123,15 @@ def test_resident_overlap_leaves_the_fast_paths(restore_launchers, native):
 
 
 @Gpu
+def fill3(n: int, a: list[float], b: list[float], c: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < n:
+        a[i] = 1.0
+        b[i] = 2.0
+        c[i] = 3.0
+
+
+@Gpu
 def fill_one(n: int, x: list[float]) -> None:
     i: int = GlobalIdx.x
     if i < n:
@@ -141,3 +150,7 @@ def test_sync_of_overlapping_residents_keeps_what_a_launch_wrote():
         gpu(fill_one, 4, b).join(download=False)  # now `b` was written: its bytes win
         arena.sync("b")
         assert base.tolist() == [5.0] * 6
+        gpu(fill3, 4, b, [0.0] * 4, [0.0] * 4).join(download=False)  # b: 1.0, then a: 2.0
+        gpu(fill3, 4, [0.0] * 4, a, [0.0] * 4).join(download=False)
+        arena.sync()  # a, the newest write, lands last in the two floats they share
+        assert base.tolist() == [2.0] * 4 + [1.0] * 2
