@@ -122,9 +122,15 @@ class GpuJob(Job):
             try:
                 if self._writebacks and download:
                     write_back(self._writebacks)  # every list it can; then raises the first error
-            finally:
-                self._writebacks = []
-                self._state = "done"
-                for buf in self._buffers:
-                    buf.release()
-                self._buffers = []
+            except Exception:
+                self._done()  # what could be written back was; the error is reported once
+                raise
+            # (an interrupt, Ctrl-C, leaves the job as it was: a later join() copies again)
+            self._done()
+
+    def _done(self) -> None:
+        self._writebacks = []
+        self._state = "done"
+        for buf in self._buffers:
+            buf.release()
+        self._buffers = []
