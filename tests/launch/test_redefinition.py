@@ -49,13 +49,14 @@ def live_pipelines() -> int:
 
 def test_redefinitions_do_not_keep_pipelines():
     before = live_pipelines()
+    prepared = len(session.state.prepared)
     for k in range(60):
         kernel = define(float(k), str(k))  # another source each time: another pipeline
         launch(kernel, float(k))
     del kernel
     after = live_pipelines()
     assert after - before <= 2, (before, after)
-    assert len(session.state.prepared) < 60
+    assert len(session.state.prepared) - prepared <= 2
 
 
 def test_a_rerun_of_the_same_source_keeps_its_pipeline():
