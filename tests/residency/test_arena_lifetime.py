@@ -36,7 +36,7 @@ def test_dropped_arenas_give_their_memory_back():
     device.wait_idle()
     gc.collect()
     after = device.stats()
-    assert after["buffers_in_use"] == before["buffers_in_use"]
+    assert after["buffers_in_use"] <= before["buffers_in_use"]
     # the pool recycles one buffer rather than keeping 40 (160 MiB)
     assert after["allocated_bytes"] - before["allocated_bytes"] <= 2 * (4 << 20)
 
