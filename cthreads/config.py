@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .errors import GpuInvalidArgument  # errors.py imports nothing from cthreads
+
 
 def device_selector() -> str | None:
     """`CTHREADS_DEVICE`: a device index or a case-insensitive name substring; None = automatic."""
@@ -72,8 +74,12 @@ def workgroup_width() -> int | None:
     except ValueError:
         value = 0
     if not 1 <= value <= 1024 or value & (value - 1):
-        raise ValueError(
-            f"CTHREADS_WORKGROUP must be a power of two from 1 to 1024; got {raw!r} "
-            "(unset it for the default, 256)"
+        raise GpuInvalidArgument(
+            f"CTHREADS_WORKGROUP must be a power of two from 1 to 1024 (1, 2, 4, ..., 512, "
+            f"1024); got {raw!r}",
+            param="CTHREADS_WORKGROUP",
+            expected="a power of two from 1 to 1024",
+            got=repr(raw),
+            hint="set it to one of those, or unset it for the default (256)",
         )
     return value

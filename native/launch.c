@@ -9,8 +9,10 @@
  *       sizing: (n_index or -1, wg, per_group or 0, max_groups, observes_workgroup, push_size)
  *   FastLauncher.launch(args: tuple) -> GpuJob | None
  *       Every list in `args` resident (found in the `resident` dict by id(), same object,
- *       generation, pack code and length), every scalar of its exact builtin type and in range:
- *       packs the parameter block, enqueues one dispatch (batch.c), sets the records'
+ *       generation, pack code and length, and no hazard: bit 1 a read-only buffer, refused for
+ *       a written list; bit 2 bytes shared with another resident buffer, refused when the
+ *       kernel has another list and writes one), every scalar of its exact builtin type and
+ *       in range: packs the parameter block, enqueues one dispatch (batch.c), sets the records'
  *       last_use / last_write and returns a GpuJob. Anything unusual returns None (the Python
  *       general path then does the work and words the error); only a failed submission raises.
  */
@@ -55,7 +57,12 @@ typedef struct {
 
 /* interned attribute names, made once */
 static PyObject *s_generation, *s_obj, *s_pack, *s_count, *s_buffer, *s_last_use, *s_last_write,
-    *s_device, *s_value, *s_kernel_name, *s_writebacks, *s_buffers, *s_device_done, *s_empty;
+    *s_hazard, *s_device, *s_value, *s_kernel_name, *s_writebacks, *s_buffers, *s_device_done,
+    *s_empty;
+
+/* record hazard bits (cthreads/residency/arena.py READ_ONLY, OVERLAPS) */
+#define H_READ_ONLY 1
+#define H_OVERLAPS 2
 
 static int
 intern_names(void)
@@ -65,6 +72,7 @@ intern_names(void)
 #define I(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return -1;
     I(s_generation, "generation") I(s_obj, "obj") I(s_pack, "pack") I(s_count, "count")
     I(s_buffer, "buffer") I(s_last_use, "last_use") I(s_last_write, "last_write")
+    I(s_hazard, "hazard")
     I(s_device, "_device") I(s_value, "_value") I(s_kernel_name, "_kernel_name")
     I(s_writebacks, "_writebacks") I(s_buffers, "_buffers") I(s_device_done, "_device_done")
 #undef I
@@ -377,6 +385,19 @@ check_list(CtLauncher *self, const LParam *p, PyObject *a, PyObject **rec, PyObj
     }
     Py_UCS4 c = PyUnicode_READ_CHAR(pack, 0);
     if (c >= 128 || c == 0 || strchr(p->packs, (int)c) == NULL)
+        return 0;
+    /* a hazard this launch must refuse: the general path words it */
+    PyObject *hz = PyDict_GetItemWithError(d, s_hazard);
+    if (hz == NULL || !PyLong_CheckExact(hz)) {
+        PyErr_Clear();
+        return 0;
+    }
+    long h = PyLong_AsLong(hz);
+    if (h == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (((h & H_READ_ONLY) && p->writes) || ((h & H_OVERLAPS) && self->alias_check))
         return 0;
     Py_ssize_t n = PyLong_AsSsize_t(cnt);
     if (n < 0) {

@@ -2,7 +2,9 @@
 changes the output: kernel source and signature, options, compiler version, target caps.
 
 Entries are written atomically (temporary file + rename) under the per-user cache directory and
-carry a checksum, so a process killed mid-write never leaves an entry that loads wrong.
+carry a checksum, so a process killed mid-write never leaves an entry that loads wrong. Each
+entry also names the key it was stored under: a file renamed, copied or swapped onto another
+key's name is a miss (recompiled and overwritten), never another kernel run in its place.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from .artifact import CompiledKernel, PushField, PushLayout
 from .ir import ListType, Param, Scalar
 
 COMPILER_VERSION = "0.6.5"  # 0.6.5: float32 / correctly rounded (one fma correction step), long elif chains flat, deep kernels located errors, bodies past 255 inputs read the parameter block; 0.6.4: float min/max keep Python's NaN and signed zero meaning on NVIDIA, float subgroup_min/max NaN if any lane is, range() counters never wrap past stop; 0.6.3: constant float->int casts saturate, -1.5 is a literal; 0.6.2: (-inf) ** y as Python; 0.6.1: f16 rounding in integer steps; 0.6: float % and ** keep the sign of zero as Python; 0.5: f16/i8/i16/u8/u16/u64, proven shared indexes unguarded; 0.4: f64/i64/u32 types; 0.3: 2-D grids
-_MAGIC = b"CTK1"
+_MAGIC = b"CTK2"  # CTK2: the entry records its own key
 
 # Counts compilations that missed the cache in this process (tests assert on it, not timers).
 stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
@@ -42,9 +44,11 @@ def _type_from_json(data: list) -> Scalar | ListType:
     return ListType(scalar) if data[0] == "list" else scalar
 
 
-def encode(kernel: CompiledKernel) -> bytes:
-    """Serialize a compiled kernel into cache-file bytes."""
+def encode(kernel: CompiledKernel, key: str | None = None) -> bytes:
+    """Serialize a compiled kernel into cache-file bytes, stored under `key` (default: the
+    kernel's own cache key)."""
     meta = {
+        "entry_key": kernel.cache_key if key is None else key,
         "name": kernel.name,
         "params": [[p.name, _type_to_json(p.type), p.reads, p.writes] for p in kernel.params],
         "push": {
@@ -64,8 +68,9 @@ def encode(kernel: CompiledKernel) -> bytes:
     return _MAGIC + hashlib.sha256(body).digest() + body
 
 
-def decode(data: bytes) -> CompiledKernel:
-    """Inverse of `encode`; raises ValueError on any corruption."""
+def decode(data: bytes, key: str | None = None) -> CompiledKernel:
+    """Inverse of `encode`; raises ValueError on any corruption, and when `key` is given and
+    the entry was stored under another key (the file name alone is not trusted)."""
     if len(data) < 40 or data[:4] != _MAGIC:
         raise ValueError("not a cthreads kernel cache entry")
     digest, body = data[4:36], data[36:]
@@ -73,6 +78,10 @@ def decode(data: bytes) -> CompiledKernel:
         raise ValueError("cache entry checksum mismatch")
     n = int.from_bytes(body[:4], "little")
     meta = json.loads(body[4 : 4 + n])
+    if key is not None and meta.get("entry_key") != key:
+        raise ValueError(
+            f"cache entry was stored under key {meta.get('entry_key')!r}, not {key!r}"
+        )
     spirv = body[4 + n :]
     push = meta["push"]
     return CompiledKernel(
@@ -97,6 +106,7 @@ class KernelCache:
     """A directory of `<key>.ctk` files (plus an in-process dict in front of it)."""
 
     MAX_ENTRIES = 4096  # oldest entries beyond this are removed (generated-kernel workloads)
+    MAX_MEMORY = 512  # compiled kernels kept in memory (the oldest go first)
     _TRIM_EVERY = 64  # puts between two looks at the directory's size
 
     def __init__(
@@ -121,22 +131,34 @@ class KernelCache:
             return None
         path = self._path(key)
         try:
-            kernel = decode(path.read_bytes())
+            kernel = decode(path.read_bytes(), key)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError):
-            # A damaged entry is a miss; remove it so it is rebuilt cleanly.
+            # A damaged entry, or one of another key, is a miss; remove it so it is rebuilt
+            # cleanly.
             try:
                 path.unlink()
             except OSError:
                 pass
             return None
-        self._memory[key] = kernel
+        self._remember(key, kernel)
         stats["disk_hits"] += 1
         return kernel
 
+    def forget(self, key: str) -> None:
+        """Drop the in-memory copy of one entry (its kernel is gone); the file stays."""
+        self._memory.pop(key, None)
+
+    def _remember(self, key: str, kernel: CompiledKernel) -> None:
+        memory = self._memory
+        memory.pop(key, None)
+        memory[key] = kernel  # newest last: the dict's order is the age order
+        while len(memory) > self.MAX_MEMORY:
+            del memory[next(iter(memory))]  # the disk keeps it; a later get() reads it again
+
     def put(self, key: str, kernel: CompiledKernel) -> None:
-        self._memory[key] = kernel
+        self._remember(key, kernel)
         if not self.enabled:
             return
         try:
@@ -144,7 +166,7 @@ class KernelCache:
             fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.directory)
             try:
                 with os.fdopen(fd, "wb") as f:
-                    f.write(encode(kernel))
+                    f.write(encode(kernel, key))
                 os.replace(tmp, self._path(key))
             except BaseException:
                 os.unlink(tmp)

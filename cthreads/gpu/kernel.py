@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, overload
 
@@ -31,6 +32,12 @@ DEFAULT_WORKGROUP = (64, 1, 1)
 _lock = threading.RLock()
 _registry: dict[str, GpuKernel] = {}
 _generation = 0
+# Source keys of live kernel objects (several objects may share one: the same `def` run
+# again), and keys whose last kernel was garbage collected: their compiled forms and pipelines
+# are dropped at the next launch that builds one (launch/dispatch.py), unless a new kernel
+# object claimed the key meanwhile (a re-run of the same source keeps its pipeline).
+_live_keys: dict[str, int] = {}
+_orphaned: set[str] = set()
 
 
 class GpuKernel:
@@ -242,6 +249,7 @@ class GpuKernel:
                 h.update(repr(part).encode())
                 h.update(b"\0")
             key = self._source_key = h.hexdigest()[:32]
+            _claim(self, key)
         return key
 
     def _meta(self) -> dict[str, Any]:
@@ -382,6 +390,36 @@ def _register(kernel: GpuKernel) -> None:
             kernel.version = old.version + 1
         _registry[kernel.qualified_name] = kernel
         _generation += 1
+
+
+def _claim(kernel: GpuKernel, key: str) -> None:
+    """Count `kernel` as a live user of `key` until it is garbage collected."""
+    with _lock:
+        _live_keys[key] = _live_keys.get(key, 0) + 1
+        _orphaned.discard(key)
+    weakref.finalize(kernel, _release_key, key).atexit = False
+
+
+def _release_key(key: str) -> None:
+    # a finalizer (any thread, inside the garbage collector): bookkeeping only
+    with _lock:
+        n = _live_keys.pop(key, 1) - 1
+        if n > 0:
+            _live_keys[key] = n
+        else:
+            _orphaned.add(key)
+
+
+def take_orphaned_keys() -> list[str]:
+    """Source keys no live kernel object has any more (each returned once): what was built
+    for them can be freed."""
+    if not _orphaned:
+        return []
+    with _lock:
+        # copied first: a collection during the loop may run _release_key (same thread)
+        keys = list(_orphaned)
+        _orphaned.difference_update(keys)
+        return [k for k in keys if k not in _live_keys]
 
 
 def registered_kernels() -> list[GpuKernel]:

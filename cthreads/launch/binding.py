@@ -7,12 +7,14 @@ for Python lists happens in C (`Buffer.pack_list`), straight into mapped memory.
 
 from __future__ import annotations
 
+import array
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from ..compiler.ir import ListType, Param, Scalar
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, VulkanOutOfMemory
+from . import transfer
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 FLOAT32_MAX = 3.4028234663852886e38
@@ -90,9 +92,45 @@ def describe(value: Any) -> str:
     if dtype is not None and hasattr(value, "shape"):
         kind = "numpy array" if type(value).__module__.startswith("numpy") else type(value).__name__
         return f"{kind} of {dtype}"
+    if isinstance(value, memoryview):
+        return f"memoryview of {_format_name(value.format, value.itemsize)}"
+    if isinstance(value, array.array):
+        return f"array.array('{value.typecode}') of {_format_name(value.typecode, value.itemsize)}"
+    if isinstance(value, bytearray):
+        return "bytearray (uint8)"
+    if isinstance(value, bytes):
+        return "bytes (read-only uint8)"
     if isinstance(value, (list, tuple)) and value:
         return f"{type(value).__name__} of {type(value[0]).__name__}"
     return type(value).__name__
+
+
+def _format_name(fmt: str, itemsize: int) -> str:
+    """The element type of a buffer-protocol format, numpy-style (`float32`, `uint8`)."""
+    code = fmt.lstrip("@=<>!")
+    if code in ("e", "f", "d"):
+        return f"float{8 * itemsize}"
+    if code == "?":
+        return "bool"
+    if len(code) == 1 and code in "bhilqn":
+        return f"int{8 * itemsize}"
+    if len(code) == 1 and code in "BHILQN":
+        return f"uint{8 * itemsize}"
+    return f"format {fmt!r}"
+
+
+def _convert_hint(value: Any, formats: tuple, dtype_name: str) -> str:
+    """How to give a buffer the element type a list parameter needs, by the buffer's kind."""
+    np_name = dtype_name.split()[0]
+    if isinstance(value, array.array):
+        code = "B" if formats[0] == "?" else formats[0]
+        return f"build it as array.array('{code}', ...) ({np_name})"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"view it as {np_name}, e.g. numpy.frombuffer(buf, numpy.{np_name})"
+    return (
+        f"convert it explicitly, e.g. arr.astype(numpy.{np_name}); "
+        "cthreads never converts arrays silently"
+    )
 
 
 @dataclass
@@ -105,7 +143,8 @@ class ListArg:
     count: int  # elements
     nbytes: int
     pack: str  # native pack code
-    view: memoryview | None  # byte view for buffers; None for Python lists
+    view: memoryview | None  # byte view to copy through; None for Python lists and residents
+    memory: memoryview | None = None  # byte view of the caller's buffer (None for lists)
 
 
 def check_scalar(param: Param, value: Any) -> int | float:
@@ -122,12 +161,14 @@ def check_scalar(param: Param, value: Any) -> int | float:
         and -FLOAT32_MAX <= value <= FLOAT32_MAX
     ):
         return value
+    if getattr(value, "shape", ()) != ():
+        raise _array_for_scalar(param, value)  # before __float__/__index__ word it unnamed
     if param.type.bits == 16 and kind == "float":
         if isinstance(value, bool) or type(value).__name__ == "bool_":
             raise _type_error(param, value)
         if isinstance(value, (complex, str, bytes)) or not hasattr(value, "__float__"):
             raise _type_error(param, value)
-        v = float(value)
+        v = _to_float(param, value)
         h = _f16(v)
         if math.isfinite(v) and math.isinf(h):
             raise GpuInvalidArgument(
@@ -144,15 +185,7 @@ def check_scalar(param: Param, value: Any) -> int | float:
             raise _type_error(param, value)
         if isinstance(value, (complex, str, bytes)) or not hasattr(value, "__float__"):
             raise _type_error(param, value)
-        try:
-            return float(value)
-        except OverflowError:
-            raise GpuInvalidArgument(
-                f"`{param.name}` expects f64 (float64); got {value}, which overflows float64",
-                param=param.name,
-                expected="float64",
-                got=str(value),
-            ) from None
+        return _to_float(param, value)
     if (kind, param.type.bits) in INT_RANGES:
         if (
             isinstance(value, (bool, float))
@@ -165,10 +198,10 @@ def check_scalar(param: Param, value: Any) -> int | float:
         if not lo <= v <= hi:
             name = type_name(param.type)
             raise GpuInvalidArgument(
-                f"`{param.name}` expects {name}; got {v}, outside [{lo}, {hi}]",
+                f"`{param.name}` expects {name}; got {_show_int(v)}, outside [{lo}, {hi}]",
                 param=param.name,
                 expected=name,
-                got=str(v),
+                got=_show_int(v),
             )
         return v
     if kind == "bool":
@@ -189,10 +222,11 @@ def check_scalar(param: Param, value: Any) -> int | float:
         v = value.__index__()
         if not INT32_MIN <= v <= INT32_MAX:
             raise GpuInvalidArgument(
-                f"`{param.name}` expects int (int32); got {v}, outside [-2**31, 2**31 - 1]",
+                f"`{param.name}` expects int (int32); got {_show_int(v)}, outside "
+                "[-2**31, 2**31 - 1]",
                 param=param.name,
                 expected="int32",
-                got=str(v),
+                got=_show_int(v),
                 hint="device ints are 32-bit; pass a smaller value or split the work",
             )
         return v
@@ -204,18 +238,59 @@ def check_scalar(param: Param, value: Any) -> int | float:
     ):
         if isinstance(value, complex):
             raise _type_error(param, value)
-        v = float(value)
+        v = _to_float(param, value)
         if math.isfinite(v) and abs(v) > FLOAT32_MAX:
+            got = _show_int(value) if isinstance(value, int) else repr(v)
             raise GpuInvalidArgument(
-                f"`{param.name}` expects float (float32); got {v!r}, which overflows float32 "
+                f"`{param.name}` expects float (float32); got {got}, which overflows float32 "
                 "(it would become inf on the device)",
                 param=param.name,
                 expected="float32",
-                got=repr(v),
+                got=got,
                 hint="pass float('inf') explicitly if infinity is what you mean",
             )
         return v
     raise _type_error(param, value)
+
+
+def _show_int(v: int) -> str:
+    """An int for a message: in full unless it is very long."""
+    text = str(v)
+    return text if len(text) <= 24 else f"an int of {len(text.lstrip('-'))} digits"
+
+
+def _to_float(param: Param, value: Any) -> float:
+    """float(value), with an int too large for any float worded as an argument error."""
+    try:
+        return float(value)
+    except OverflowError:
+        name = type_name(param.type)
+        got = _show_int(value) if isinstance(value, int) else describe(value)
+        target = name.split("(")[-1].rstrip(")")
+        raise GpuInvalidArgument(
+            f"`{param.name}` expects {name}; got {got}, which overflows {target}"
+            + (" (it would become inf on the device)" if target == "float32" else ""),
+            param=param.name,
+            expected=name,
+            got=got,
+            hint="pass float('inf') explicitly if infinity is what you mean",
+        ) from None
+
+
+def _array_for_scalar(param: Param, value: Any) -> GpuArgumentTypeError:
+    """An array (or buffer) passed for a scalar: numpy scalars and 0-d arrays are scalars, an
+    array of any shape, one element included, is not."""
+    name = type_name(param.type)
+    shape = tuple(getattr(value, "shape", None) or ())
+    got = f"{describe(value)} of shape {shape}"
+    return GpuArgumentTypeError(
+        f"`{param.name}` expects {name}; got {got}",
+        param=param.name,
+        expected=name,
+        got=got,
+        hint="pass a number: arr.item() or arr[0] for a one-element array (numpy scalars such "
+        "as numpy.float32(1) are accepted)",
+    )
 
 
 def _f16(v: float) -> float:
@@ -248,7 +323,7 @@ def check_list(index: int, param: Param, value: Any) -> ListArg:
                 hint="kernels need at least one element per list parameter",
             )
         return ListArg(index, param, value, len(value), len(value) * itemsize, pack, None)
-    if isinstance(value, (str, bytes, tuple, dict, set)) or not _has_buffer(value):
+    if isinstance(value, (str, tuple, dict, set)) or not _has_buffer(value):
         raise _type_error(param, value)
     view = memoryview(value)
     fmt = view.format.lstrip("@=<")
@@ -259,8 +334,7 @@ def check_list(index: int, param: Param, value: Any) -> ListArg:
             param=param.name,
             expected=dtype_name,
             got=got,
-            hint=f"convert it explicitly, e.g. arr.astype(numpy.{dtype_name.split()[0]}); "
-            "cthreads never converts arrays silently",
+            hint=_convert_hint(value, formats, dtype_name),
         )
     if not view.c_contiguous:
         raise GpuInvalidArgument(
@@ -283,10 +357,12 @@ def check_list(index: int, param: Param, value: Any) -> ListArg:
             param=param.name,
             expected="a writable buffer",
             got="read-only buffer",
-            hint="pass a writable copy (e.g. arr.copy())",
+            hint="pass a writable copy (e.g. bytearray(b))"
+            if isinstance(value, bytes)
+            else "pass a writable copy (e.g. arr.copy())",
         )
     flat = view.cast("B") if view.ndim != 1 or view.format != "B" else view
-    return ListArg(index, param, value, view.nbytes // itemsize, view.nbytes, pack, flat)
+    return ListArg(index, param, value, view.nbytes // itemsize, view.nbytes, pack, flat, flat)
 
 
 def _has_buffer(value: Any) -> bool:
@@ -297,23 +373,42 @@ def _has_buffer(value: Any) -> bool:
     return True
 
 
-def check_aliasing(lists: list[ListArg]) -> None:
-    """Refuse one object passed for two list parameters when the kernel writes either: each list
-    is its own device buffer, so Python's aliasing could not be honoured."""
-    if len({id(arg.value) for arg in lists}) == len(lists):
-        return  # the common case: all distinct
-    seen: dict[int, ListArg] = {}
-    for arg in lists:
-        other = seen.get(id(arg.value))
-        if other is not None and (arg.param.writes or other.param.writes):
-            written = arg.param.name if arg.param.writes else other.param.name
-            raise GpuInvalidArgument(
-                f"the same object is passed as `{other.param.name}` and `{arg.param.name}`, and "
-                f"the kernel writes `{written}`",
-                param=arg.param.name,
-                hint="pass a copy for one of them",
-            )
-        seen[id(arg.value)] = arg
+def write_back(writebacks: list[tuple[ListArg | None, Any]]) -> None:
+    """Copy a finished launch's results into the caller's objects: `(arg, source)` pairs, the
+    source a download buffer or a GpuArena record. One list that cannot take its results (a
+    Python list resized since the launch) loses only its own: every other list is written
+    back first, then the first error is raised (later ones as notes)."""
+    errors: list[BaseException] = []
+    for arg, source in writebacks:
+        try:
+            if hasattr(source, "download"):  # resident in a GpuArena: it checks its length
+                source.download()
+            elif arg.view is None:
+                check_length(arg.param.name, arg.value, arg.count, "gpu()", "join()")
+                source.unpack_into_list(arg.value, arg.pack)
+            else:
+                transfer.read_into(source, arg.view)
+        except Exception as exc:  # noqa: BLE001 - raised below, after the other lists
+            errors.append(exc)
+    if errors:
+        first = errors[0]
+        for other in errors[1:]:
+            first.add_note(f"also: {other}")
+        raise first.with_traceback(None)
+
+
+def check_length(name: str, lst: list, count: int, since: str, until: str) -> None:
+    """Refuse to write `count` results into a Python list whose length changed since `since`."""
+    if len(lst) != count:
+        raise GpuInvalidArgument(
+            f"`{name}` length changed between {since} and {until}: it had {count} "
+            f"elements then and has {len(lst)} now, so its results were not written back "
+            "(every other list was)",
+            param=name,
+            expected=f"{count} elements",
+            got=f"{len(lst)} elements",
+            hint="do not resize a list while a launch that writes it is running: join() first",
+        )
 
 
 def device_buffer_for(device: Any, name: str, count: int, nbytes: int) -> Any:

@@ -15,10 +15,13 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..compiler.cache import cache_key
+from ..compiler.target import DEFAULT_TARGET
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..residency.arena import PACK_SIZE, _resident, resident_fits
 from . import fastpath, session, transfer
-from .binding import ListArg, check_aliasing, check_list, check_scalar, device_buffer_for, type_name
+from .aliasing import check_aliasing
+from .binding import ListArg, check_list, check_scalar, device_buffer_for, type_name
 from .gpujob import GpuJob
 
 if TYPE_CHECKING:
@@ -127,6 +130,13 @@ def _kernel_class() -> type:
     return GpuKernel
 
 
+def _take_orphaned_keys() -> list:
+    """The source keys of kernels no longer referenced (gpu/kernel.py counts them)."""
+    from ..gpu.kernel import take_orphaned_keys
+
+    return take_orphaned_keys()
+
+
 def gpu(
     fn: _GpuKernel,
     *args: Any,
@@ -153,7 +163,8 @@ def gpu(
     if type(fn) is not kernel_class and not isinstance(fn, kernel_class):
         name = getattr(fn, "__name__", type(fn).__name__)
         raise TypeError(
-            f"gpu() needs a @Gpu kernel as its first argument; got `{name}`, which is not decorated with @Gpu"
+            f"gpu() needs a @Gpu kernel (a callable decorated with @Gpu) as its first argument; "
+            f"got `{name}`, which is {'not decorated with @Gpu' if callable(fn) else 'not callable'}"
         )
     if kwargs:
         names = ", ".join(f"`{k}`" for k in kwargs)
@@ -167,11 +178,12 @@ def gpu(
     prep = session.state.prepared.get(fn.source_key)
     if prep is None or prep.generation != session.state.generation:
         with session.state.lock:
+            forget_kernels(_take_orphaned_keys())  # redefined kernels' pipelines
             prep = session.kernel_for_launch(fn)
     if len(args) != len(prep.compiled.params):
         raise TypeError(
             f"kernel `{fn.name}` takes {len(fn.param_names)} argument(s) "
-            f"({', '.join(fn.param_names)}); got {len(args)}"
+            f"({', '.join(fn.param_names)}); got {len(args)}, expected {len(fn.param_names)} args"
         )
     if timed or grid3 is not None:
         return _launch(prep, session.state.device, args, timed=timed, grid=grid3)
@@ -186,6 +198,22 @@ def gpu(
     if job is not None:
         return job
     return _launch(prep, session.state.device, args)
+
+
+def forget_kernels(source_keys: list[str]) -> None:
+    """Drop what was built for kernels no longer alive (redefined, then unreferenced): their
+    pipelines, launchers and compiled forms in memory. A pipeline goes once no launch in
+    flight holds it (batches keep theirs); the on-disk cache keeps the SPIR-V."""
+    if not source_keys:
+        return
+    state = session.state
+    targets = {t.key() for t in (state.target, DEFAULT_TARGET) if t is not None}
+    for key in source_keys:
+        state.prepared.pop(key, None)
+        state.errors.pop(key, None)
+        state.logged.discard(key)
+        for target in targets:
+            state.cache.forget(cache_key(key, target))
 
 
 def _no_fast_path(args: tuple) -> None:
@@ -265,10 +293,14 @@ def _launch(
                 or not resident_fits(res.pack, param.type.elem)
             ):
                 _check_resident(param, value, res)
+            if param.writes and res.view is not None and res.view.readonly:
+                _read_only_resident(param, value, res)
             resident[i] = res
             addr[i] = res.buffer.address
             count[i] = res.count
-            lists.append(ListArg(i, param, value, res.count, res.nbytes, res.pack, None))
+            lists.append(
+                ListArg(i, param, value, res.count, res.nbytes, res.pack, None, res.view)
+            )
         else:
             lists.append(check_list(i, param, value))
     if len(lists) > 1 and plan.writes_lists:
@@ -352,7 +384,7 @@ def _check_resident(param: Any, value: Any, res: Any) -> None:
     if res.count != n:
         raise GpuInvalidArgument(
             f"`{param.name}` is bound in a GpuArena as `{res.name}` with {res.count} "
-            f"elements but now has {n}",
+            f"elements but now has {n}: its length changed since it was bound",
             param=param.name,
             hint=f"re-bind it (arena.bind({res.name}=...)) after changing its length",
         )
@@ -365,6 +397,21 @@ def _check_resident(param: Any, value: Any, res: Any) -> None:
             hint=f"bind it with arena.bind_as({param.type.elem}, {res.name}=...) or as a numpy "
             "array of that element type",
         )
+
+
+def _read_only_resident(param: Any, value: Any, res: Any) -> None:
+    """A kernel writing a read-only array bound in an arena: refused at the launch, before
+    anything runs (its results could never reach the array)."""
+    from .binding import describe
+
+    raise GpuInvalidArgument(
+        f"`{param.name}` is written by the kernel but is a read-only {describe(value)} bound "
+        f"in a GpuArena as `{res.name}`",
+        param=param.name,
+        expected="a writable array",
+        got="read-only array",
+        hint=f"bind a writable copy (arena.bind({res.name}=arr.copy())) and pass that",
+    )
 
 
 def _fill(buf: Any, arg: ListArg) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ..residency.arena import _Resident, _resident
+from ..residency.arena import OVERLAPS, READ_ONLY, _Resident, _resident
 from ..runtime import native as _native_access
 from . import session
 from .binding import FLOAT16_MAX, INT32_MAX, INT32_MIN, INT_RANGES, list_format
@@ -80,7 +80,9 @@ def _param_entry(p: Any) -> tuple:
     return (_P_INT, lo, hi, "", 0, 0)
 
 
-_RECORD_FIELDS = ("obj", "generation", "pack", "count", "buffer", "last_use", "last_write")
+_RECORD_FIELDS = (
+    "obj", "generation", "pack", "count", "buffer", "last_use", "last_write", "hazard",
+)  # fmt: skip
 
 
 def _plain_attributes(cls: type, names: tuple) -> bool:
@@ -162,6 +164,8 @@ def _build_python(prep: Any, plan: Any, device: Any) -> Any:
     names = [f"a{i}" for i in range(len(params))]
     lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args")
     lists = []
+    n_lists = sum(1 for p in params if p.is_list)
+    alias_check = n_lists > 1 and any(p.is_list and p.writes for p in params)
     for i, p in enumerate(params):
         a = names[i]
         if not p.is_list:
@@ -178,6 +182,11 @@ def _build_python(prep: Any, plan: Any, device: Any) -> Any:
         lines.append(
             f"    if (len({a}) if type({a}) is list else MV({a}).nbytes // {itemsize}) != {r}.count: return None"
         )
+        # a read-only buffer the kernel writes, or buffers sharing bytes next to a written
+        # list: the general path refuses them with a message (arena.READ_ONLY, OVERLAPS)
+        bits = (READ_ONLY if p.writes else 0) | (OVERLAPS if alias_check else 0)
+        if bits:
+            lines.append(f"    if {r}.hazard & {bits}: return None")
     if len(lists) > 1 and any(p.writes for _, p, _ in lists):
         # one object for two list parameters: the general path refuses it with a message
         ids = ", ".join(f"ID({names[i]})" for i, _, _ in lists)

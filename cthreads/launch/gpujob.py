@@ -14,8 +14,7 @@ from typing import Any
 
 from ..errors import GpuTimeout
 from ..job import Job
-from . import transfer
-from .binding import ListArg
+from .binding import ListArg, write_back
 from .completion import watcher_for
 
 
@@ -119,16 +118,18 @@ class GpuJob(Job):
         if lock is None:  # setdefault is atomic: two threads joining at once share one lock
             lock = self.__dict__.setdefault("_lock", threading.Lock())
         with lock:
-            if self._writebacks and download:
-                for arg, source in self._writebacks:
-                    if hasattr(source, "download"):  # resident in a GpuArena
-                        source.download()
-                    elif arg.view is None:
-                        source.unpack_into_list(arg.value, arg.pack)
-                    else:
-                        transfer.read_into(source, arg.view)
-            self._writebacks = []
-            self._state = "done"
-            for buf in self._buffers:
-                buf.release()
-            self._buffers = []
+            try:
+                if self._writebacks and download:
+                    write_back(self._writebacks)  # every list it can; then raises the first error
+            except Exception:
+                self._done()  # what could be written back was; the error is reported once
+                raise
+            # (an interrupt, Ctrl-C, leaves the job as it was: a later join() copies again)
+            self._done()
+
+    def _done(self) -> None:
+        self._writebacks = []
+        self._state = "done"
+        for buf in self._buffers:
+            buf.release()
+        self._buffers = []

@@ -11,6 +11,7 @@ for launches still reading the old contents.
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,9 +49,15 @@ def resident_fits(pack: str, elem: Any) -> bool:
     return pack == code or (pack == "B" and code == "C")
 
 
+# _Resident.hazard bits: what makes a launch leave the fast paths for dispatch._launch, which
+# words the error (fastpath.py and native/launch.c read the field)
+READ_ONLY = 1  # a read-only buffer: refused for a list the kernel writes
+OVERLAPS = 2  # shares bytes with another resident buffer: refused next to a written list
+
+
 @dataclass
 class _Resident:
-    arena: GpuArena
+    arena_ref: Any  # weakref.ref of the arena: the registry must not keep arenas alive
     name: str
     obj: Any
     count: int
@@ -63,6 +70,13 @@ class _Resident:
     last_write: int = 0  # timeline value of the newest launch that writes it
     last_use: int = 0  # timeline value of the newest launch that touches it
     explicit: bool = False  # a Python list packed as the type given to bind_as()
+    hazard: int = 0  # READ_ONLY | OVERLAPS
+    synced: int = 0  # the last_write whose contents the host object holds (bind, download)
+    span: tuple | None = None  # [start, end) host addresses of a buffer object
+
+    @property
+    def arena(self) -> GpuArena | None:
+        return self.arena_ref()
 
     @property
     def kind(self) -> str:
@@ -78,7 +92,18 @@ class _Resident:
 
     def download(self) -> None:
         """Copy the device contents into the bound Python object (after its writers finish)."""
+        from ..launch import transfer
+        from ..launch.binding import check_length
+
         self.check_alive()
+        if self.view is None:
+            check_length(self.name, self.obj, self.count, "arena.bind()", "its download")
+        elif self.view.readonly:
+            return  # no launch may write it (dispatch refuses), and the host could not take it
+        if self.hazard & OVERLAPS and self.last_write == self.synced:
+            # unwritten since the host had it: its old bytes would land on the memory it shares
+            # with another bound buffer, over what a launch wrote there
+            return
         self.device.wait(self.last_write)
         source = self.buffer
         staging = None
@@ -98,6 +123,7 @@ class _Resident:
                 from ..launch import transfer
 
                 transfer.read_into(source, self.view)
+            self.synced = self.last_write
         finally:
             if staging is not None:
                 staging.release()
@@ -108,12 +134,13 @@ class _Resident:
         if self.buffer.host_visible:
             self.device.wait(self.last_use)  # no torn reads by launches still in flight
             _fill(self.buffer, self)
+            self.synced = self.last_write
             return
         staging = self.device.buffer(self.nbytes, usage="upload")
         try:
             _fill(staging, self)
             # Queue-ordered after every earlier launch, so no wait is needed.
-            self.last_use = self.last_write = self.device.submit(
+            self.last_use = self.last_write = self.synced = self.device.submit(
                 [("copy", staging, self.buffer, self.nbytes, 0, 0)], keep=(staging, self.buffer)
             )
         finally:
@@ -132,12 +159,59 @@ def _fill(buf: Any, res: _Resident) -> None:
         transfer.write(buf, res.view)
 
 
+def _set_shape(res: _Resident) -> None:
+    """Fill `res.hazard` and `res.span` from its view, and flag every pair of resident
+    buffers that share bytes (the fast paths then step aside; dispatch decides)."""
+    from ..launch.aliasing import buffer_span, overlap
+
+    view = res.view
+    res.hazard &= ~READ_ONLY
+    if view is None:
+        return
+    if view.readonly:
+        res.hazard |= READ_ONLY
+    res.span = buffer_span(view)
+    for other in list(_resident.values()):
+        if other is not res and other.span is not None and overlap(res.span, other.span):
+            other.hazard |= OVERLAPS
+            res.hazard |= OVERLAPS
+
+
+def _unregister(res: _Resident) -> None:
+    """Remove `res` from the registry (its buffer is released by the caller, or with the
+    record); buffers it overlapped are looked at again."""
+    if _resident.get(id(res.obj)) is res:
+        del _resident[id(res.obj)]
+    if res.hazard & OVERLAPS:
+        from ..launch.aliasing import overlap
+
+        others = [r for r in list(_resident.values()) if r.hazard & OVERLAPS]
+        for r in others:
+            if not any(o is not r and overlap(r.span, o.span) for o in others):
+                r.hazard &= ~OVERLAPS
+
+
+def _forget_arena(slots: dict[str, _Resident]) -> None:
+    """The finalizer of an arena dropped without release(): unregister its objects (they can
+    be bound again) and let go of its records. A record's buffer returns to the pool when the
+    record goes, so a job still pending on it (which holds it) downloads first; the pool reuses
+    memory only once the device passed its last use. No lock and no wait: it may run inside
+    the garbage collector, on any thread."""
+    for res in list(slots.values()):
+        _unregister(res)
+    slots.clear()
+
+
+def _written(res: _Resident) -> int:
+    return res.last_write
+
+
 def lookup(obj: Any) -> _Resident | None:
     """The resident record of `obj` if some arena has it bound."""
     return _resident.get(id(obj))
 
 
-def _describe_shape(obj: Any) -> tuple[str, int, int, memoryview | None]:
+def _describe_shape(name: str, obj: Any) -> tuple[str, int, int, memoryview | None]:
     """(pack code, element count, bytes, byte view or None) of a bindable object."""
     if isinstance(obj, list):
         first = obj[0]
@@ -155,15 +229,20 @@ def _describe_shape(obj: Any) -> tuple[str, int, int, memoryview | None]:
     if (fmt, view.itemsize) not in _BUFFER_FORMATS:
         dtype = getattr(obj, "dtype", fmt)
         raise GpuArgumentTypeError(
-            f"cannot bind an array of {dtype}: arenas hold float16/32/64, int8/16/32/64, "
-            "uint8/16/32/64 and bool data",
+            f"`{name}`: cannot bind an array of {dtype}: arenas hold float16/32/64, "
+            "int8/16/32/64, uint8/16/32/64 and bool data",
+            param=name,
             expected="float16/32/64, int8/16/32/64, uint8/16/32/64 or bool",
             got=str(dtype),
             hint="convert it explicitly, e.g. arr.astype(numpy.float32)",
         )
     if not view.c_contiguous:
         raise GpuInvalidArgument(
-            "cannot bind a non-contiguous array", hint="pass numpy.ascontiguousarray(arr)"
+            f"`{name}`: cannot bind a non-contiguous array",
+            param=name,
+            expected="C-contiguous",
+            got="non-contiguous",
+            hint="pass numpy.ascontiguousarray(arr)",
         )
     flat = view.cast("B")
     return _BUFFER_FORMATS[fmt, view.itemsize], view.nbytes // view.itemsize, view.nbytes, flat
@@ -200,6 +279,9 @@ class GpuArena:
     def __init__(self) -> None:
         self._slots: dict[str, _Resident] = {}
         self._released = False
+        # dropped without release(): its buffers go back and its objects can be bound again
+        self._finalizer = weakref.finalize(self, _forget_arena, self._slots)
+        self._finalizer.atexit = False  # at exit the device goes anyway
 
     # -- SPEC §7 ------------------------------------------------------------------------------
     def bind(self, **named: Any) -> GpuArena:
@@ -229,14 +311,18 @@ class GpuArena:
     def sync(self, *names: str) -> None:
         """Download the named resident objects (all when no name) into the bound objects."""
         self._check_open("sync")
-        for name in names or tuple(self._slots):
-            res = self._slots.get(name)
-            if res is None:
+        for name in names:
+            if name not in self._slots:
                 raise GpuInvalidArgument(
                     f"arena has no binding named `{name}`; bound: {self.names() or 'none'}",
                     param=name,
                 )
-            res.download()
+        # one list resized since bind() loses only its own results: the others are synced.
+        # Oldest writes first: where bound buffers share memory, the newest results land last.
+        from ..launch.binding import write_back
+
+        records = sorted((self._slots[n] for n in names or tuple(self._slots)), key=_written)
+        write_back([(None, res) for res in records])
 
     def release(self) -> None:
         """Free every device buffer; later `bind`/`sync` raise `GpuInvalidArgument`."""
@@ -244,6 +330,7 @@ class GpuArena:
             for res in list(self._slots.values()):
                 self._drop(res)
             self._released = True
+            self._finalizer.detach()
 
     def names(self) -> list[str]:
         """Names currently bound."""
@@ -312,16 +399,16 @@ class GpuArena:
         if other is not None and other.generation != runtime.current_generation():
             # its device was shut down: the old binding is dead (using it raises), so it must
             # not keep the object from being bound again
-            del _resident[id(obj)]
+            _unregister(other)
             other = None
-        if other is not None and (other.arena is not self or other.name != name):
-            where = "this arena" if other.arena is self else "another arena"
+        if other is not None and (other.arena_ref() is not self or other.name != name):
+            where = "this arena" if other.arena_ref() is self else "another arena"
             raise GpuInvalidArgument(
                 f"`{name}`: this object is already bound as `{other.name}` in {where}",
                 param=name,
                 hint="bind a copy, or release the other binding first",
             )
-        pack, count, nbytes, view = _describe_shape(obj)
+        pack, count, nbytes, view = _describe_shape(name, obj)
         old = self._slots.get(name)
         explicit = False
         if fmt is not None:
@@ -332,6 +419,7 @@ class GpuArena:
         if old is not None and old.obj is obj and old.count == count and old.pack == pack:
             old.view = view
             old.explicit = explicit
+            _set_shape(old)  # writable then, read-only now (or back)
             old.upload()  # host edits become visible
             return
         from ..launch.binding import device_buffer_for
@@ -339,8 +427,9 @@ class GpuArena:
         device = runtime.get_device()
         buffer = device_buffer_for(device, name, count, nbytes)
         res = _Resident(
-            self, name, obj, count, nbytes, pack, view, buffer, device, device.generation
-        )
+            weakref.ref(self), name, obj, count, nbytes, pack, view, buffer, device,
+            device.generation,
+        )  # fmt: skip
         res.explicit = explicit
         try:
             self._upload_new(res)
@@ -351,6 +440,7 @@ class GpuArena:
             self._drop(old)
         self._slots[name] = res
         _resident[id(obj)] = res
+        _set_shape(res)
         created.append(res)
 
     @staticmethod
@@ -366,8 +456,7 @@ class GpuArena:
     def _drop(self, res: _Resident) -> None:
         if self._slots.get(res.name) is res:
             del self._slots[res.name]
-        if _resident.get(id(res.obj)) is res:
-            del _resident[id(res.obj)]
+        _unregister(res)
         try:
             res.buffer.release()
         except GpuUseAfterDestroy:

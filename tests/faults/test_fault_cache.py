@@ -165,3 +165,83 @@ def test_pipeline_cache_save_killed_and_garbage_pipeline_cache(tmp_path):
     good_run(script, cache_dir)
     pipeline_file.write_bytes(b"not a pipeline cache")
     good_run(script, cache_dir)
+
+
+TWO_KERNELS = textwrap.dedent(
+    """
+    import json
+    from cthreads.compiler import cache
+    from cthreads.gpu import GlobalIdx, Gpu, gpu
+    from cthreads.runtime import validation_messages
+
+    @Gpu
+    def plus_one(n: int, x: list[float], out: list[float]) -> None:
+        i: int = GlobalIdx.x
+        if i < n:
+            out[i] = x[i] + 1.0
+
+    @Gpu
+    def times_three(n: int, x: list[float], out: list[float]) -> None:
+        i: int = GlobalIdx.x
+        if i < n:
+            out[i] = x[i] * 3.0
+
+    x = [float(v) for v in range(50)]
+    a, b = [0.0] * 50, [0.0] * 50
+    gpu(plus_one, 50, x, a).join()
+    gpu(times_three, 50, x, b).join()
+    ok = a == [v + 1.0 for v in x] and b == [v * 3.0 for v in x]
+    print(json.dumps({"ok": ok, "compiled": cache.stats["compiled"],
+                      "disk_hits": cache.stats["disk_hits"], "messages": validation_messages()}))
+    """
+)
+
+
+def test_swapped_kernel_cache_entries_are_misses(tmp_path):
+    """Two entries with valid checksums under each other's names (a copied or restored cache
+    directory): the file name is not trusted, each is a miss, recompiled and overwritten."""
+    script = tmp_path / "two.py"
+    script.write_text(TWO_KERNELS)
+    cache_dir = tmp_path / "cache"
+    assert good_run(script, cache_dir)["compiled"] == 2
+    first, second = entries(cache_dir)
+    data_first, data_second = first.read_bytes(), second.read_bytes()
+    first.write_bytes(data_second)
+    second.write_bytes(data_first)
+    assert_all_entries_decode(cache_dir)  # both still pass their checksums
+
+    swapped = good_run(script, cache_dir)  # `ok`: the right kernel ran for each
+    assert swapped["compiled"] == 2 and swapped["disk_hits"] == 0, swapped
+    for path in entries(cache_dir):
+        decode(path.read_bytes(), path.stem)  # overwritten with the entry of its own key
+    again = good_run(script, cache_dir)
+    assert again["compiled"] == 0 and again["disk_hits"] == 2, again
+
+
+def test_cache_entry_names_its_key(tmp_path):
+    from cthreads.compiler.cache import KernelCache, encode
+
+    store = KernelCache(tmp_path)
+    store.put("k1", _any_compiled())
+    (tmp_path / "k2.ctk").write_bytes((tmp_path / "k1.ctk").read_bytes())
+    assert KernelCache(tmp_path).get("k1") is not None
+    assert KernelCache(tmp_path).get("k2") is None  # a copy under another name: a miss
+    assert not (tmp_path / "k2.ctk").exists()
+    with pytest.raises(ValueError, match="stored under key 'k1'"):
+        decode(encode(_any_compiled(), "k1"), "k2")
+
+
+def _any_compiled():
+    from cthreads.gpu import GlobalIdx, Gpu
+    from cthreads.gpu.kernel import unregister
+
+    @Gpu
+    def cache_key_probe(n: int, out: list[int]) -> None:
+        i: int = GlobalIdx.x
+        if i < n:
+            out[i] = i
+
+    try:
+        return cache_key_probe.compiled()
+    finally:
+        unregister(cache_key_probe)

@@ -153,6 +153,10 @@ def test_every_unusual_argument_returns_none():
             (n, float("nan"), True, xs, ks, bs),
             (n, float("inf"), True, xs, ks, bs),
             (n, 1e39, True, xs, ks, bs),  # overflows float32
+            (n, 10**400, True, xs, ks, bs),  # an int too large for any float
+            (n, np.array([1.5]), True, xs, ks, bs),  # a one-element array is not a scalar
+            (np.array([n]), 1.5, True, xs, ks, bs),
+            (n, np.float32(1.5), True, xs, ks, bs),  # numpy scalars: the general path converts
             (n, 1.5, 1, xs, ks, bs),  # int for bool
             (n, 1.5, None, xs, ks, bs),
             (n, 1.5, True, list(xs), ks, bs),  # an equal but not resident list

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cthreads.gpu import GlobalIdx, Gpu, gpu
+from cthreads.gpu import GlobalIdx, Gpu, GpuInvalidArgument, gpu
 from cthreads.launch import session
 
 
@@ -40,5 +40,7 @@ def test_a_set_width_is_used_and_every_index_runs_once(monkeypatch, width):
 @pytest.mark.parametrize("raw", ["0", "96", "2048", "wide"])
 def test_a_bad_width_names_the_variable(monkeypatch, raw):
     monkeypatch.setenv("CTHREADS_WORKGROUP", raw)
-    with pytest.raises(ValueError, match="CTHREADS_WORKGROUP must be a power of two"):
+    with pytest.raises(GpuInvalidArgument, match="CTHREADS_WORKGROUP must be a power of two") as e:
         session.physical_workgroup(session.state.device or session._current_device())
+    assert e.value.param == "CTHREADS_WORKGROUP" and repr(raw) in str(e.value)
+    assert "1024" in str(e.value) and "256" in str(e.value)  # the allowed values, the default

@@ -5,7 +5,9 @@ every case a valid launch must still succeed."""
 
 from __future__ import annotations
 
+import array
 import asyncio
+import os
 
 import numpy as np
 import pytest
@@ -35,6 +37,33 @@ def flags(n: int, f: list[bool], out: list[int]) -> None:
     i: int = GlobalIdx.x
     if i < n and f[i]:
         out[i] = 1
+
+
+@Gpu
+def set_flags(n: int, f: list[bool]) -> None:
+    i: int = GlobalIdx.x
+    if i < n:
+        f[i] = True
+
+
+def k_fresh(x: list[float]) -> None:
+    x[0] = 1.0
+
+
+def workgroup_env(raw: str):
+    """A first launch of a kernel with CTHREADS_WORKGROUP set to `raw` (read when its pipeline
+    is built)."""
+    kernel = Gpu(k_fresh)
+    old = os.environ.get("CTHREADS_WORKGROUP")
+    os.environ["CTHREADS_WORKGROUP"] = raw
+    try:
+        gpu(kernel, [0.0]).join()
+    finally:
+        if old is None:
+            del os.environ["CTHREADS_WORKGROUP"]
+        else:
+            os.environ["CTHREADS_WORKGROUP"] = old
+        unregister(kernel)
 
 
 def good(*over):
@@ -199,6 +228,24 @@ def arena_length_changed():
         a.release()
 
 
+def grown_before_join():
+    y = [0.0, 0.0, 0.0]
+    job = gpu(axpy, 3, 1.0, [1.0, 2.0, 3.0], y)
+    y.append(0.0)
+    job.join()
+
+
+def arena_read_only_written():
+    ro = ro_array()
+    with GpuArena().bind(out=ro):
+        gpu(axpy, 3, 1.0, [1.0, 2.0, 3.0], ro)
+
+
+def overlapping_views():
+    base = np.zeros(6, np.float32)
+    gpu(axpy, 3, 1.0, base[:3], base[1:4])
+
+
 def arena_sync_unknown():
     a = GpuArena().bind(x=[1.0])
     try:
@@ -222,6 +269,14 @@ CASES = [
     ("int-underflow", lambda: good((0, -(2**31) - 1)), GpuInvalidArgument, "`n` expects int (int32)"),
     ("float-overflow", lambda: good((1, 1e300)), GpuInvalidArgument, "`a` expects float (float32); got 1e+300"),
     ("complex-for-float", lambda: good((1, 1j)), TypeError, "`a` expects float (float32); got complex"),
+    ("huge-int-for-float", lambda: good((1, 10**400)), GpuInvalidArgument, "`a` expects float (float32); got an int of 401 digits, which overflows float32"),
+    ("pow2-1000-for-float", lambda: good((1, 2**1000)), GpuInvalidArgument, "`a` expects float (float32); got an int of 302 digits, which overflows float32"),
+    ("huge-int-for-int", lambda: good((0, 10**400)), GpuInvalidArgument, "`n` expects int (int32); got an int of 401 digits, outside"),
+    ("1-element-array-for-float", lambda: good((1, np.array([2.0]))), TypeError, "`a` expects float (float32); got numpy array of float64 of shape (1,)"),
+    ("1-element-array-for-int", lambda: good((0, np.array([3]))), TypeError, "`n` expects int (int32); got numpy array of int64 of shape (1,)"),
+    ("array-for-float", lambda: good((1, np.ones(3, np.float32))), TypeError, "`a` expects float (float32); got numpy array of float32 of shape (3,)"),
+    ("memoryview-for-float", lambda: good((1, memoryview(b"abcd"))), TypeError, "`a` expects float (float32); got memoryview of uint8 of shape (4,)"),
+    ("list-for-float", lambda: good((1, [2.0])), TypeError, "`a` expects float (float32); got list of float"),
     ("float-for-list", lambda: good((2, 1.0)), TypeError, "`x` expects list[float] (float32); got float"),
     ("tuple-for-list", lambda: good((2, (1.0, 2.0))), TypeError, "`x` expects list[float] (float32); got tuple"),
     ("dict-for-list", lambda: good((2, {0: 1.0})), TypeError, "`x` expects list[float] (float32); got dict"),
@@ -233,6 +288,15 @@ CASES = [
     ("float64-array", lambda: good((2, np.zeros(3))), TypeError, "got numpy array of float64"),
     ("int32-array-for-float", lambda: good((2, np.zeros(3, np.int32))), TypeError, "got numpy array of int32"),
     ("float16-array", lambda: good((2, np.zeros(3, np.float16))), TypeError, "got numpy array of float16"),
+    ("memoryview-non-contiguous", lambda: good((2, memoryview(np.zeros(6, np.float32))[::2])), GpuInvalidArgument, "`x` expects a C-contiguous buffer; got a non-contiguous memoryview of float32"),
+    ("bytes-for-float-list", lambda: good((2, bytes(12))), TypeError, "`x` expects list[float] (float32); got bytes (read-only uint8)"),
+    ("bytes-for-written-list", lambda: gpu(set_flags, 2, b"\x00\x01"), GpuInvalidArgument, "`f` is written by the kernel but the bytes (read-only uint8) passed is read-only"),
+    ("bytearray-for-float-list", lambda: good((2, bytearray(12))), TypeError, "`x` expects list[float] (float32); got bytearray (uint8)"),
+    ("array-wrong-typecode", lambda: good((2, array.array("d", [1.0, 2.0, 3.0]))), TypeError, "`x` expects list[float] (float32); got array.array('d') of float64. build it as array.array('f'"),
+    ("array-int-for-float", lambda: good((3, array.array("i", [0, 0, 0]))), TypeError, "`y` expects list[float] (float32); got array.array('i') of int32"),
+    ("str-for-list", lambda: good((2, "abc")), TypeError, "`x` expects list[float] (float32); got str"),
+    ("workgroup-env-abc", lambda: workgroup_env("abc"), GpuInvalidArgument, "CTHREADS_WORKGROUP must be a power of two from 1 to 1024"),
+    ("workgroup-env-3", lambda: workgroup_env("3"), GpuInvalidArgument, "got '3'"),
     ("non-contiguous", lambda: good((2, np.zeros(6, np.float32)[::2])), GpuInvalidArgument, "C-contiguous"),
     ("fortran-2d", lambda: good((2, np.zeros((3, 3), np.float32, order="F"))), GpuInvalidArgument, "C-contiguous"),
     ("read-only-written", lambda: good((3, ro_array())), GpuInvalidArgument, "`y` is written by the kernel"),
@@ -270,9 +334,14 @@ CASES = [
     ("arena-after-release", arena_after_release, GpuInvalidArgument, "released"),
     ("arena-bind-twice", arena_twice, GpuInvalidArgument, "already bound as `x` in another arena"),
     ("arena-length-changed", arena_length_changed, GpuInvalidArgument, "with 3 elements but now has 2"),
+    ("list-grown-before-join", grown_before_join, GpuInvalidArgument, "`y` length changed between gpu() and join()"),
+    ("arena-read-only-written", arena_read_only_written, GpuInvalidArgument, "`y` is written by the kernel but is a read-only numpy array of float32 bound in a GpuArena as `out`"),
+    ("overlapping-views", overlapping_views, GpuInvalidArgument, "`x` and `y` share memory"),
     ("arena-sync-unknown", arena_sync_unknown, GpuInvalidArgument, "no binding named `y`"),
     ("arena-empty", lambda: GpuArena().bind(x=[]), GpuInvalidArgument, "empty"),
-    ("arena-bad-dtype", lambda: GpuArena().bind(x=np.zeros(2, complex)), TypeError, "complex128"),
+    ("arena-bad-dtype", lambda: GpuArena().bind(x=np.zeros(2, complex)), TypeError, "`x`: cannot bind an array of complex128"),
+    ("arena-non-contiguous", lambda: GpuArena().bind(v=np.zeros(4, np.float32)[::2]), GpuInvalidArgument, "`v`: cannot bind a non-contiguous array"),
+    ("arena-str", lambda: GpuArena().bind(s="abc"), TypeError, "`s`: arenas bind lists and buffers"),
 ]
 
 
@@ -290,3 +359,56 @@ def test_misuse(case):
 
 def test_table_is_large_enough():
     assert len(CASES) >= 40
+
+
+@pytest.mark.parametrize(
+    "n, a",
+    [
+        (np.int32(3), np.float32(2.0)),
+        (np.int64(3), np.float64(2.0)),
+        (np.array(3), np.array(2.0)),  # 0-d arrays are scalars too
+        (3, np.float16(2.0)),
+    ],
+)
+def test_numpy_scalars_are_accepted_as_scalars(n, a):
+    y = [0.0, 0.0, 0.0]
+    gpu(axpy, n, a, [1.0, 2.0, 3.0], y).join()
+    assert y == [2.0, 4.0, 6.0]
+
+
+def _message(call) -> tuple[type, str]:
+    with pytest.raises(Exception) as info:  # noqa: PT011 - compared below
+        call()
+    return type(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["c-launcher", "python-launcher"])
+def test_scalar_errors_read_the_same_on_every_launch_path(native):
+    """With every list resident the fast launchers serve the launch; they step aside for a bad
+    argument and the general path words it exactly as for plain lists."""
+    from cthreads.launch import fastpath, session
+
+    bad = [(0, 10**400), (1, 10**400), (1, 2**1000), (1, np.array([2.0])), (0, np.array([3])),
+           (0, "3"), (1, 1e300), (0, 2**31)]  # fmt: skip
+    x, y = [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]
+    plain = [_message(lambda: good((i, v))) for i, v in bad]  # nothing resident
+    fastpath.NATIVE = native
+    axpy._fast_launch = None
+    prep = session.state.prepared.get(axpy.source_key)
+    if prep is not None:
+        prep.fast = None
+    try:
+        with GpuArena().bind(x=x, y=y):
+            gpu(axpy, 3, 2.0, x, y).join(download=False)  # builds the fast launcher
+            fast = axpy._fast_launch
+            assert (type(getattr(fast, "__self__", None)).__name__ == "FastLauncher") is native
+            for (i, v), expected in zip(bad, plain):
+                args = [3, 2.0, x, y]
+                args[i] = v
+                assert fast(tuple(args)) is None
+                assert _message(lambda: gpu(axpy, *args)) == expected
+    finally:
+        fastpath.NATIVE = True
+        axpy._fast_launch = None
+        if prep is not None:
+            prep.fast = None
