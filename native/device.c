@@ -260,10 +260,13 @@ device_destroy(CtDevice *self)
             self->state = CT_DESTROYED;
         return;
     }
-    if (self->state == CT_ALIVE)
-        self->state = CT_CLOSING;
+    if (self->state == CT_CLOSING) /* another thread is tearing it down (GIL released) */
+        return;
+    /* From here on no operation without the GIL may start (ct_nogil_enter): threads that
+       launch, wait or poll get GpuUseAfterDestroy, the ones already inside finish first. */
+    self->state = CT_CLOSING;
     /* the pending batch is submitted, not dropped: its waiters see it complete */
-    if (ct_flush_pending(self, UINT64_MAX) < 0) /* (after a loss it fails: waiters see the loss) */
+    if (ct_flush_pending_ex(self, UINT64_MAX, 1) < 0) /* (after a loss it fails) */
         PyErr_Clear();
     ct_bg_stop(self);
     /* host operations running without the GIL (copies, waits, submits) finish first */
@@ -294,8 +297,58 @@ device_destroy(CtDevice *self)
 static PyObject *
 Device_destroy(CtDevice *self, PyObject *unused)
 {
-    if (self->device != VK_NULL_HANDLE)
+    if (self->device != VK_NULL_HANDLE && !self->abandoned)
         device_destroy(self);
+    Py_RETURN_NONE;
+}
+
+/* _abandon(): give up on the device without waiting for it (process exit while a kernel
+   still runs): new work is refused, the submission thread is asked to stop (not joined) and
+   nothing is destroyed; the object keeps a reference to itself so that it is never freed
+   under that thread. The process's exit releases what it held. */
+static PyObject *
+Device_abandon(CtDevice *self, PyObject *unused)
+{
+    if (self->device == VK_NULL_HANDLE || self->abandoned)
+        Py_RETURN_NONE;
+    self->state = CT_DESTROYED;
+    self->abandoned = 1;
+    if (self->bg_started) {
+        __atomic_store_n(&self->bg_stop, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_lock(&self->bg_lock);
+        pthread_cond_signal(&self->bg_cond);
+        pthread_mutex_unlock(&self->bg_lock);
+    }
+    Py_INCREF(self); /* never freed: the thread may still read it */
+    Py_RETURN_NONE;
+}
+
+/* _forget(): in a child process after fork(): the Vulkan objects, the submission thread and
+   any lock state belong to the parent. Drop them without a single call on them: the object
+   becomes a destroyed device (GpuUseAfterDestroy), its buffers and pipelines free nothing. */
+static PyObject *
+Device_forget(CtDevice *self, PyObject *unused)
+{
+    if (self->device == VK_NULL_HANDLE)
+        Py_RETURN_NONE;
+    self->state = CT_DESTROYED;
+    self->device = VK_NULL_HANDLE;
+    self->bg_started = 0;       /* that thread does not exist here */
+    self->locks_ready = 0;      /* they may be held by threads that do not exist: never touched */
+    self->active = 0;
+    self->pending = -1;
+    self->all = NULL;           /* the allocations' memory is the parent's */
+    self->deferred = NULL;
+    memset(self->pools, 0, sizeof self->pools);
+    self->pipelines = NULL;
+    for (int i = 0; i < CT_RING; i++) { /* the references are this process's: keep them alive
+                                           (dropping them could run code that expects a device) */
+        self->ring[i].keep = NULL;
+        self->ring[i].nkeep = self->ring[i].keep_cap = 0;
+        self->ring[i].state = CT_SLOT_FREE;
+    }
+    if (self->inst != NULL && self->inst->ndevices > 0)
+        self->inst->ndevices--;
     Py_RETURN_NONE;
 }
 
@@ -303,7 +356,7 @@ static void
 Device_dealloc(CtDevice *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
-    if (self->device != VK_NULL_HANDLE)
+    if (self->device != VK_NULL_HANDLE && !self->abandoned)
         device_destroy(self);
     if (self->locks_ready) {
         pthread_mutex_destroy(&self->queue_lock);
@@ -503,6 +556,10 @@ static PyMethodDef Device_methods[] = {
     {"_inject_submit_error", (PyCFunction)Device_inject_submit_error, METH_O,
      "_inject_submit_error(vk_result) -> None: test hook, the next queue submission fails so"},
     {"destroy", (PyCFunction)Device_destroy, METH_NOARGS, "destroy() -> None (idempotent)"},
+    {"_abandon", (PyCFunction)Device_abandon, METH_NOARGS,
+     "_abandon() -> None: refuse work and leave the device to the process's exit (no waits)"},
+    {"_forget", (PyCFunction)Device_forget, METH_NOARGS,
+     "_forget() -> None: after fork(), in the child: drop the parent's device untouched"},
     {NULL}
 };
 
