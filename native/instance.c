@@ -11,6 +11,10 @@
  */
 #include "cthreads.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <string.h>
 
 /* ---- validation message store ---------------------------------------------------------- */
@@ -256,11 +260,35 @@ instance_destroy(CtInstance *self)
     self->instance = VK_NULL_HANDLE;
 }
 
+/* The exit of a child process forked with a Vulkan instance open ends with _exit(): the C
+   exit handlers registered before fork() belong to the parent's driver state. Mesa's (lavapipe)
+   joins the parent's worker threads, which do not exist in the child: with glibc that crashes
+   (SIGSEGV) or hangs once the child made threads of its own, whose stacks reuse theirs.
+   Registered in the child, this handler runs before those (last in, first out); Python's own
+   finalization (atexit handlers, our teardown, buffers flushed) is over by then. */
+#if defined(__GLIBC__)
+static void
+exit_now(int status, void *arg)
+{
+    (void)arg;
+    fflush(NULL);
+    _exit(status);
+}
+#endif
+
+static int exit_now_registered = 0;
+
 /* _forget(): in a child process after fork(): the VkInstance is the parent's; drop it without
    calling Vulkan (its devices must be forgotten first, Device._forget). */
 static PyObject *
 Instance_forget(CtInstance *self, PyObject *unused)
 {
+#if defined(__GLIBC__)
+    if (self->instance != VK_NULL_HANDLE && !exit_now_registered) {
+        on_exit(exit_now, NULL);
+        exit_now_registered = 1;
+    }
+#endif
     self->instance = VK_NULL_HANDLE;
     self->messenger = VK_NULL_HANDLE;
     self->ndevices = 0;
