@@ -565,13 +565,13 @@ ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns, uint64_t *seen
         *seen = LOAD(dev->bg_completed);
         return VK_SUCCESS;
     }
-    if (ct_nogil_enter(dev) < 0)
-        return CT_WAIT_REFUSED;
     uint64_t spin = dev->knobs.spin_ns, poll = dev->knobs.poll_ns;
     uint64_t start = 0, cur = 0, el = 0;
     int done = 0;
-    Py_BEGIN_ALLOW_THREADS
     if (spin > 0 || timeout_ns == 0) {
+        if (ct_nogil_enter(dev) < 0)
+            return CT_WAIT_REFUSED;
+        Py_BEGIN_ALLOW_THREADS
         for (;;) {
             r = ct_poll_counter(dev, &cur, 0);
             if (r != VK_SUCCESS || cur >= value) {
@@ -588,9 +588,9 @@ ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns, uint64_t *seen
                 break;
             ct_spin_step(dev, poll);
         }
+        Py_END_ALLOW_THREADS
+        dev->active--;
     }
-    Py_END_ALLOW_THREADS
-    dev->active--;
     if (start == 0)
         start = ct_now_ns();
     VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,

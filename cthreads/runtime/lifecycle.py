@@ -162,12 +162,15 @@ def _at_exit() -> None:
 
 
 def _idle_within(seconds: float) -> bool:
-    """Whether everything submitted to the default device completes within `seconds`."""
+    """Whether everything submitted to the default device completes within `seconds` (True
+    when waiting fails: a lost device has nothing to wait for, its teardown does not block)."""
     dev = _device
     try:
         return dev.wait(dev.last_value, seconds)
     except KeyboardInterrupt:  # a second Ctrl-C at exit: stop waiting
         return False
+    except CThreadsGPUError:
+        return True
 
 
 def _abandon_locked() -> None:
