@@ -516,6 +516,29 @@ Device_inject_submit_error(CtDevice *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* test hook: store a u32 into a mapped buffer of this device even while it is being torn down
+   (a test opens a `gate` kernel that teardown's vkDeviceWaitIdle waits for). Its memory stays
+   mapped until teardown destroys it, which the GIL (held here) keeps from happening now. */
+static PyObject *
+Device_poke_u32(CtDevice *self, PyObject *args)
+{
+    PyObject *obj;
+    Py_ssize_t offset;
+    unsigned int value;
+    if (!PyArg_ParseTuple(args, "OnI", &obj, &offset, &value))
+        return NULL;
+    if (!PyObject_TypeCheck(obj, self->st->BufferType) || ((CtBuffer *)obj)->dev != self)
+        return ct_raise(self->st->GpuInvalidArgument, "_poke_u32 needs a Buffer of this device");
+    CtAlloc *a = ((CtBuffer *)obj)->alloc;
+    if (self->device == VK_NULL_HANDLE || self->state == CT_DESTROYED || a == NULL ||
+        a->mapped == NULL || offset < 0 || (VkDeviceSize)offset + 4 > a->capacity)
+        return ct_raise(self->st->GpuUseAfterDestroy, "_poke_u32: no mapped memory there");
+    __atomic_store_n((uint32_t *)((char *)a->mapped + offset), (uint32_t)value, __ATOMIC_SEQ_CST);
+    if (!a->coherent && ct_sync_range(self, a, (VkDeviceSize)offset, 4, 1) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 Device_get_alive(CtDevice *self, void *c)
 {
@@ -556,6 +579,9 @@ static PyMethodDef Device_methods[] = {
     {"_inject_submit_error", (PyCFunction)Device_inject_submit_error, METH_O,
      "_inject_submit_error(vk_result) -> None: test hook, the next queue submission fails so"},
     {"destroy", (PyCFunction)Device_destroy, METH_NOARGS, "destroy() -> None (idempotent)"},
+    {"_poke_u32", (PyCFunction)Device_poke_u32, METH_VARARGS,
+     "_poke_u32(buffer, offset, value) -> None: test hook, a store into mapped memory that "
+     "works during teardown"},
     {"_abandon", (PyCFunction)Device_abandon, METH_NOARGS,
      "_abandon() -> None: refuse work and leave the device to the process's exit (no waits)"},
     {"_forget", (PyCFunction)Device_forget, METH_NOARGS,
