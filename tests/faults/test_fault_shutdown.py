@@ -284,12 +284,17 @@ def test_shutdown_racing_launches_from_threads(tmp_path, seed):
 EXIT_IN_FLIGHT = textwrap.dedent(
     """
     import atexit, json
+
+    def report():
+        from cthreads.runtime import validation_messages
+        print("at exit:", json.dumps(validation_messages()))
+
+    # registered before cthreads (imported below) registers its exit teardown, so it runs
+    # after that teardown (atexit runs last-in first-out)
+    atexit.register(report)
+
     import numpy as np
     from cthreads.gpu import GlobalIdx, Gpu, GpuArena, gpu
-    from cthreads.runtime import validation_messages
-
-    # registered before cthreads' own exit handler, so it runs after the exit-time shutdown
-    atexit.register(lambda: print("at exit:", json.dumps(validation_messages())))
 
     @Gpu
     def lcg(n: int, rounds: int, x: list[int]) -> None:
