@@ -63,8 +63,10 @@ static PyObject *
 Device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     CtDevice *self = (CtDevice *)PyType_GenericNew(type, args, kwds);
-    if (self != NULL)
+    if (self != NULL) {
         self->st = PyType_GetModuleState(type); /* errors can be raised before __init__ */
+        self->pending = -1; /* (a teardown after a failed __init__ must find no pending batch) */
+    }
     return (PyObject *)self;
 }
 
