@@ -156,9 +156,17 @@ def _at_exit() -> None:
     # die with the process anyway
     with contextlib.suppress(CThreadsGPUError, OSError):
         with _lock:
-            if _device is not None and _device.alive and not _idle_within(config.exit_wait()):
+            if _device is not None and _device.alive and not _idle_within(_exit_wait()):
                 _abandon_locked()
             _shutdown_locked()
+
+
+def _exit_wait() -> float:
+    try:
+        return config.exit_wait()
+    except ValueError as exc:  # (no traceback at exit: say it and use the default)
+        warnings.warn(f"cthreads: {exc}; waiting 10 s", RuntimeWarning, stacklevel=1)
+        return 10.0
 
 
 def _idle_within(seconds: float) -> bool:
@@ -181,7 +189,7 @@ def _abandon_locked() -> None:
     _instance = None
     _device_gone()
     warnings.warn(
-        f"cthreads: GPU work still running at exit after {config.exit_wait():g} s; the device "
+        f"cthreads: GPU work still running at exit after {_exit_wait():g} s; the device "
         "is abandoned without waiting for it (set CTHREADS_EXIT_WAIT to wait longer)",
         RuntimeWarning,
         stacklevel=1,
