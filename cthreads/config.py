@@ -83,3 +83,19 @@ def workgroup_width() -> int | None:
             hint="set it to one of those, or unset it for the default (256)",
         )
     return value
+
+
+def exit_wait() -> float:
+    """`CTHREADS_EXIT_WAIT=S` (seconds, default 10): how long the teardown at interpreter exit
+    waits for GPU work still running before it abandons the device with a warning (a kernel
+    that never ends must not keep the process from exiting)."""
+    raw = os.environ.get("CTHREADS_EXIT_WAIT", "").strip()
+    if not raw:
+        return 10.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise ValueError(f"CTHREADS_EXIT_WAIT must be a number of seconds >= 0; got {raw!r}")
+    return value

@@ -274,15 +274,33 @@ ct_close_and_submit_unlock(CtDevice *dev, int i, int from_bg)
     return r;
 }
 
-/* Submit the pending batch now if it holds a value <= upto. GIL held, no lock held. */
+/* Start an operation that runs without the GIL and uses the device's Vulkan objects: counted
+   in dev->active, which teardown waits to reach 0 before it destroys anything. Refused (-1, no
+   exception) once teardown began (state != CT_ALIVE): a thread that let the GIL go between its
+   device check and this point (pause_without_gil, a wait slice) may not start anything once
+   teardown has waited for the others. GIL held. */
 int
-ct_flush_pending(CtDevice *dev, uint64_t upto)
+ct_nogil_enter(CtDevice *dev)
+{
+    if (dev->state != CT_ALIVE || dev->device == VK_NULL_HANDLE)
+        return -1;
+    dev->active++;
+    return 0;
+}
+
+/* Submit the pending batch now if it holds a value <= upto. GIL held, no lock held.
+   Only teardown itself (closing = 1) may flush once the device is no longer alive. */
+int
+ct_flush_pending_ex(CtDevice *dev, uint64_t upto, int closing)
 {
     if (LOAD(dev->pending) < 0)
         return 0;
     VkResult r = VK_SUCCESS;
     int done = 0;
-    dev->active++;
+    if (closing)
+        dev->active++;
+    else if (ct_nogil_enter(dev) < 0)
+        return ct_device_check(dev);
     Py_BEGIN_ALLOW_THREADS /* (the lock may be held by a thread that is submitting) */
     ct_lock(dev, &dev->state_lock);
     int i = dev->pending;
@@ -301,6 +319,12 @@ ct_flush_pending(CtDevice *dev, uint64_t upto)
         return -1;
     }
     return 0;
+}
+
+int
+ct_flush_pending(CtDevice *dev, uint64_t upto)
+{
+    return ct_flush_pending_ex(dev, upto, 0);
 }
 
 /* ---- enqueueing a submit ----------------------------------------------------------------- */
@@ -527,7 +551,11 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
 
 /* Wait without the GIL until value completes or timeout_ns passes. *seen gets a counter value
    known to be reached (0 when none). Polls for knobs.spin_ns (short kernels finish within
-   microseconds), pausing knobs.poll_ns between polls, then blocks in vkWaitSemaphores. */
+   microseconds), pausing knobs.poll_ns between polls, then blocks in vkWaitSemaphores in
+   slices of CT_WAIT_SLICE_NS: between slices it takes the GIL back to run signal handlers
+   (Ctrl-C raises KeyboardInterrupt promptly: CT_WAIT_INTERRUPTED, exception set) and to see
+   a teardown that began meanwhile (CT_WAIT_REFUSED, no exception): a blocked waiter never
+   keeps teardown waiting for longer than a slice, and never touches a destroyed device. */
 VkResult
 ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns, uint64_t *seen)
 {
@@ -538,11 +566,12 @@ ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns, uint64_t *seen
         return VK_SUCCESS;
     }
     uint64_t spin = dev->knobs.spin_ns, poll = dev->knobs.poll_ns;
-    dev->active++;
-    Py_BEGIN_ALLOW_THREADS
     uint64_t start = 0, cur = 0, el = 0;
     int done = 0;
     if (spin > 0 || timeout_ns == 0) {
+        if (ct_nogil_enter(dev) < 0)
+            return CT_WAIT_REFUSED;
+        Py_BEGIN_ALLOW_THREADS
         for (;;) {
             r = ct_poll_counter(dev, &cur, 0);
             if (r != VK_SUCCESS || cur >= value) {
@@ -559,19 +588,35 @@ ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns, uint64_t *seen
                 break;
             ct_spin_step(dev, poll);
         }
+        Py_END_ALLOW_THREADS
+        dev->active--;
     }
-    if (!done) {
-        uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : (el >= timeout_ns ? 0 : timeout_ns - el);
-        VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                                  .semaphoreCount = 1, .pSemaphores = &dev->timeline,
-                                  .pValues = &value};
+    if (start == 0)
+        start = ct_now_ns();
+    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                              .semaphoreCount = 1, .pSemaphores = &dev->timeline,
+                              .pValues = &value};
+    while (!done) {
+        uint64_t left = UINT64_MAX;
+        if (timeout_ns != UINT64_MAX) {
+            el = ct_now_ns() - start;
+            left = el >= timeout_ns ? 0 : timeout_ns - el;
+        }
+        uint64_t slice = left < CT_WAIT_SLICE_NS ? left : CT_WAIT_SLICE_NS;
+        if (ct_nogil_enter(dev) < 0)
+            return CT_WAIT_REFUSED;
+        Py_BEGIN_ALLOW_THREADS
         CT_COUNT(dev->cnt.host_blocks);
-        r = dev->fn.vkWaitSemaphores(dev->device, &wi, left);
+        r = dev->fn.vkWaitSemaphores(dev->device, &wi, slice);
+        Py_END_ALLOW_THREADS
+        dev->active--;
         if (r == VK_SUCCESS)
             *seen = value;
+        if (r != VK_TIMEOUT || slice == left)
+            break;
+        if (PyErr_CheckSignals() < 0) /* (a no-op off the main thread) */
+            return CT_WAIT_INTERRUPTED;
     }
-    Py_END_ALLOW_THREADS
-    dev->active--;
     if (r == VK_ERROR_DEVICE_LOST)
         dev->lost = 1;
     return r;
@@ -615,6 +660,13 @@ ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns)
         VkResult r = ct_wait_value(dev, target, timeout_ns, &seen);
         if (r == VK_TIMEOUT)
             return 0;
+        if (r == CT_WAIT_INTERRUPTED) /* KeyboardInterrupt (or a handler's error) is set */
+            return -1;
+        if (r == CT_WAIT_REFUSED) { /* teardown began: GpuUseAfterDestroy */
+            if (ct_device_check(dev) == 0)
+                ct_raise(dev->st->GpuUseAfterDestroy, "the Vulkan device was shut down");
+            return -1;
+        }
         if (r != VK_SUCCESS) {
             ct_raise_vk(dev->st, r, "waiting for GPU work");
             return -1;

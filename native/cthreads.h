@@ -221,7 +221,8 @@ typedef struct {
     CtInstance *inst;           /* strong ref */
     int state;
     int lost;
-    int active;                 /* GIL-released operations in progress */
+    int active;                 /* GIL-released operations in progress (ct_nogil_enter) */
+    int abandoned;              /* _abandon(): left to the process's exit, never destroyed */
     VkPhysicalDevice phys;
     VkDevice device;
     VkQueue queue;
@@ -417,6 +418,12 @@ VkResult ct_close_and_submit_unlock(CtDevice *dev, int i, int from_bg);
 int ct_bg_start(CtDevice *dev);
 void ct_bg_stop(CtDevice *dev);
 int ct_flush_pending(CtDevice *dev, uint64_t upto);
+int ct_flush_pending_ex(CtDevice *dev, uint64_t upto, int closing);
+int ct_nogil_enter(CtDevice *dev);
+/* ct_wait_value's own results (not VkResults a driver returns) */
+#define CT_WAIT_REFUSED ((VkResult)-0x70000001)     /* teardown began: nothing was waited for */
+#define CT_WAIT_INTERRUPTED ((VkResult)-0x70000002) /* a signal handler raised (exception set) */
+#define CT_WAIT_SLICE_NS 50000000ull /* blocking host waits take the GIL back this often */
 int ct_check_failed(CtDevice *dev, uint64_t value, int for_submit);
 uint64_t ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
                     Py_ssize_t nitems, PyObject *kept, int timed);

@@ -63,8 +63,10 @@ static PyObject *
 Device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     CtDevice *self = (CtDevice *)PyType_GenericNew(type, args, kwds);
-    if (self != NULL)
+    if (self != NULL) {
         self->st = PyType_GetModuleState(type); /* errors can be raised before __init__ */
+        self->pending = -1; /* (a teardown after a failed __init__ must find no pending batch) */
+    }
     return (PyObject *)self;
 }
 
@@ -260,10 +262,13 @@ device_destroy(CtDevice *self)
             self->state = CT_DESTROYED;
         return;
     }
-    if (self->state == CT_ALIVE)
-        self->state = CT_CLOSING;
+    if (self->state == CT_CLOSING) /* another thread is tearing it down (GIL released) */
+        return;
+    /* From here on no operation without the GIL may start (ct_nogil_enter): threads that
+       launch, wait or poll get GpuUseAfterDestroy, the ones already inside finish first. */
+    self->state = CT_CLOSING;
     /* the pending batch is submitted, not dropped: its waiters see it complete */
-    if (ct_flush_pending(self, UINT64_MAX) < 0) /* (after a loss it fails: waiters see the loss) */
+    if (ct_flush_pending_ex(self, UINT64_MAX, 1) < 0) /* (after a loss it fails) */
         PyErr_Clear();
     ct_bg_stop(self);
     /* host operations running without the GIL (copies, waits, submits) finish first */
@@ -294,8 +299,58 @@ device_destroy(CtDevice *self)
 static PyObject *
 Device_destroy(CtDevice *self, PyObject *unused)
 {
-    if (self->device != VK_NULL_HANDLE)
+    if (self->device != VK_NULL_HANDLE && !self->abandoned)
         device_destroy(self);
+    Py_RETURN_NONE;
+}
+
+/* _abandon(): give up on the device without waiting for it (process exit while a kernel
+   still runs): new work is refused, the submission thread is asked to stop (not joined) and
+   nothing is destroyed; the object keeps a reference to itself so that it is never freed
+   under that thread. The process's exit releases what it held. */
+static PyObject *
+Device_abandon(CtDevice *self, PyObject *unused)
+{
+    if (self->device == VK_NULL_HANDLE || self->abandoned)
+        Py_RETURN_NONE;
+    self->state = CT_DESTROYED;
+    self->abandoned = 1;
+    if (self->bg_started) {
+        __atomic_store_n(&self->bg_stop, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_lock(&self->bg_lock);
+        pthread_cond_signal(&self->bg_cond);
+        pthread_mutex_unlock(&self->bg_lock);
+    }
+    Py_INCREF(self); /* never freed: the thread may still read it */
+    Py_RETURN_NONE;
+}
+
+/* _forget(): in a child process after fork(): the Vulkan objects, the submission thread and
+   any lock state belong to the parent. Drop them without a single call on them: the object
+   becomes a destroyed device (GpuUseAfterDestroy), its buffers and pipelines free nothing. */
+static PyObject *
+Device_forget(CtDevice *self, PyObject *unused)
+{
+    if (self->device == VK_NULL_HANDLE)
+        Py_RETURN_NONE;
+    self->state = CT_DESTROYED;
+    self->device = VK_NULL_HANDLE;
+    self->bg_started = 0;       /* that thread does not exist here */
+    self->locks_ready = 0;      /* they may be held by threads that do not exist: never touched */
+    self->active = 0;
+    self->pending = -1;
+    self->all = NULL;           /* the allocations' memory is the parent's */
+    self->deferred = NULL;
+    memset(self->pools, 0, sizeof self->pools);
+    self->pipelines = NULL;
+    for (int i = 0; i < CT_RING; i++) { /* the references are this process's: keep them alive
+                                           (dropping them could run code that expects a device) */
+        self->ring[i].keep = NULL;
+        self->ring[i].nkeep = self->ring[i].keep_cap = 0;
+        self->ring[i].state = CT_SLOT_FREE;
+    }
+    if (self->inst != NULL && self->inst->ndevices > 0)
+        self->inst->ndevices--;
     Py_RETURN_NONE;
 }
 
@@ -303,7 +358,7 @@ static void
 Device_dealloc(CtDevice *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
-    if (self->device != VK_NULL_HANDLE)
+    if (self->device != VK_NULL_HANDLE && !self->abandoned)
         device_destroy(self);
     if (self->locks_ready) {
         pthread_mutex_destroy(&self->queue_lock);
@@ -463,6 +518,29 @@ Device_inject_submit_error(CtDevice *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* test hook: store a u32 into a mapped buffer of this device even while it is being torn down
+   (a test opens a `gate` kernel that teardown's vkDeviceWaitIdle waits for). Its memory stays
+   mapped until teardown destroys it, which the GIL (held here) keeps from happening now. */
+static PyObject *
+Device_poke_u32(CtDevice *self, PyObject *args)
+{
+    PyObject *obj;
+    Py_ssize_t offset;
+    unsigned int value;
+    if (!PyArg_ParseTuple(args, "OnI", &obj, &offset, &value))
+        return NULL;
+    if (!PyObject_TypeCheck(obj, self->st->BufferType) || ((CtBuffer *)obj)->dev != self)
+        return ct_raise(self->st->GpuInvalidArgument, "_poke_u32 needs a Buffer of this device");
+    CtAlloc *a = ((CtBuffer *)obj)->alloc;
+    if (self->device == VK_NULL_HANDLE || self->state == CT_DESTROYED || a == NULL ||
+        a->mapped == NULL || offset < 0 || (VkDeviceSize)offset + 4 > a->capacity)
+        return ct_raise(self->st->GpuUseAfterDestroy, "_poke_u32: no mapped memory there");
+    __atomic_store_n((uint32_t *)((char *)a->mapped + offset), (uint32_t)value, __ATOMIC_SEQ_CST);
+    if (!a->coherent && ct_sync_range(self, a, (VkDeviceSize)offset, 4, 1) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 Device_get_alive(CtDevice *self, void *c)
 {
@@ -503,6 +581,13 @@ static PyMethodDef Device_methods[] = {
     {"_inject_submit_error", (PyCFunction)Device_inject_submit_error, METH_O,
      "_inject_submit_error(vk_result) -> None: test hook, the next queue submission fails so"},
     {"destroy", (PyCFunction)Device_destroy, METH_NOARGS, "destroy() -> None (idempotent)"},
+    {"_poke_u32", (PyCFunction)Device_poke_u32, METH_VARARGS,
+     "_poke_u32(buffer, offset, value) -> None: test hook, a store into mapped memory that "
+     "works during teardown"},
+    {"_abandon", (PyCFunction)Device_abandon, METH_NOARGS,
+     "_abandon() -> None: refuse work and leave the device to the process's exit (no waits)"},
+    {"_forget", (PyCFunction)Device_forget, METH_NOARGS,
+     "_forget() -> None: after fork(), in the child: drop the parent's device untouched"},
     {NULL}
 };
 

@@ -11,6 +11,10 @@
  */
 #include "cthreads.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <string.h>
 
 /* ---- validation message store ---------------------------------------------------------- */
@@ -20,6 +24,21 @@ static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *msgs[CT_MAX_MESSAGES];
 static int nmsgs = 0;
 static int dropped = 0;
+
+/* a child process after fork(): the lock may have been held by a thread of the parent */
+static void
+msg_lock_after_fork(void)
+{
+    pthread_mutex_init(&msg_lock, NULL);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void
+register_atfork(void)
+{
+    pthread_atfork(NULL, NULL, msg_lock_after_fork);
+}
 
 void
 ct_validation_push(const char *msg)
@@ -196,6 +215,7 @@ Instance_init(CtInstance *self, PyObject *args, PyObject *kwds)
     };
     VkInstance inst = VK_NULL_HANDLE;
     VkResult r;
+    pthread_once(&atfork_once, register_atfork);
     Py_BEGIN_ALLOW_THREADS
     r = ct_gfn.vkCreateInstance(&ci, NULL, &inst);
     Py_END_ALLOW_THREADS
@@ -238,6 +258,41 @@ instance_destroy(CtInstance *self)
     self->messenger = VK_NULL_HANDLE;
     self->fn.vkDestroyInstance(self->instance, NULL);
     self->instance = VK_NULL_HANDLE;
+}
+
+/* The exit of a child process forked with a Vulkan instance open ends with _exit(): the C
+   exit handlers registered before fork() belong to the parent's driver state. Mesa's (lavapipe)
+   joins the parent's worker threads, which do not exist in the child: with glibc that crashes
+   (SIGSEGV) or hangs once the child made threads of its own, whose stacks reuse theirs.
+   Registered in the child, this handler runs before those (last in, first out); Python's own
+   finalization (atexit handlers, our teardown, buffers flushed) is over by then. */
+#if defined(__GLIBC__)
+static void
+exit_now(int status, void *arg)
+{
+    (void)arg;
+    fflush(NULL);
+    _exit(status);
+}
+#endif
+
+static int exit_now_registered = 0;
+
+/* _forget(): in a child process after fork(): the VkInstance is the parent's; drop it without
+   calling Vulkan (its devices must be forgotten first, Device._forget). */
+static PyObject *
+Instance_forget(CtInstance *self, PyObject *unused)
+{
+#if defined(__GLIBC__)
+    if (self->instance != VK_NULL_HANDLE && !exit_now_registered) {
+        on_exit(exit_now, NULL);
+        exit_now_registered = 1;
+    }
+#endif
+    self->instance = VK_NULL_HANDLE;
+    self->messenger = VK_NULL_HANDLE;
+    self->ndevices = 0;
+    Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -313,6 +368,8 @@ Instance_get_validation(CtInstance *self, void *c)
 static PyMethodDef Instance_methods[] = {
     {"physical_devices", (PyCFunction)Instance_physical_devices, METH_NOARGS,
      "physical_devices() -> list[dict]: plain data describing every physical device."},
+    {"_forget", (PyCFunction)Instance_forget, METH_NOARGS,
+     "_forget() -> None: after fork(), in the child: drop the parent's instance untouched"},
     {"destroy", (PyCFunction)Instance_destroy, METH_NOARGS,
      "destroy() -> None: destroy the VkInstance (after every device)."},
     {NULL}

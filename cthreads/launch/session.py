@@ -27,6 +27,7 @@ from ..errors import (
     GpuInternalCompilerError,
     GpuUseAfterDestroy,
 )
+from ..runtime import lifecycle as runtime_lifecycle
 
 # What one kernel's compile may raise without stopping the others (SPEC §2): its own error, or
 # a compiler bug (reported for that kernel, never for its neighbours).
@@ -63,6 +64,26 @@ class _State:
 
 state = _State()
 _stats_lock = threading.Lock()
+
+
+def _device_gone() -> None:
+    """The runtime's default device went away (runtime.shutdown(), the exit teardown, fork):
+    what was built on it is dropped, so the next launch prepares on the new device. Takes no
+    lock (the runtime's lock is held: a launch holding state.lock may be waiting for it)."""
+    state.generation = -1
+    state.prepared.clear()
+
+
+def _after_fork_in_child() -> None:
+    global _stats_lock
+    state.lock = threading.RLock()  # (may have been held by a thread of the parent)
+    _stats_lock = threading.Lock()
+    state.device = None
+    state.target = None
+
+
+runtime_lifecycle.on_shutdown(_device_gone)
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def target_from_device(device: Any) -> Target:

@@ -3,13 +3,24 @@
 One instance and one default device at a time, behind a lock. `shutdown()` waits idle and
 destroys everything in order; the next `get_device()` starts a new generation, and objects of
 the old one raise GpuUseAfterDestroy. `available()` never raises and caches its answer.
+
+Process events (docs/reliability.md, "Process exit, fork and Ctrl-C"):
+- exit: the implicit teardown is registered with atexit when this module is imported, so it
+  runs after the exit handlers the program registers later (atexit runs them last-in first-out)
+  and those may still launch. It waits for the device at most `config.exit_wait()` seconds;
+  past that (a kernel that does not end) the device is abandoned with a warning, not waited for.
+- fork: the child drops the parent's device and instance without touching them (no Vulkan
+  call, no thread join, fresh locks); its first use opens a device of its own.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import threading
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 from .. import config
@@ -24,17 +35,22 @@ _instance: Any = None
 _device: Device | None = None
 _generation = 0
 _available: bool | None = None
-_atexit_registered = False
+# called (no arguments, no lock taken) whenever the default device goes away: layers above
+# (launch/session.py) drop what they built on it
+_on_shutdown: list[Callable[[], None]] = []
+
+
+def on_shutdown(hook: Callable[[], None]) -> None:
+    """Call `hook()` each time the default device is shut down (also at exit and after fork).
+    It must not take locks: it runs under this module's lock."""
+    _on_shutdown.append(hook)
 
 
 def _get_instance() -> Any:
-    global _instance, _atexit_registered
+    global _instance
     if _instance is None:
         ext = native.loaded_module()
         _instance = ext.Instance(config.validation_enabled(), "cthreads")
-        if not _atexit_registered:
-            atexit.register(_at_exit)
-            _atexit_registered = True
     return _instance
 
 
@@ -104,10 +120,16 @@ def device_name() -> str:
     return get_device().info.name
 
 
+def _device_gone() -> None:
+    for hook in _on_shutdown:
+        hook()
+
+
 def _shutdown_locked() -> None:
     global _device, _instance
     dev, _device = _device, None
     inst, _instance = _instance, None
+    _device_gone()
     try:
         if dev is not None:
             dev.close()
@@ -133,4 +155,68 @@ def _at_exit() -> None:
     # at interpreter exit a failed teardown must not turn into a traceback: Vulkan objects
     # die with the process anyway
     with contextlib.suppress(CThreadsGPUError, OSError):
-        shutdown()
+        with _lock:
+            if _device is not None and _device.alive and not _idle_within(_exit_wait()):
+                _abandon_locked()
+            _shutdown_locked()
+
+
+def _exit_wait() -> float:
+    try:
+        return config.exit_wait()
+    except ValueError as exc:  # (no traceback at exit: say it and use the default)
+        warnings.warn(f"cthreads: {exc}; waiting 10 s", RuntimeWarning, stacklevel=1)
+        return 10.0
+
+
+def _idle_within(seconds: float) -> bool:
+    """Whether everything submitted to the default device completes within `seconds` (True
+    when waiting fails: a lost device has nothing to wait for, its teardown does not block)."""
+    dev = _device
+    try:
+        return dev.wait(dev.last_value, seconds)
+    except KeyboardInterrupt:  # a second Ctrl-C at exit: stop waiting
+        return False
+    except CThreadsGPUError:
+        return True
+
+
+def _abandon_locked() -> None:
+    """Leave the default device to the process's exit: a kernel still runs on it, and
+    destroying it would wait for that kernel (for ever, if it never ends)."""
+    global _device, _instance
+    dev, _device = _device, None
+    _instance = None
+    _device_gone()
+    warnings.warn(
+        f"cthreads: GPU work still running at exit after {_exit_wait():g} s; the device "
+        "is abandoned without waiting for it (set CTHREADS_EXIT_WAIT to wait longer)",
+        RuntimeWarning,
+        stacklevel=1,
+    )
+    dev._dev._abandon()
+
+
+# Registered at import, before the program can register exit handlers that launch: atexit
+# runs handlers last-in first-out, so this teardown comes after them.
+atexit.register(_at_exit)
+
+
+def _after_fork_in_child() -> None:
+    """The child of fork(): nothing of the parent's device is usable here (its submission
+    thread does not exist, a lock may be held by a thread that does not exist, the driver's
+    state is the parent's). Drop it without a Vulkan call; the next use opens a new one."""
+    global _lock, _device, _instance, _available
+    _lock = threading.RLock()
+    dev, _device = _device, None
+    inst, _instance = _instance, None
+    if dev is not None:
+        dev._dev._forget()
+    if inst is not None:
+        inst._forget()
+    if _available is False:  # (a failed probe is retried: the child may fare better)
+        _available = None
+    _device_gone()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
 import pytest
 
 from cthreads import runtime
+from cthreads.errors import GpuUseAfterDestroy
 
 
 @pytest.fixture
@@ -28,6 +30,7 @@ PUSH = {
     "copy_u32": "<QQI",
     "scale_spec": "<QI",
     "spin": "<QII",
+    "gate": "<QII",
 }
 
 
@@ -62,3 +65,57 @@ def kernels(device):
         _kernels.clear()
         k = _kernels[id(device)] = Kernels(device)
     return k
+
+
+class Gate:
+    """Holds the queue busy until `open()`: the `gate` shader polls a host-visible flag.
+
+    Deterministic on any device (a fast GPU finishes a merely slow kernel at once). The
+    `device` fixture opens every gate a test left closed, so no test leaves the queue blocked.
+    `polls` and the invocation count bound it if the flag is never seen (lavapipe: about a
+    minute; its loops end after ~65,535 iterations per invocation, so n makes the length)."""
+
+    def __init__(self, device, kernels, n=1 << 16, polls=1 << 24):
+        self.device = device
+        self.flag = device.buffer(8, usage="upload")
+        self.flag.write(np.zeros(2, np.uint32))
+        _gates.append(self)
+        self.value = device.submit([kernels.dispatch("gate", n, self.flag.address, n, polls)],
+                                   keep=(self.flag,))
+        # on the queue now (not pending, where the test's next submit would join it)
+        assert not device.wait(self.value, timeout=0)
+
+    def open(self):
+        """Let the kernel end (also while the device is being shut down: teardown waits for
+        it, so the flag is set through a store that works then)."""
+        try:
+            self.device._dev._poke_u32(self.flag, 0, 1)
+        except GpuUseAfterDestroy:  # destroyed meanwhile: nothing left to open
+            pass
+
+    def saw_it(self) -> bool:
+        """Whether the kernel read the open flag (it did not end on its safety net)."""
+        out = np.zeros(2, np.uint32)
+        self.flag.read_into(out)
+        return bool(out[1])
+
+
+_gates: list[Gate] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_leftovers():
+    """After each test: open the gates it left closed, and drop an injected submit error (and
+    a failure the background thread met but nobody reported) so it cannot fail the next."""
+    yield
+    gates, _gates[:] = list(_gates), []
+    for gate in gates:
+        gate.open()
+    dev = runtime.lifecycle._device
+    if dev is not None and dev.alive:
+        dev._dev._inject_submit_error(0)
+        try:
+            dev.submit([])  # reports (and so clears) an unreported background failure
+            dev.wait_idle()
+        except Exception:  # noqa: BLE001 - whatever it was, it stays with this test
+            runtime.shutdown()

@@ -12,6 +12,8 @@ import weakref
 import numpy as np
 import pytest
 
+from conftest import Gate
+
 from cthreads import runtime
 from cthreads.errors import GpuDeviceLost, GpuUseAfterDestroy, VulkanOutOfMemory
 
@@ -32,12 +34,11 @@ def _eventually(pred, seconds=10.0):
     return pred()
 
 
-def _busy(device, kernels, iters=30000):
-    """Put a slow kernel in flight; returns its value and buffer."""
-    n = 1 << 14
-    buf = device.buffer(4 * n)
-    value = device.submit([kernels.dispatch("spin", n, buf.address, n, iters)], keep=(buf,))
-    return value, buf
+def _busy(device, kernels):
+    """Put a kernel in flight that runs until the returned gate is opened (conftest.Gate):
+    the queue is busy for certain, on any device, until then. Returns (its value, the gate)."""
+    gate = Gate(device, kernels)
+    return gate.value, gate
 
 
 def _counter(device, n=256, start=0):
@@ -57,12 +58,14 @@ def test_thousand_dependent_submits_without_waits(device, kernels):
     n = 256
     buf = _counter(device, n)
     before = device.stats()["queue_submits"]
-    busy, _ = _busy(device, kernels)
+    busy, gate = _busy(device, kernels)
     values = [
         device.submit([kernels.dispatch("add_i32", n, buf.address, n, 1)], keep=(buf,))
         for _ in range(1000)
     ]
     assert values == sorted(values) and len(set(values)) == 1000  # one value per submit
+    assert device.completed() < busy
+    gate.open()
     assert device.wait(values[-1], timeout=60)
     assert (_read(buf, n) == 1000).all()
     batches = device.stats()["queue_submits"] - before
@@ -84,12 +87,13 @@ def test_lone_submit_on_idle_queue_goes_out_at_once(device, kernels):
 def test_pending_batch_is_submitted_by_the_background_thread(device, kernels):
     device.wait_idle()
     buf = _counter(device)
-    busy, _ = _busy(device, kernels)
+    busy, gate = _busy(device, kernels)
     c0 = device.stats()["counters"]
     value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
     c1 = device.stats()["counters"]
-    if device.stats()["completed"] < busy:  # still in flight: the submit opened a pending batch
-        assert c1["deferred"] - c0["deferred"] == 1 and c1["direct"] == c0["direct"]
+    assert device.stats()["completed"] < busy  # in flight: the submit opened a pending batch
+    assert c1["deferred"] - c0["deferred"] == 1 and c1["direct"] == c0["direct"]
+    gate.open()
     # stats() submits nothing: only the background thread can make this happen
     assert _eventually(lambda: device.stats()["completed"] >= value)
     assert device.wait(value, timeout=0)
@@ -150,12 +154,12 @@ def test_next_batch_is_queued_while_the_one_before_runs():
 def test_value_in_a_pending_batch_is_not_completed(device, kernels):
     device.wait_idle()
     buf = _counter(device)
-    busy, _ = _busy(device, kernels, iters=80000)
+    busy, gate = _busy(device, kernels)
     value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
     done = device.completed()
-    if done < busy:
-        assert done < value
-        assert not device.wait(value, timeout=0)
+    assert done < busy and done < value
+    assert not device.wait(value, timeout=0)
+    gate.open()
     assert device.wait(value, timeout=60)
     assert device.completed() >= value
 
@@ -163,14 +167,17 @@ def test_value_in_a_pending_batch_is_not_completed(device, kernels):
 def test_wait_on_an_intermediate_value_of_a_pending_batch(device, kernels):
     device.wait_idle()
     bufs = [_counter(device) for _ in range(10)]
-    busy, _ = _busy(device, kernels, iters=80000)
+    busy, gate = _busy(device, kernels)
     values = [
         device.submit([kernels.dispatch("add_i32", 256, b.address, 256, 1)], keep=(b,))
         for b in bufs
     ]
-    if device.completed() < busy:
-        assert device.stats()["batches_pending"] == 1
-    assert device.wait(values[4], timeout=60)  # submits the pending batch at once
+    assert device.completed() < busy
+    assert device.stats()["batches_pending"] == 1
+    assert not device.wait(values[4], timeout=0)  # submits the pending batch at once...
+    assert device.stats()["batches_pending"] == 0
+    gate.open()  # ...behind the gate
+    assert device.wait(values[4], timeout=60)
     assert device.completed() >= values[4]
     for b in bufs[:5]:
         assert (_read(b) == 1).all()
@@ -182,23 +189,26 @@ def test_wait_on_an_intermediate_value_of_a_pending_batch(device, kernels):
 def test_poll_past_the_in_flight_work_submits_the_pending_batch(device, kernels):
     device.wait_idle()
     buf = _counter(device)
-    _busy(device, kernels)
+    busy, gate = _busy(device, kernels)
     value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    assert device.completed() < busy
+    gate.open()
     assert _eventually(lambda: device.completed() >= value)
 
 
 def test_batch_cap_submits_without_the_in_flight_work_completing(device, kernels):
     device.wait_idle()
     buf = _counter(device)
-    busy, _ = _busy(device, kernels, iters=80000)
+    busy, gate = _busy(device, kernels)
     values = [
         device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
         for _ in range(300)
     ]
     st = device.stats()
-    if st["completed"] < busy:  # the first 256 went out when the batch filled up
-        assert st["submitted"] >= values[255]
-        assert st["batches_pending"] == 1
+    assert st["completed"] < busy  # the first 256 went out when the batch filled up
+    assert st["submitted"] >= values[255]
+    assert st["batches_pending"] == 1
+    gate.open()
     assert device.wait(values[-1], timeout=60)
     assert (_read(buf) == 300).all()
 
@@ -206,7 +216,7 @@ def test_batch_cap_submits_without_the_in_flight_work_completing(device, kernels
 def test_keep_objects_live_until_their_batch_completes(device, kernels):
     device.wait_idle()
     buf = _counter(device)
-    _busy(device, kernels)
+    _, gate = _busy(device, kernels)
     token = Token()
     ref = weakref.ref(token)
     value = device.submit(
@@ -214,8 +224,9 @@ def test_keep_objects_live_until_their_batch_completes(device, kernels):
     )
     del token
     gc.collect()
-    if device.stats()["completed"] < value:
-        assert ref() is not None
+    assert device.stats()["completed"] < value
+    assert ref() is not None
+    gate.open()
     device.wait(value)
     device.completed()
     gc.collect()
@@ -225,14 +236,15 @@ def test_keep_objects_live_until_their_batch_completes(device, kernels):
 def test_buffer_of_a_pending_batch_is_not_reused(device, kernels):
     device.wait_idle()
     n = 1 << 12
-    _busy(device, kernels, iters=80000)
+    _, gate = _busy(device, kernels)
     buf = device.buffer(4 * n)
     addr = buf.address
     value = device.submit([kernels.dispatch("add_i32", n, buf.address, n, 1)], keep=(buf,))
     buf.release()
     fresh = [device.buffer(4 * n) for _ in range(3)]
-    if device.stats()["completed"] < value:
-        assert addr not in [f.address for f in fresh]
+    assert device.stats()["completed"] < value
+    assert addr not in [f.address for f in fresh]
+    gate.open()
     device.wait(value)
     for f in fresh:
         f.release()
@@ -243,7 +255,7 @@ def test_timed_submits_inside_one_batch(device, kernels):
         pytest.skip("no timestamps on this device")
     device.wait_idle()
     buf = _counter(device)
-    _busy(device, kernels)
+    _, gate = _busy(device, kernels)
     values = [
         device.submit(
             [kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,), timed=True
@@ -251,6 +263,8 @@ def test_timed_submits_inside_one_batch(device, kernels):
         for _ in range(5)
     ]
     untimed = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    assert device.stats()["batches_pending"] == 1  # all six in one batch
+    gate.open()
     device.wait(untimed)
     for v in values:
         ms = device.elapsed_ms(v)
@@ -325,20 +339,21 @@ def test_threads_hammer_submit_and_wait(device, kernels):
 def test_background_submit_failure_surfaces_on_next_wait_and_submit(device, kernels):
     device.wait_idle()
     buf = _counter(device)
-    busy, _ = _busy(device, kernels)
+    busy, gate = _busy(device, kernels)
     device._dev._inject_submit_error(VK_ERROR_OUT_OF_DEVICE_MEMORY)
     value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
-    appended = device.stats()["completed"] < busy
-    if appended:  # the background thread submits (and fails) the batch
-        assert _eventually(lambda: device.stats()["completed"] >= value)
-        with pytest.raises(VulkanOutOfMemory):
-            device.submit([])  # the next submit reports it once
-        with pytest.raises(VulkanOutOfMemory):
-            device.wait(value)  # and a wait on one of its values reports it
+    assert device.stats()["completed"] < busy  # appended: the background thread submits it
+    gate.open()
+    # the background thread submits (and fails) the batch
+    assert _eventually(lambda: device.stats()["completed"] >= value)
+    with pytest.raises(VulkanOutOfMemory):
+        device.submit([])  # the next submit reports it once
+    with pytest.raises(VulkanOutOfMemory):
+        device.wait(value)  # and a wait on one of its values reports it
     # the device stays usable
     ok = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
     assert device.wait(ok)
-    device._dev._inject_submit_error(0)
+    assert (_read(buf) == 1).all()  # the failed batch's commands did not run
 
 
 def test_lone_submit_failure_raises_at_once(device, kernels):
@@ -355,12 +370,13 @@ def test_lone_submit_failure_raises_at_once(device, kernels):
 def test_device_lost_in_background_submit(device, kernels):
     device.wait_idle()
     buf = _counter(device)
-    _busy(device, kernels)
+    busy, gate = _busy(device, kernels)
     device._dev._inject_submit_error(VK_ERROR_DEVICE_LOST)
     value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
+    assert device.stats()["completed"] < busy  # appended: the background thread submits it
+    gate.open()
     with pytest.raises(GpuDeviceLost):
         device.wait(value, timeout=60)
-        device.wait(value, timeout=60)  # (a lone submit failed in the first wait's flush)
     assert not device.alive
     runtime.shutdown()
     fresh = runtime.get_device()
@@ -370,15 +386,15 @@ def test_device_lost_in_background_submit(device, kernels):
 def test_shutdown_with_a_pending_batch_completes_it(device, kernels):
     device.wait_idle()
     buf = _counter(device)
-    _busy(device, kernels, iters=50000)
+    _, gate = _busy(device, kernels)
     token = Token()
     ref = weakref.ref(token)
     value = device.submit(
         [kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf, token)
     )
     del token
-    pending = device.stats()["batches_pending"]
-    assert pending in (0, 1)
+    assert device.stats()["batches_pending"] == 1
+    gate.open()
     runtime.shutdown()  # submits the pending batch, joins the thread, waits idle: no hang
     assert not device.alive
     gc.collect()
@@ -392,11 +408,13 @@ def test_shutdown_with_a_pending_batch_completes_it(device, kernels):
 def test_waiter_blocked_during_shutdown_returns(device, kernels):
     device.wait_idle()
     buf = _counter(device)
-    _busy(device, kernels, iters=50000)
+    busy, gate = _busy(device, kernels)
     value = device.submit([kernels.dispatch("add_i32", 256, buf.address, 256, 1)], keep=(buf,))
     results: list[object] = []
+    blocked = threading.Event()
 
     def waiter():
+        blocked.set()
         try:
             results.append(device.wait(value, timeout=60))
         except GpuUseAfterDestroy as exc:
@@ -404,7 +422,9 @@ def test_waiter_blocked_during_shutdown_returns(device, kernels):
 
     t = threading.Thread(target=waiter)
     t.start()
-    time.sleep(0.01)
+    blocked.wait()
+    assert device.completed() < busy
+    gate.open()  # (shutdown waits for the device: it must be able to finish)
     runtime.shutdown()
     t.join(timeout=30)
     assert not t.is_alive()
@@ -441,12 +461,14 @@ def test_a_stream_of_submits_appends_without_counter_reads(device, kernels):
     buf = _counter(device)
     cmd = [kernels.dispatch("add_i32", 256, buf.address, 256, 1)]
     device.wait_idle()
-    _busy_buf, _ = _busy(device, kernels)  # in flight: what follows is appended
+    busy, gate = _busy(device, kernels)  # in flight: what follows is appended
     c0 = device.stats()["counters"]
     for _ in range(200):
         value = device.submit(cmd)
     c1 = device.stats()["counters"]
     d = {k: c1[k] - c0[k] for k in c0}
+    assert device.completed() < busy
+    gate.open()
     assert d["appends"] + d["deferred"] + d["direct"] + d["full"] == 200
     assert d["appends"] >= 150, d
     assert d["host_polls"] <= d["deferred"] + d["direct"], d  # at most one per opened batch

@@ -152,3 +152,37 @@ def test_native_objects_misused_directly_raise_instead_of_crashing(device):
     with pytest.raises(GpuInvalidArgument, match="device"):
         lifecycle._instance.destroy()
     assert device.alive
+
+
+def test_teardown_refuses_waiters_that_let_the_gil_go(device, kernels):
+    """Once shutdown began, no wait that released the GIL may touch the device again: a waiter
+    blocked on work that cannot finish yet leaves (GpuUseAfterDestroy) at its next wait slice,
+    while teardown itself still waits for the device. (Before, such a waiter stayed inside
+    vkWaitSemaphores, and one that had paused without the GIL polled the timeline after teardown
+    had waited for the others: the H200's SIGSEGV in the shutdown race test.)"""
+    import threading
+
+    from conftest import Gate
+
+    gate = Gate(device, kernels, n=65535 * 64)  # closed, it runs for many minutes anywhere
+    outcome: list[object] = []
+    left = threading.Event()
+
+    def waiter():
+        try:
+            outcome.append(device.wait(gate.value))
+        except GpuUseAfterDestroy as exc:
+            outcome.append(exc)
+        left.set()
+
+    w = threading.Thread(target=waiter)
+    w.start()
+    closing = threading.Thread(target=runtime.shutdown)  # waits for the device: the gate
+    closing.start()
+    assert left.wait(60), "a waiter kept blocking through shutdown"
+    assert isinstance(outcome[0], GpuUseAfterDestroy)
+    assert closing.is_alive()  # teardown itself still waits for the device (the gate)
+    gate.open()
+    closing.join(60)
+    w.join(60)
+    assert not closing.is_alive() and not device.alive
