@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 import pytest
+from devicehelp import QueueGate
 
 from cthreads import Job
 from cthreads.gpu import GlobalIdx, Gpu, GpuJob, GpuTimeout, gpu
@@ -55,11 +56,16 @@ def test_download_false_discards_non_resident_results():
 def test_join_timeout_leaves_job_pending():
     n = 1 << 14
     x = np.zeros(n, np.float32)
-    job = gpu(spin, n, 200_000, x)
-    with pytest.raises(GpuTimeout, match="did not finish within 0.0 s"):
-        job.join(timeout=0.0)
+    with QueueGate() as gate:  # the job is queued behind it: it cannot finish before open()
+        job = gpu(spin, n, 2, x)
+        with pytest.raises(GpuTimeout, match="did not finish within 0.0 s"):
+            job.join(timeout=0.0)
+        with pytest.raises(GpuTimeout, match="did not finish within 0.05 s"):
+            job.join(timeout=0.05)
+        assert not job.done() and float(x[0]) == 0.0
+        gate.open()
+        job.join()
     assert isinstance(GpuTimeout("x"), TimeoutError)
-    job.join()
     assert job.done() and float(x[0]) > 0.0
 
 
