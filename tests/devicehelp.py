@@ -33,7 +33,11 @@ class QueueGate:
 
         self.device = dev = runtime.get_device()
         pipe = dev.pipeline(runtime.load_shader("gate"), 16)
-        self.flag = dev.buffer(8, usage="upload")
+        # Device-local memory the host maps where there is some (NVIDIA: the BAR): host writes
+        # land in GPU memory, which the polling loads see; system memory was not seen.
+        self.flag = dev.buffer(8)
+        if not self.flag.host_visible:
+            self.flag = dev.buffer(8, usage="upload")
         self.flag.write(np.zeros(2, np.uint32))
         push = struct.pack("<QII", self.flag.address, n, polls)
         self.value = dev.submit([("dispatch", pipe, push, (n // 64, 1, 1))], keep=(self.flag, pipe))

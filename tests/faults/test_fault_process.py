@@ -46,7 +46,11 @@ COMMON = textwrap.dedent(
         '''Hold the queue until the returned flag buffer gets a non-zero word.'''
         dev = runtime.get_device()
         pipe = dev.pipeline(runtime.load_shader("gate"), 16)
-        flag = dev.buffer(8, usage="upload")
+        # Device-local memory the host maps where there is some (NVIDIA: the BAR): host writes
+        # land in GPU memory, which the polling loads see; system memory was not seen.
+        flag = dev.buffer(8)
+        if not flag.host_visible:
+            flag = dev.buffer(8, usage="upload")
         flag.write(np.zeros(2, np.uint32))
         push = struct.pack("<QII", flag.address, n, 1 << 24)
         value = dev.submit([("dispatch", pipe, push, (n // 64, 1, 1))], keep=(flag, pipe))

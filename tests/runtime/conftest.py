@@ -77,7 +77,11 @@ class Gate:
 
     def __init__(self, device, kernels, n=1 << 16, polls=1 << 24):
         self.device = device
-        self.flag = device.buffer(8, usage="upload")
+        # Device-local memory the host maps where there is some (NVIDIA: the BAR): host writes
+        # land in GPU memory, which the polling loads see; system memory was not seen.
+        self.flag = device.buffer(8)
+        if not self.flag.host_visible:
+            self.flag = device.buffer(8, usage="upload")
         self.flag.write(np.zeros(2, np.uint32))
         _gates.append(self)
         self.value = device.submit([kernels.dispatch("gate", n, self.flag.address, n, polls)],
