@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import config
-from ..errors import CThreadsGPUError
+from ..errors import CThreadsGPUError, VulkanInitFailed
 from . import native
 from .device import Device
 from .info import DeviceInfo, choose
@@ -32,6 +32,8 @@ from .pipeline_cache import PipelineCacheFile
 
 _lock = threading.RLock()
 _instance: Any = None
+# True in a child of fork() whose parent had a device open (some drivers cannot open one there)
+_inherited_device = False
 _device: Device | None = None
 _generation = 0
 _available: bool | None = None
@@ -76,13 +78,24 @@ def init() -> Device:
     with _lock:
         if _device is not None and _device.alive:
             return _device
-        if _device is not None:  # lost: start over
-            _shutdown_locked()
-        instance = _get_instance()
-        infos = [DeviceInfo.from_native(d) for d in instance.physical_devices()]
-        info = choose(infos, config.device_selector())
-        cache_file = PipelineCacheFile(info)
-        dev = native.module().Device(instance, info.index, cache_file.load())
+        if _device is not None:  # lost: start over (on the same instance)
+            _shutdown_locked(keep_instance=True)
+        try:
+            instance = _get_instance()
+            infos = [DeviceInfo.from_native(d) for d in instance.physical_devices()]
+            info = choose(infos, config.device_selector())
+            cache_file = PipelineCacheFile(info)
+            dev = native.module().Device(instance, info.index, cache_file.load())
+        except CThreadsGPUError as exc:
+            if not _inherited_device:
+                raise
+            # NVIDIA's driver (580) refuses vkCreateDevice in a forked child: say why and how
+            raise VulkanInitFailed(
+                "this process was forked from one that had the GPU open, and the driver "
+                f"cannot open a device in the forked child ({exc})",
+                hint="start worker processes with multiprocessing's 'spawn' or 'forkserver' "
+                "start method, or fork before the first GPU use",
+            ) from None
         _generation += 1
         _device = Device(dev, info, _generation, cache_file)
         _available = True
@@ -125,10 +138,17 @@ def _device_gone() -> None:
         hook()
 
 
-def _shutdown_locked() -> None:
+def _shutdown_locked(keep_instance: bool = False) -> None:
+    """Destroy the default device; the Vulkan instance too unless `keep_instance`. `shutdown()`
+    and re-init after a lost device keep it: the instance holds no device state, creating one
+    is most of NVIDIA's start-up cost (80-100 ms), and NVIDIA's driver failed to create a new
+    one (VK_ERROR_INCOMPATIBLE_DRIVER, then SIGSEGV) after repeated create/destroy cycles
+    raced by launching threads. The instance goes at exit."""
     global _device, _instance
     dev, _device = _device, None
-    inst, _instance = _instance, None
+    inst = None
+    if not keep_instance:
+        inst, _instance = _instance, None
     _device_gone()
     try:
         if dev is not None:
@@ -139,9 +159,10 @@ def _shutdown_locked() -> None:
 
 
 def shutdown() -> None:
-    """Wait for the device, save the pipeline cache and destroy every Vulkan object."""
+    """Wait for the device, save the pipeline cache and destroy the device and every object
+    on it (the Vulkan instance stays for the next init(); it is destroyed at exit)."""
     with _lock:
-        _shutdown_locked()
+        _shutdown_locked(keep_instance=True)
 
 
 def validation_messages(clear: bool = True) -> list[str]:
@@ -206,8 +227,9 @@ def _after_fork_in_child() -> None:
     """The child of fork(): nothing of the parent's device is usable here (its submission
     thread does not exist, a lock may be held by a thread that does not exist, the driver's
     state is the parent's). Drop it without a Vulkan call; the next use opens a new one."""
-    global _lock, _device, _instance, _available
+    global _lock, _device, _instance, _available, _inherited_device
     _lock = threading.RLock()
+    _inherited_device = _inherited_device or _device is not None
     dev, _device = _device, None
     inst, _instance = _instance, None
     if dev is not None:
