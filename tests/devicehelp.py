@@ -52,3 +52,15 @@ class QueueGate:
     def __exit__(self, *exc: object) -> None:
         self.open()
         self.device.wait(self.value, timeout=120)
+
+
+def use_launcher(kernel: Any, native: bool) -> None:
+    """Make the next launch of `kernel` build its fast launcher anew, of the given kind (the
+    C launcher when `native`, else the generated Python one)."""
+    from cthreads.launch import fastpath, session
+
+    fastpath.NATIVE = native
+    kernel._fast_launch = None
+    prep = session.state.prepared.get(kernel.source_key)
+    if prep is not None:
+        prep.fast = None

@@ -8,9 +8,10 @@ import array
 
 import numpy as np
 import pytest
+from devicehelp import use_launcher
 
 from cthreads.gpu import GlobalIdx, Gpu, GpuArena, GpuInvalidArgument, gpu
-from cthreads.launch import fastpath, session
+from cthreads.launch import session
 
 
 @Gpu
@@ -26,15 +27,6 @@ def add_into(n: int, x: list[float], y: list[float], out: list[float]) -> None:
     i: int = GlobalIdx.x
     if i < n:
         out[i] = x[i] + y[i]
-
-
-def use_launcher(kernel, native: bool) -> None:
-    """Make the next launch of `kernel` build its fast launcher anew, of the given kind."""
-    fastpath.NATIVE = native
-    kernel._fast_launch = None
-    prep = session.state.prepared.get(kernel.source_key)
-    if prep is not None:
-        prep.fast = None
 
 
 @pytest.fixture

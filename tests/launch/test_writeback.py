@@ -8,9 +8,9 @@ import asyncio
 
 import numpy as np
 import pytest
+from devicehelp import use_launcher
 
 from cthreads.gpu import GlobalIdx, Gpu, GpuArena, GpuInvalidArgument, gpu
-from cthreads.launch import fastpath, session
 
 
 @Gpu
@@ -58,15 +58,6 @@ def test_await_behaves_as_join():
     with pytest.raises(GpuInvalidArgument, match="`b` length changed"):
         asyncio.run(main())
     assert a == [1.0] * 4 and c == [3.0] * 4
-
-
-def use_launcher(kernel, native: bool) -> None:
-    """Make the next launch of `kernel` build its fast launcher anew, of the given kind."""
-    fastpath.NATIVE = native
-    kernel._fast_launch = None
-    prep = session.state.prepared.get(kernel.source_key)
-    if prep is not None:
-        prep.fast = None
 
 
 @pytest.fixture

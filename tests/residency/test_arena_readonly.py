@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from devicehelp import use_launcher
 
 from cthreads.gpu import GlobalIdx, Gpu, GpuArena, GpuInvalidArgument, gpu
-from cthreads.launch import fastpath, session
+from cthreads.launch import session
 
 
 @Gpu
@@ -16,15 +17,6 @@ def scale_into(n: int, src: list[float], dst: list[float]) -> None:
     i: int = GlobalIdx.x
     if i < n:
         dst[i] = src[i] * 2.0
-
-
-def use_launcher(kernel, native: bool) -> None:
-    """Make the next launch of `kernel` build its fast launcher anew, of the given kind."""
-    fastpath.NATIVE = native
-    kernel._fast_launch = None
-    prep = session.state.prepared.get(kernel.source_key)
-    if prep is not None:
-        prep.fast = None
 
 
 @pytest.fixture
