@@ -1,8 +1,8 @@
 """The process's Vulkan state: probe, init, the default device, shutdown.
 
 One instance and one default device at a time, behind a lock. `shutdown()` waits idle and
-destroys everything in order; the next `get_device()` starts a new generation, and objects of
-the old one raise GpuUseAfterDestroy. `available()` never raises and caches its answer.
+destroys the device and everything on it, in order (the instance stays until exit); the next
+`get_device()` starts a new generation, and objects of the old one raise GpuUseAfterDestroy. `available()` never raises and caches its answer.
 
 Process events (docs/reliability.md, "Process exit, fork and Ctrl-C"):
 - exit: the implicit teardown is registered with atexit when this module is imported, so it
