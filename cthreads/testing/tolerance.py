@@ -210,6 +210,8 @@ def _recipe(name: str, x: float, y: float) -> float:
     if not math.isfinite(q):
         return q if name == "floordiv" else math.nan
     fq = float(math.floor(q) if name != "fmod" else math.trunc(q))
+    if fq == 0.0:
+        fq = math.copysign(0.0, q)  # floor(-0.0) is -0.0 (x // inf with x < 0: Python -1.0)
     if name == "floordiv":
         return fq
     return S.f32(x - S.f32(y * fq))
@@ -259,7 +261,8 @@ class Perturber:
             d = _device_recipe(name, args, r)
             if self.mode == "recipe":
                 return d
-            self.recipe_differs = self.recipe_differs or not S.same_f32_bits(d, r)
+            both_nan = math.isnan(d) and math.isnan(r)  # inf % 3.0: nan either way
+            self.recipe_differs = self.recipe_differs or not (both_nan or S.same_f32_bits(d, r))
         if self.mode in (None, "recipe"):
             return r
         sign = self._sign()
@@ -371,9 +374,13 @@ def _device_recipe(name: str, args: tuple, r: float) -> float:
     with Python's sign (the divisor's; fmod: the dividend's), as codegen selects it (#19).
     Where y*q rounds to x it gives exactly 0 for Python's tiny remainder (-9.75 % float32(0.001)
     is 4.6e-7, lavapipe's 0), which a `r if r != 0 else 3` guard tells apart and no moved run
-    reaches exactly (#32). Infinite operands and nan: Python's value (the runs disagree there)."""
+    reaches exactly (#32). Infinite operands too (#36): `inf // 3.0` is floor(inf / 3) = inf
+    there, Python's nan; `x // inf` is floor(+-0) = +-0 (Python: -1.0 for x < 0) and `x % inf`
+    is x - inf * 0 = nan (Python: x or inf). Those are undefined (see bound): the moved runs give
+    nan or the recipe's value by the draw of their signs, so only this run reaches the device's
+    value in every seed. A nan operand: Python's nan."""
     x, y = args
-    if math.isnan(r) or not (math.isfinite(x) and math.isfinite(y)) or y == 0.0:
+    if math.isnan(x) or math.isnan(y) or y == 0.0:
         return r
     d = _recipe(name, x, y)
     if d == 0.0 and name != "floordiv":

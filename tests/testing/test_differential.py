@@ -714,3 +714,46 @@ def test_a_hypot_whose_bound_reaches_the_larger_operand_gives_it_in_one_run():
         return [list(a[0]), [False], [3.25]]
 
     D.check_kernel(kern, args, device_runs=lavapipe)
+
+
+def test_remainders_of_infinities_get_the_recipe_run():
+    from cthreads.testing.kernelgen import load_kernel
+
+    # #36 (the H200, fuzz seed 4, kernel 382): `f1 = (out_f[i] / xs[i - 3]) // 3.0` with the
+    # read out of range (0.0), then `max(xs[i + 3] / f1, ...) * ... + f1 * out_f[i]`. inf // 3.0
+    # is undefined: Python nan, the device's floor(inf / 3) = inf. The moved runs gave nan or
+    # the recipe's value by the draw of their signs, and x / inf (undefined too) nan or +-3e38,
+    # so in 17 of 30 seeds every run ended in nan where the device (and lavapipe) gave inf. The
+    # recipe run now computes `//` and `%` of infinities as the recipe too, in every seed.
+    inf, nan = math.inf, math.nan
+    exact = Perturber(None)
+    assert math.isnan(exact("floordiv", (inf, 3.0), nan)) and exact.recipe_differs
+    recipe = Perturber("recipe")
+    assert recipe("floordiv", (inf, 3.0), nan) == inf
+    assert recipe("floordiv", (-inf, 3.0), nan) == -inf
+    assert math.copysign(1.0, recipe("floordiv", (-2.0, inf), -1.0)) == -1.0  # floor(-0.0)
+    assert recipe("floordiv", (-2.0, inf), -1.0) == 0.0
+    assert math.isnan(recipe("mod", (2.0, inf), 2.0))  # 2 - inf * 0
+    assert math.isnan(recipe("fmod", (2.0, -inf), 2.0))
+    for args, r in [((inf, 3.0), nan), ((nan, 3.0), nan), ((2.0, 3.0), 2.0)]:
+        same = Perturber(None)  # nan either way, or no infinity: no extra run
+        same("mod", args, r)
+        assert not same.recipe_differs, args
+    kern = load_kernel(
+        "from cthreads.gpu import Gpu, GlobalIdx\n\n@Gpu\n"
+        "def kern(xs: list[float], out_f: list[float]) -> None:\n"
+        "    i: int = GlobalIdx.x\n"
+        "    f1: float = (out_f[i] / xs[i]) // 3.0\n"
+        "    out_f[i] = f1 + max(2.0 / f1, 1.0) * 3.0\n"
+    )
+    args = ([0.0] * 8 + [2.0, -4.0], [7.0, -1.25, 3.75, -8.5] * 2 + [7.0, 7.0])
+    want = [inf, -inf, inf, -inf] * 2 + [7.0, 2.0]  # floor(+-inf / 3) = +-inf, 2 / +-inf = 0
+    assert D.emulator_runs(kern, args)[-1][1] == want
+
+    def device(out):
+        return lambda k, a, grid: [list(a[0]), out]
+
+    for seed in range(10):
+        D.check_kernel(kern, args, seed=seed, device_runs=device(want))
+        with pytest.raises(D.DifferentialMismatch):  # the defined elements are still compared
+            D.check_kernel(kern, args, seed=seed, device_runs=device(want[:-1] + [3.0]))
