@@ -224,7 +224,10 @@ class Perturber:
     'probe': alternating like 'alt+' but PROBE_SCALE times the bound, no value a device may
     give: it only shows which float outputs the approximations reach at all (#27: a move
     within the bound can round away at the output in every run, while a device's value inside
-    the bound, where the intermediate roundings fall differently, lands 1 ULP off).
+    the bound, where the intermediate roundings fall differently, lands 1 ULP off). It leaves
+    undefined results at Python's value (unmoved): the other runs already disagree there, and a
+    nan from one (`math.trunc(3e38 % 3.0)`, in any thread) ended the whole probe run in
+    KernelUndefined, so no output got the slack (fuzz seed 1, kernel 118, lavapipe).
     UNDEFINED results become nan (moved up) or +-3e38 (see _undefined), so the
     differential runner sees them disagree between runs and leaves the outputs they reach alone.
     Mode None is the exact run: it moves nothing and records the arguments of every `%` and
@@ -280,7 +283,8 @@ class Perturber:
             flipped = tuple(-a if a == 0.0 else a for a in args)
             return _reference(name, flipped)
         if name == "pow" and args[0] == 0.0 and args[1] < 0:
-            return math.nan if sign > 0 else r  # undefined (see bound), though r is infinite
+            # undefined (see bound), though r is infinite
+            return math.nan if sign > 0 and self.mode != "probe" else r
         if name in ("mod", "floordiv", "fmod"):
             # before the overflow rule: Python gives x % -inf = -inf, the recipe nan (#5)
             # the quotient and the rounding of y*q and x - y*q move independently on a device:
@@ -293,7 +297,7 @@ class Perturber:
         if b == 0.0:
             return r
         if b == UNDEFINED:
-            return self._undefined(sign)
+            return r if self.mode == "probe" else self._undefined(sign)
         moved = S.f32(r + sign * b * (PROBE_SCALE if self.mode == "probe" else 1.0))
         if self.mode in (1, -1) and r != 0.0 and (moved > 0.0) != (r > 0.0):
             # the bound reaches zero: a device may give exactly 0 (asinh(1e-30): #18), which a
@@ -348,6 +352,11 @@ class Perturber:
         Operands that approximations moved by a quarter period or more (_aliased): nan moved
         up, else any remainder (a float output it reaches is then left unchecked)."""
         x, y = args
+        if self.mode == "probe" and (
+            not (math.isfinite(x) and math.isfinite(y) and math.isfinite(x / y))
+            or abs(x / y) > 2.0**63
+        ):
+            return r  # undefined: Python's value (see the class docstring)
         if y in (math.inf, -math.inf):  # the recipe gives nan or -0.0 where Python gives x, y, -1
             return math.nan if sign > 0 else r
         if x in (math.inf, -math.inf) and not math.isnan(y) and name == "floordiv":

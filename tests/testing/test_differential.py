@@ -757,3 +757,42 @@ def test_remainders_of_infinities_get_the_recipe_run():
         D.check_kernel(kern, args, seed=seed, device_runs=device(want))
         with pytest.raises(D.DifferentialMismatch):  # the defined elements are still compared
             D.check_kernel(kern, args, seed=seed, device_runs=device(want[:-1] + [3.0]))
+
+
+def test_an_undefined_result_does_not_end_the_probe_run():
+    from cthreads.testing import semantics as S
+    from cthreads.testing.emulate import emulate
+    from cthreads.testing.kernelgen import load_kernel
+
+    # fuzz seed 1, kernel 118 (lavapipe, found while checking #36): `c0 = math.trunc(out_f[i] %
+    # 3.0)` with out_f[82] = 3e38 (a quotient beyond 2^63: undefined, nan in the runs that move
+    # it up) ended the probe run in KernelUndefined, so no output got #27's slack and
+    # `f0 + pow(x, -1.0) * xs[i]`, whose moves round away, was compared exactly: lavapipe 1 ULP
+    # off. The probe now keeps undefined results at the exact value.
+    kern = load_kernel(
+        "import math\nfrom cthreads.gpu import Gpu, GlobalIdx\n\n@Gpu\n"
+        "def kern(xs: list[float], out: list[float], out_i: list[int]) -> None:\n"
+        "    i: int = GlobalIdx.x\n"
+        "    out_i[i] = math.trunc(xs[3] % 3.0)\n"
+        "    f0: float = math.copysign(math.sinh(xs[0]), 60.0)\n"
+        "    f1: float = max(xs[1], 3.0)\n"
+        "    out[i] = f0 + f1 * (xs[2] - f0)\n"
+    )
+    args = ([-1.25, -7.0, -10.0, 3.0000000054977558e38], [0.0], [0])
+    probe = D.probe_run(kern, args)
+    assert probe is not None and probe[1][0] != -33.20383834838867 and probe[2] == [2]
+
+    def lavapipe(k, a, grid):  # sinh(-1.25) 1 ULP further from zero (#27), `%` the recipe's
+        copies = ([*a[0]], [*a[1]], [*a[2]])
+        S.set_perturbation(lambda name, a, r: S.f32(r - ulp(r)) if name == "sinh" else r)
+        try:
+            emulate(k, *copies, oob="device")
+        finally:
+            S.set_perturbation(None)
+        return [copies[0], copies[1], [0]]
+
+    D.check_kernel(kern, args, device_runs=lavapipe)
+    # defined approximations still move: the probe is not the exact run
+    assert Perturber("probe")("sinh", (-1.25,), -1.6019190549850464) != -1.6019190549850464
+    assert Perturber("probe")("mod", (3.0000000054977558e38, 3.0), 2.0) == 2.0
+    assert Perturber("probe")("pow", (0.0, -1.0), math.inf) == math.inf  # not nan
