@@ -210,6 +210,8 @@ def _recipe(name: str, x: float, y: float) -> float:
     if not math.isfinite(q):
         return q if name == "floordiv" else math.nan
     fq = float(math.floor(q) if name != "fmod" else math.trunc(q))
+    if fq == 0.0:
+        fq = math.copysign(0.0, q)  # floor(-0.0) is -0.0 (x // inf with x < 0: Python -1.0)
     if name == "floordiv":
         return fq
     return S.f32(x - S.f32(y * fq))
@@ -222,7 +224,10 @@ class Perturber:
     'probe': alternating like 'alt+' but PROBE_SCALE times the bound, no value a device may
     give: it only shows which float outputs the approximations reach at all (#27: a move
     within the bound can round away at the output in every run, while a device's value inside
-    the bound, where the intermediate roundings fall differently, lands 1 ULP off).
+    the bound, where the intermediate roundings fall differently, lands 1 ULP off). It leaves
+    undefined results at Python's value (unmoved): the other runs already disagree there, and a
+    nan from one (`math.trunc(3e38 % 3.0)`, in any thread) ended the whole probe run in
+    KernelUndefined, so no output got the slack (fuzz seed 1, kernel 118, lavapipe).
     UNDEFINED results become nan (moved up) or +-3e38 (see _undefined), so the
     differential runner sees them disagree between runs and leaves the outputs they reach alone.
     Mode None is the exact run: it moves nothing and records the arguments of every `%` and
@@ -259,7 +264,8 @@ class Perturber:
             d = _device_recipe(name, args, r)
             if self.mode == "recipe":
                 return d
-            self.recipe_differs = self.recipe_differs or not S.same_f32_bits(d, r)
+            both_nan = math.isnan(d) and math.isnan(r)  # inf % 3.0: nan either way
+            self.recipe_differs = self.recipe_differs or not (both_nan or S.same_f32_bits(d, r))
         if self.mode in (None, "recipe"):
             return r
         sign = self._sign()
@@ -277,7 +283,8 @@ class Perturber:
             flipped = tuple(-a if a == 0.0 else a for a in args)
             return _reference(name, flipped)
         if name == "pow" and args[0] == 0.0 and args[1] < 0:
-            return math.nan if sign > 0 else r  # undefined (see bound), though r is infinite
+            # undefined (see bound), though r is infinite
+            return math.nan if sign > 0 and self.mode != "probe" else r
         if name in ("mod", "floordiv", "fmod"):
             # before the overflow rule: Python gives x % -inf = -inf, the recipe nan (#5)
             # the quotient and the rounding of y*q and x - y*q move independently on a device:
@@ -290,7 +297,7 @@ class Perturber:
         if b == 0.0:
             return r
         if b == UNDEFINED:
-            return self._undefined(sign)
+            return r if self.mode == "probe" else self._undefined(sign)
         moved = S.f32(r + sign * b * (PROBE_SCALE if self.mode == "probe" else 1.0))
         if self.mode in (1, -1) and r != 0.0 and (moved > 0.0) != (r > 0.0):
             # the bound reaches zero: a device may give exactly 0 (asinh(1e-30): #18), which a
@@ -345,6 +352,11 @@ class Perturber:
         Operands that approximations moved by a quarter period or more (_aliased): nan moved
         up, else any remainder (a float output it reaches is then left unchecked)."""
         x, y = args
+        if self.mode == "probe" and (
+            not (math.isfinite(x) and math.isfinite(y) and math.isfinite(x / y))
+            or abs(x / y) > 2.0**63
+        ):
+            return r  # undefined: Python's value (see the class docstring)
         if y in (math.inf, -math.inf):  # the recipe gives nan or -0.0 where Python gives x, y, -1
             return math.nan if sign > 0 else r
         if x in (math.inf, -math.inf) and not math.isnan(y) and name == "floordiv":
@@ -371,9 +383,13 @@ def _device_recipe(name: str, args: tuple, r: float) -> float:
     with Python's sign (the divisor's; fmod: the dividend's), as codegen selects it (#19).
     Where y*q rounds to x it gives exactly 0 for Python's tiny remainder (-9.75 % float32(0.001)
     is 4.6e-7, lavapipe's 0), which a `r if r != 0 else 3` guard tells apart and no moved run
-    reaches exactly (#32). Infinite operands and nan: Python's value (the runs disagree there)."""
+    reaches exactly (#32). Infinite operands too (#36): `inf // 3.0` is floor(inf / 3) = inf
+    there, Python's nan; `x // inf` is floor(+-0) = +-0 (Python: -1.0 for x < 0) and `x % inf`
+    is x - inf * 0 = nan (Python: x or inf). Those are undefined (see bound): the moved runs give
+    nan or the recipe's value by the draw of their signs, so only this run reaches the device's
+    value in every seed. A nan operand: Python's nan."""
     x, y = args
-    if math.isnan(r) or not (math.isfinite(x) and math.isfinite(y)) or y == 0.0:
+    if math.isnan(x) or math.isnan(y) or y == 0.0:
         return r
     d = _recipe(name, x, y)
     if d == 0.0 and name != "floordiv":

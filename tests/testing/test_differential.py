@@ -714,3 +714,85 @@ def test_a_hypot_whose_bound_reaches_the_larger_operand_gives_it_in_one_run():
         return [list(a[0]), [False], [3.25]]
 
     D.check_kernel(kern, args, device_runs=lavapipe)
+
+
+def test_remainders_of_infinities_get_the_recipe_run():
+    from cthreads.testing.kernelgen import load_kernel
+
+    # #36 (the H200, fuzz seed 4, kernel 382): `f1 = (out_f[i] / xs[i - 3]) // 3.0` with the
+    # read out of range (0.0), then `max(xs[i + 3] / f1, ...) * ... + f1 * out_f[i]`. inf // 3.0
+    # is undefined: Python nan, the device's floor(inf / 3) = inf. The moved runs gave nan or
+    # the recipe's value by the draw of their signs, and x / inf (undefined too) nan or +-3e38,
+    # so in 17 of 30 seeds every run ended in nan where the device (and lavapipe) gave inf. The
+    # recipe run now computes `//` and `%` of infinities as the recipe too, in every seed.
+    inf, nan = math.inf, math.nan
+    exact = Perturber(None)
+    assert math.isnan(exact("floordiv", (inf, 3.0), nan)) and exact.recipe_differs
+    recipe = Perturber("recipe")
+    assert recipe("floordiv", (inf, 3.0), nan) == inf
+    assert recipe("floordiv", (-inf, 3.0), nan) == -inf
+    assert math.copysign(1.0, recipe("floordiv", (-2.0, inf), -1.0)) == -1.0  # floor(-0.0)
+    assert recipe("floordiv", (-2.0, inf), -1.0) == 0.0
+    assert math.isnan(recipe("mod", (2.0, inf), 2.0))  # 2 - inf * 0
+    assert math.isnan(recipe("fmod", (2.0, -inf), 2.0))
+    for args, r in [((inf, 3.0), nan), ((nan, 3.0), nan), ((2.0, 3.0), 2.0)]:
+        same = Perturber(None)  # nan either way, or no infinity: no extra run
+        same("mod", args, r)
+        assert not same.recipe_differs, args
+    kern = load_kernel(
+        "from cthreads.gpu import Gpu, GlobalIdx\n\n@Gpu\n"
+        "def kern(xs: list[float], out_f: list[float]) -> None:\n"
+        "    i: int = GlobalIdx.x\n"
+        "    f1: float = (out_f[i] / xs[i]) // 3.0\n"
+        "    out_f[i] = f1 + max(2.0 / f1, 1.0) * 3.0\n"
+    )
+    args = ([0.0] * 8 + [2.0, -4.0], [7.0, -1.25, 3.75, -8.5] * 2 + [7.0, 7.0])
+    want = [inf, -inf, inf, -inf] * 2 + [7.0, 2.0]  # floor(+-inf / 3) = +-inf, 2 / +-inf = 0
+    assert D.emulator_runs(kern, args)[-1][1] == want
+
+    def device(out):
+        return lambda k, a, grid: [list(a[0]), out]
+
+    for seed in range(10):
+        D.check_kernel(kern, args, seed=seed, device_runs=device(want))
+        with pytest.raises(D.DifferentialMismatch):  # the defined elements are still compared
+            D.check_kernel(kern, args, seed=seed, device_runs=device(want[:-1] + [3.0]))
+
+
+def test_an_undefined_result_does_not_end_the_probe_run():
+    from cthreads.testing import semantics as S
+    from cthreads.testing.emulate import emulate
+    from cthreads.testing.kernelgen import load_kernel
+
+    # fuzz seed 1, kernel 118 (lavapipe, found while checking #36): `c0 = math.trunc(out_f[i] %
+    # 3.0)` with out_f[82] = 3e38 (a quotient beyond 2^63: undefined, nan in the runs that move
+    # it up) ended the probe run in KernelUndefined, so no output got #27's slack and
+    # `f0 + pow(x, -1.0) * xs[i]`, whose moves round away, was compared exactly: lavapipe 1 ULP
+    # off. The probe now keeps undefined results at the exact value.
+    kern = load_kernel(
+        "import math\nfrom cthreads.gpu import Gpu, GlobalIdx\n\n@Gpu\n"
+        "def kern(xs: list[float], out: list[float], out_i: list[int]) -> None:\n"
+        "    i: int = GlobalIdx.x\n"
+        "    out_i[i] = math.trunc(xs[3] % 3.0)\n"
+        "    f0: float = math.copysign(math.sinh(xs[0]), 60.0)\n"
+        "    f1: float = max(xs[1], 3.0)\n"
+        "    out[i] = f0 + f1 * (xs[2] - f0)\n"
+    )
+    args = ([-1.25, -7.0, -10.0, 3.0000000054977558e38], [0.0], [0])
+    probe = D.probe_run(kern, args)
+    assert probe is not None and probe[1][0] != -33.20383834838867 and probe[2] == [2]
+
+    def lavapipe(k, a, grid):  # sinh(-1.25) 1 ULP further from zero (#27), `%` the recipe's
+        copies = ([*a[0]], [*a[1]], [*a[2]])
+        S.set_perturbation(lambda name, a, r: S.f32(r - ulp(r)) if name == "sinh" else r)
+        try:
+            emulate(k, *copies, oob="device")
+        finally:
+            S.set_perturbation(None)
+        return [copies[0], copies[1], [0]]
+
+    D.check_kernel(kern, args, device_runs=lavapipe)
+    # defined approximations still move: the probe is not the exact run
+    assert Perturber("probe")("sinh", (-1.25,), -1.6019190549850464) != -1.6019190549850464
+    assert Perturber("probe")("mod", (3.0000000054977558e38, 3.0), 2.0) == 2.0
+    assert Perturber("probe")("pow", (0.0, -1.0), math.inf) == math.inf  # not nan
