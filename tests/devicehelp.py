@@ -20,18 +20,18 @@ def device_target() -> Any:
 
 
 class QueueGate:
-    """Put the `gate` shader (shaders/gate.comp: polls a host-visible flag) on the default
-    device's queue; everything launched after it waits in stream order until `open()`. A
+    """Put the `gate` shader (shaders/gate.comp: polls a host-visible flag) on the queue of
+    `device` (default: the default device); everything launched after it waits in stream order until `open()`. A
     context manager opens it on exit, so a failing test never leaves the queue blocked."""
 
-    def __init__(self, n: int = 1 << 16, polls: int = 1 << 24):
+    def __init__(self, n: int = 1 << 16, polls: int = 1 << 24, device: Any = None):
         import struct
 
         import numpy as np
 
         from cthreads import runtime
 
-        self.device = dev = runtime.get_device()
+        self.device = dev = device if device is not None else runtime.get_device()
         pipe = dev.pipeline(runtime.load_shader("gate"), 16)
         # Device-local memory the host maps where there is some (NVIDIA: the BAR): host writes
         # land in GPU memory, which the polling loads see; system memory was not seen.

@@ -9,6 +9,7 @@ import struct
 
 import numpy as np
 import pytest
+from devicehelp import QueueGate
 
 from cthreads import runtime
 from cthreads.errors import GpuUseAfterDestroy
@@ -67,7 +68,7 @@ def kernels(device):
     return k
 
 
-class Gate:
+class Gate(QueueGate):
     """Holds the queue busy until `open()`: the `gate` shader polls a host-visible flag.
 
     Deterministic on any device (a fast GPU finishes a merely slow kernel at once). The
@@ -75,25 +76,15 @@ class Gate:
     `polls` and the invocation count bound it if the flag is never seen (lavapipe: about a
     minute; its loops end after ~65,535 iterations per invocation, so n makes the length)."""
 
-    def __init__(self, device, kernels, n=1 << 16, polls=1 << 24):
-        self.device = device
-        # Device-local memory the host maps where there is some (NVIDIA: the BAR): host writes
-        # land in GPU memory, which the polling loads see; system memory was not seen.
-        self.flag = device.buffer(8)
-        if not self.flag.host_visible:
-            self.flag = device.buffer(8, usage="upload")
-        self.flag.write(np.zeros(2, np.uint32))
+    def __init__(self, device, n=1 << 16, polls=1 << 24):
+        super().__init__(n, polls, device=device)
         _gates.append(self)
-        self.value = device.submit([kernels.dispatch("gate", n, self.flag.address, n, polls)],
-                                   keep=(self.flag,))
-        # on the queue now (not pending, where the test's next submit would join it)
-        assert not device.wait(self.value, timeout=0)
 
     def open(self):
         """Let the kernel end (also while the device is being shut down: teardown waits for
         it, so the flag is set through a store that works then)."""
         try:
-            self.device._dev._poke_u32(self.flag, 0, 1)
+            super().open()
         except GpuUseAfterDestroy:  # destroyed meanwhile: nothing left to open
             pass
 

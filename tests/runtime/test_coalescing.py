@@ -37,7 +37,7 @@ def _eventually(pred, seconds=10.0):
 def _busy(device, kernels):
     """Put a kernel in flight that runs until the returned gate is opened (conftest.Gate):
     the queue is busy for certain, on any device, until then. Returns (its value, the gate)."""
-    gate = Gate(device, kernels)
+    gate = Gate(device)
     return gate.value, gate
 
 
@@ -101,8 +101,8 @@ def test_pending_batch_is_submitted_by_the_background_thread(device, kernels):
 
 
 _INFLIGHT_CHILD = r"""
-import sys, time
-sys.path.insert(0, sys.argv[1])
+import os, sys, time
+sys.path[:0] = [sys.argv[1], os.path.dirname(sys.argv[1])]  # conftest and the devicehelp it uses
 import numpy as np
 from conftest import Kernels
 from cthreads import runtime

@@ -164,7 +164,7 @@ def test_teardown_refuses_waiters_that_let_the_gil_go(device, kernels):
 
     from conftest import Gate
 
-    gate = Gate(device, kernels, n=65535 * 64)  # closed, it runs for many minutes anywhere
+    gate = Gate(device, n=65535 * 64)  # closed, it runs for many minutes anywhere
     outcome: list[object] = []
     left = threading.Event()
 
