@@ -1,12 +1,17 @@
 """`Target`: what the compiler may assume about the device, as plain data.
 
-The compiler never imports the runtime; launch builds a `Target` from the device's limits and
-features and passes it in. `Target.key()` goes into the SPIR-V cache key.
+The compiler never imports the runtime: a device is described to it as a *profile*, a plain dict
+(`type`, `limits`, `features`, as `python -m cthreads.gpu info --json` writes them), and
+`target_from_profile` is the one place that turns a profile into a `Target`; launch passes the
+present device's description through it, `kernel.compile(chip=...)` a shipped or saved profile
+(compiler/profiles.py). `Target.key()` goes into the SPIR-V cache key.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -51,3 +56,73 @@ class Target:
 
 
 DEFAULT_TARGET = Target()
+
+
+def target_from_profile(profile: Mapping[str, Any]) -> Target:
+    """The compile target for a device profile: a mapping with `type` (a Vulkan device type:
+    "cpu", "discrete", ...), `limits` and `features` (the keys `cthreads.runtime.DeviceInfo`
+    and `info --json` use). A missing limit or feature takes the value Vulkan guarantees.
+
+    Raises `ValueError` naming the entry when a value has the wrong form (a profile written by
+    hand); compiler/profiles.py turns that into the caller's `GpuInvalidArgument`."""
+    limits = _section(profile, "limits")
+    feats = _section(profile, "features")
+
+    def limit(key: str, default: int) -> int:
+        value = limits.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"limits.{key} must be a non-negative integer; got {value!r}")
+        return value
+
+    def feature(key: str, default: bool = False) -> bool:
+        value = feats.get(key, default)
+        if not isinstance(value, bool):
+            raise ValueError(f"features.{key} must be true or false; got {value!r}")
+        return value
+
+    wg = limits.get("max_compute_work_group_size", (1024, 1024, 64))
+    if (
+        not isinstance(wg, (list, tuple))
+        or len(wg) != 3
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in wg)
+    ):
+        raise ValueError(
+            f"limits.max_compute_work_group_size must be three positive integers; got {wg!r}"
+        )
+    device_type = profile.get("type", "other")
+    if not isinstance(device_type, str):
+        raise ValueError(f"type must be a Vulkan device type name; got {device_type!r}")
+    return Target(
+        max_push_constants_size=limit("max_push_constants_size", 128),
+        # a tuple whatever the source (JSON gives lists): Target.key() must not tell them apart
+        max_workgroup_size=tuple(wg),
+        max_workgroup_invocations=limit("max_compute_work_group_invocations", 1024),
+        storage_8bit=feature("storage_buffer_8bit", True),
+        float64=feature("shader_float64"),
+        int64=feature("shader_int64"),
+        float16=feature("shader_float16"),
+        int16=feature("shader_int16"),
+        storage_16bit=feature("storage_buffer_16bit"),
+        int64_atomics=feature("shader_buffer_int64_atomics"),
+        subgroup_size=limit("subgroup_size", 32),
+        nan_inf_preserve=feature("float32_nan_inf_preserve"),
+        max_shared_memory=limit("max_compute_shared_memory_size", 16384),
+        atomic_float32_add=feature("atomic_float32_add"),
+        subgroup_basic=feature("subgroup_basic", True),
+        subgroup_arithmetic=feature("subgroup_arithmetic"),
+        subgroup_ballot=feature("subgroup_ballot"),
+        subgroup_shuffle=feature("subgroup_shuffle"),
+        subgroup_vote=feature("subgroup_vote"),
+        subgroup_extended_types=feature("subgroup_extended_types"),
+        # GPUs have a hardware fused multiply-add; CPU devices (lavapipe) do not fuse Fma
+        fused_fma=device_type != "cpu",
+    )
+
+
+def _section(profile: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    if not isinstance(profile, Mapping):
+        raise ValueError(f"a device profile is a JSON object; got {type(profile).__name__}")
+    value = profile.get(name, {})
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{name} must be a JSON object; got {type(value).__name__}")
+    return value

@@ -1,7 +1,8 @@
 """`python -m cthreads.gpu`: look at devices, compile a module's kernels, manage the cache.
 
 python -m cthreads.gpu info                      devices, the default, limits, features, cache
-python -m cthreads.gpu compile MODULE.py [--spv DIR] [--spvasm DIR]
+python -m cthreads.gpu info --json [PATH]        the default device as a JSON profile
+python -m cthreads.gpu compile MODULE.py [--chip CHIP] [--spv DIR] [--spvasm DIR]
 python -m cthreads.gpu cache clear
 """
 
@@ -23,8 +24,11 @@ def _dir_size(path: Path) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files)
 
 
-def cmd_info(_: argparse.Namespace) -> int:
+def cmd_info(opts: argparse.Namespace) -> int:
     from .. import runtime
+
+    if opts.json is not None:
+        return _info_json(opts.json)
 
     try:
         devices = runtime.list_devices()
@@ -66,10 +70,44 @@ def cmd_info(_: argparse.Namespace) -> int:
     return 0 if chosen is not None else 1
 
 
+def _info_json(dest: str) -> int:
+    """The default device as a profile (`kernel.compile(chip=PATH)` reads it back): on stdout
+    for `-`, else written to `dest`."""
+    from .chip import present_profile
+
+    try:
+        present = present_profile()
+    except CThreadsGPUError as exc:  # e.g. a CTHREADS_DEVICE that names no device
+        present, why = None, str(exc)
+    else:
+        why = "no usable Vulkan device (see `python -m cthreads.gpu info`)"
+    if present is None:
+        print(f"info --json: {why}", file=sys.stderr)
+        return 1
+    name, profile = present
+    text = json.dumps(profile, indent=2) + "\n"
+    if dest == "-":
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(dest).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"info --json: cannot write {dest}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(f"wrote the profile of {name} to {dest}")
+    return 0
+
+
 def cmd_compile(opts: argparse.Namespace) -> int:
-    from ..compiler.spirv.tools import disassemble
+    from ..compiler import profiles
     from .kernel import registered_kernels
 
+    if opts.chip is not None:
+        try:
+            profiles.load(opts.chip)  # a bad --chip is one message, not one per kernel
+        except CThreadsGPUError as exc:
+            print(f"--chip: {exc}", file=sys.stderr)
+            return 2
     before = {id(k) for k in registered_kernels()}
     runpy.run_path(opts.module, run_name="__cthreads_compile__")
     kernels = [k for k in registered_kernels() if id(k) not in before]
@@ -79,25 +117,25 @@ def cmd_compile(opts: argparse.Namespace) -> int:
     failures = 0
     for kernel in kernels:
         try:
-            compiled = kernel.compiled()
+            build = kernel.compile(chip=opts.chip)
         except GpuCompileError as exc:
             failures += 1
             print(f"{kernel.name}: does not compile\n{exc}\n", file=sys.stderr)
             continue
-        contract = compiled.contract()
         print(
-            f"{kernel.name}: {len(compiled.spirv)} bytes of SPIR-V, cache key {compiled.cache_key}"
+            f"{kernel.name}: {len(build.spirv)} bytes of SPIR-V for {build.chip}, "
+            f"cache key {build.cache_key}"
         )
-        print("  " + json.dumps(contract))
+        print("  " + json.dumps(build.contract))
         for folder, suffix in ((opts.spv, ".spv"), (opts.spvasm, ".spvasm")):
             if folder:
                 out = Path(folder)
                 out.mkdir(parents=True, exist_ok=True)
                 path = out / f"{kernel.name}{suffix}"
                 if suffix == ".spv":
-                    path.write_bytes(compiled.spirv)
+                    path.write_bytes(build.spirv)
                 else:
-                    path.write_text(disassemble(compiled.spirv))
+                    path.write_text(build.asm)
                 print(f"  wrote {path}")
     return 1 if failures else 0
 
@@ -119,11 +157,25 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m cthreads.gpu", description=__doc__.splitlines()[0]
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("info", help="devices, the default device, limits, features, cache")
+    info = sub.add_parser("info", help="devices, the default device, limits, features, cache")
+    info.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        metavar="PATH",
+        help="print the default device as a JSON profile (or write it to PATH), for "
+        "`kernel.compile(chip=PATH)` and `compile --chip PATH` on other machines",
+    )
     comp = sub.add_parser(
         "compile", help="compile every @Gpu kernel of a module and print its contract"
     )
     comp.add_argument("module", help="path of a Python file defining @Gpu kernels")
+    comp.add_argument(
+        "--chip",
+        metavar="CHIP",
+        help="compile for a shipped profile (lavapipe, nvidia-h200, portable) or a JSON profile "
+        "written by `info --json` (default: the present device, else portable)",
+    )
     comp.add_argument("--spv", metavar="DIR", help="write each kernel's SPIR-V here")
     comp.add_argument("--spvasm", metavar="DIR", help="write each kernel's disassembly here")
     cache = sub.add_parser("cache", help="show or clear the on-disk cache")

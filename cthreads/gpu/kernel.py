@@ -223,6 +223,19 @@ class GpuKernel:
         and the workgroup shape."""
         return self.compiled(target).contract()
 
+    def compile(self, chip: Any = None) -> Any:
+        """Compile for a device without launching (and without it, for a profile): returns a
+        `KernelBuild` with `.spirv`, `.asm`, `.contract`, `.cache_key` and `.chip`.
+
+        `chip` is None (the present device, else the shipped `portable` baseline), the name of
+        a shipped profile (`lavapipe`, `nvidia-h200`, `portable`) or the path of a JSON profile
+        written by `python -m cthreads.gpu info --json` on the target machine. Raises the
+        `GpuCompileError` a launch on that device would, and `GpuInvalidArgument` naming `chip`
+        for an unknown name, an unreadable file or a malformed profile."""
+        from .chip import compile_for
+
+        return compile_for(self, chip)
+
     @property
     def source_key(self) -> str:
         """A hex hash of everything the compiled output depends on apart from the target and

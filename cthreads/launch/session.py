@@ -20,7 +20,7 @@ from typing import Any
 from .. import config, runtime
 from ..compiler import cache as kcache
 from ..compiler.artifact import CompiledKernel
-from ..compiler.target import DEFAULT_TARGET, Target
+from ..compiler.target import DEFAULT_TARGET, Target, target_from_profile
 from ..errors import (
     CThreadsGPUError,
     GpuCompileError,
@@ -92,31 +92,10 @@ def target_from_device(device: Any) -> Target:
 
 
 def target_from_info(info: Any) -> Target:
-    """The compile target for a device description (`runtime.DeviceInfo`)."""
-    limits, feats = info.limits, info.features
-    return Target(
-        max_push_constants_size=int(limits.get("max_push_constants_size", 128)),
-        max_workgroup_size=tuple(limits.get("max_compute_work_group_size", (1024, 1024, 64))),
-        max_workgroup_invocations=int(limits.get("max_compute_work_group_invocations", 1024)),
-        storage_8bit=bool(feats.get("storage_buffer_8bit", True)),
-        float64=bool(feats.get("shader_float64", False)),
-        int64=bool(feats.get("shader_int64", False)),
-        float16=bool(feats.get("shader_float16", False)),
-        int16=bool(feats.get("shader_int16", False)),
-        storage_16bit=bool(feats.get("storage_buffer_16bit", False)),
-        int64_atomics=bool(feats.get("shader_buffer_int64_atomics", False)),
-        subgroup_size=int(limits.get("subgroup_size", 32)),
-        nan_inf_preserve=bool(feats.get("float32_nan_inf_preserve", False)),
-        max_shared_memory=int(limits.get("max_compute_shared_memory_size", 16384)),
-        atomic_float32_add=bool(feats.get("atomic_float32_add", False)),
-        subgroup_basic=bool(feats.get("subgroup_basic", True)),
-        subgroup_arithmetic=bool(feats.get("subgroup_arithmetic", False)),
-        subgroup_ballot=bool(feats.get("subgroup_ballot", False)),
-        subgroup_shuffle=bool(feats.get("subgroup_shuffle", False)),
-        subgroup_vote=bool(feats.get("subgroup_vote", False)),
-        subgroup_extended_types=bool(feats.get("subgroup_extended_types", False)),
-        # GPUs have a hardware fused multiply-add; CPU devices (lavapipe) do not fuse Fma
-        fused_fma=info.type != "cpu",
+    """The compile target for a device description (`runtime.DeviceInfo`): the compiler's one
+    profile -> Target conversion, so a launch and `kernel.compile(chip=...)` agree."""
+    return target_from_profile(
+        {"type": info.type, "limits": info.limits, "features": info.features}
     )
 
 
