@@ -132,8 +132,8 @@ def _bad(message: str, chip: Any, expected: str | None = None, hint: str | None 
         param="chip",
         expected=expected or "a shipped profile name or the path of a JSON device profile",
         got=repr(chip) if not isinstance(chip, Mapping) else "a mapping",
-        hint=hint
-        or f"shipped profiles: {names}; or pass the path of a file written by "
+        hint=(f"{hint}; " if hint else "")
+        + f"shipped profiles: {names}; or pass the path of a file written by "
         "`python -m cthreads.gpu info --json PATH` on the target machine",
     )
 
