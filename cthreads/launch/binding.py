@@ -14,69 +14,30 @@ from typing import Any
 
 from ..compiler.ir import ListType, Param, Scalar
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, VulkanOutOfMemory
-from . import transfer
+from ..runtime import formats, transfer
 
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-FLOAT32_MAX = 3.4028234663852886e38
-
-# Element mapping of list parameters: (native pack code, bytes per element, accepted buffer
-# formats, the numpy dtype name users should pass).
-_LIST_FORMATS = {
-    ("float", 32): ("f", 4, ("f",), "float32"),
-    ("int", 32): ("i", 4, ("i", "l"), "int32"),
-    ("bool", 32): ("B", 1, ("?", "B"), "bool (or uint8)"),
-    ("float", 64): ("d", 8, ("d",), "float64"),
-    ("int", 64): ("q", 8, ("q", "l"), "int64"),
-    ("uint", 32): ("I", 4, ("I", "L"), "uint32"),
-    ("uint", 64): ("Q", 8, ("Q", "L"), "uint64"),
-    ("float", 16): ("e", 2, ("e",), "float16"),
-    ("int", 8): ("b", 1, ("b",), "int8"),
-    ("uint", 8): ("C", 1, ("B",), "uint8"),  # 'C': 'B' is list[bool]'s code
-    ("int", 16): ("h", 2, ("h",), "int16"),
-    ("uint", 16): ("H", 2, ("H",), "uint16"),
-}
+FLOAT32_MAX = formats.FLOAT32_MAX
+FLOAT16_MAX = formats.FLOAT16_MAX
 
 
 def list_format(elem: Any) -> tuple[str, int]:
     """(native pack code, bytes per element) of a list element type."""
-    pack, itemsize, _, _ = _LIST_FORMATS[elem.kind, elem.bits]
-    return pack, itemsize
+    fmt = formats.of(elem)
+    return fmt.pack, fmt.itemsize
 
 
-_BUILTIN_ELEMS = {int: ("int", 32), float: ("float", 32), bool: ("bool", 32)}
-
-
-def element_format(t: Any) -> tuple[str, int, str] | None:
-    """(native pack code, bytes per element, numpy dtype name) for a user-given element type:
-    `int`, `float`, `bool` or an explicit type of cthreads.gpu (`u8`, `f16`, ...); else None."""
-    key = (
-        _BUILTIN_ELEMS.get(t)
-        if isinstance(t, type)
-        else (getattr(t, "kind", None), getattr(t, "bits", None))
-    )
-    spec = _LIST_FORMATS.get(key) if key is not None else None
-    return None if spec is None else (spec[0], spec[1], spec[3])
-
-
-# ranges of the explicit int types (scalars and Python list elements)
-INT_RANGES = {
-    ("int", 64): (-(2**63), 2**63 - 1), ("uint", 32): (0, 2**32 - 1),
-    ("uint", 64): (0, 2**64 - 1), ("int", 8): (-128, 127), ("uint", 8): (0, 255),
-    ("int", 16): (-32768, 32767), ("uint", 16): (0, 65535),
-}  # fmt: skip
 _SCALAR_NAMES = {
     ("int", 32): "int (int32)", ("float", 32): "float (float32)", ("bool", 32): "bool",
     ("float", 64): "f64 (float64)", ("int", 64): "i64 (int64)", ("uint", 32): "u32 (uint32)",
     ("uint", 64): "u64 (uint64)", ("float", 16): "f16 (float16)", ("int", 8): "i8 (int8)",
     ("uint", 8): "u8 (uint8)", ("int", 16): "i16 (int16)", ("uint", 16): "u16 (uint16)",
 }  # fmt: skip
-FLOAT16_MAX = 65504.0
 
 
 def type_name(t: Scalar | ListType) -> str:
     """The user-facing spelling of a parameter type, with its device meaning."""
     if isinstance(t, ListType):
-        return f"list[{_py(t.elem)}] ({_LIST_FORMATS[t.elem.kind, t.elem.bits][3]})"
+        return f"list[{_py(t.elem)}] ({formats.of(t.elem).dtype})"
     return _SCALAR_NAMES[t.kind, t.bits]
 
 
@@ -147,12 +108,13 @@ class ListArg:
     memory: memoryview | None = None  # byte view of the caller's buffer (None for lists)
 
 
-def check_scalar(param: Param, value: Any) -> int | float:
-    """Check a scalar argument; returns the value to put in the push constants."""
+def check_scalar(param: Any, value: Any) -> int | float:
+    """Check a scalar argument against its launch-plan entry (`plan.ParamPlan`: name, type and
+    the int range `lo`, `hi`); returns the value to put in the push constants."""
     kind = param.type.kind
     # Fast paths for the exact builtin types (every launch passes through here).
     t = type(value)
-    if t is int and kind == "int" and param.type.bits == 32 and INT32_MIN <= value <= INT32_MAX:
+    if t is int and kind == "int" and param.type.bits == 32 and param.lo <= value <= param.hi:
         return value
     if (
         t is float
@@ -186,7 +148,7 @@ def check_scalar(param: Param, value: Any) -> int | float:
         if isinstance(value, (complex, str, bytes)) or not hasattr(value, "__float__"):
             raise _type_error(param, value)
         return _to_float(param, value)
-    if (kind, param.type.bits) in INT_RANGES:
+    if kind in ("int", "uint") and (kind, param.type.bits) != ("int", 32):
         if (
             isinstance(value, (bool, float))
             or type(value).__name__ == "bool_"
@@ -194,7 +156,7 @@ def check_scalar(param: Param, value: Any) -> int | float:
         ):
             raise _type_error(param, value)
         v = value.__index__()
-        lo, hi = INT_RANGES[kind, param.type.bits]
+        lo, hi = param.lo, param.hi
         if not lo <= v <= hi:
             name = type_name(param.type)
             raise GpuInvalidArgument(
@@ -220,7 +182,7 @@ def check_scalar(param: Param, value: Any) -> int | float:
         if not hasattr(value, "__index__") or isinstance(value, float):
             raise _type_error(param, value)
         v = value.__index__()
-        if not INT32_MIN <= v <= INT32_MAX:
+        if not param.lo <= v <= param.hi:
             raise GpuInvalidArgument(
                 f"`{param.name}` expects int (int32); got {_show_int(v)}, outside "
                 "[-2**31, 2**31 - 1]",
@@ -312,7 +274,8 @@ def _type_error(param: Param, value: Any) -> GpuArgumentTypeError:
 def check_list(index: int, param: Param, value: Any) -> ListArg:
     """Check a list argument (Python list or C-contiguous buffer)."""
     assert isinstance(param.type, ListType)
-    pack, itemsize, formats, dtype_name = _LIST_FORMATS[param.type.elem.kind, param.type.elem.bits]
+    fmt = formats.of(param.type.elem)
+    pack, itemsize, accepted, dtype_name = fmt.pack, fmt.itemsize, fmt.buffer_formats, fmt.dtype
     if isinstance(value, list):
         if not value:
             raise GpuInvalidArgument(
@@ -326,15 +289,15 @@ def check_list(index: int, param: Param, value: Any) -> ListArg:
     if isinstance(value, (str, tuple, dict, set)) or not _has_buffer(value):
         raise _type_error(param, value)
     view = memoryview(value)
-    fmt = view.format.lstrip("@=<")
-    if fmt not in formats or view.itemsize != itemsize:
+    code = view.format.lstrip("@=<")
+    if code not in accepted or view.itemsize != itemsize:
         got = describe(value)
         raise GpuArgumentTypeError(
             f"`{param.name}` expects {type_name(param.type)}; got {got}",
             param=param.name,
             expected=dtype_name,
             got=got,
-            hint=_convert_hint(value, formats, dtype_name),
+            hint=_convert_hint(value, accepted, dtype_name),
         )
     if not view.c_contiguous:
         raise GpuInvalidArgument(
