@@ -1,76 +1,24 @@
-/* cthreads._native — launch: the queued-launch path of one prepared kernel, in C.
+/* cthreads._native — launch: one queued launch of a FastLauncher (launch_plan.c makes them).
  *
- * Python API (built by cthreads/launch/plan.py from the kernel's LaunchPlan):
- *   FastLauncher.codes() -> dict: the parameter kinds (P_*), field roles (R_*) and MAX_PARAMS
- *       this file defines; plan.py encodes a plan with them (never a copy of the numbers).
- *   FastLauncher(device, pipeline, params, fields, sizing, records, record_types, hazards,
- *                job_type, job_fields, device_obj, name, generation)
- *       params: per kernel parameter (kind, lo, hi, packs, itemsize, writes): LIST, INT (exact
- *               int in [lo, hi]), U64, BOOL, F32 (|v| <= FLT_MAX), F64, F16
- *       fields: the parameter block, (offset, fmt, role, param), fmt one of 'IiQqfd'
- *       sizing: (n_index or -1, wg_x, wg_y, wg_z, per_group or 0, max_x, max_y, max_z,
- *                observes_workgroup, push_size)
- *       records: id(obj) -> record (residency/arena.py RECORDS); record_types: the registry's
- *       record type, then the types whose instances are their own records; hazards: the
- *       record's (read-only, overlaps) bits; job_fields: GpuJob.QUEUED_FIELDS.
  *   FastLauncher.launch(args: tuple, grid: (nx, ny, nz) | None = None) -> GpuJob | None
- *       Every list resident (resident_record: the record protocol of residency/arena.py: same
+ *       Every list resident (resident_record, the record protocol of residency/arena.py: same
  *       object, generation, pack code, length, no hazard this launch must refuse), every
- *       scalar of its exact builtin type and in range, the launch one dispatch: packs the
- *       parameter block, enqueues it (batch.c), sets the records' last_use / last_write and
- *       returns a GpuJob. Anything unusual returns None (the Python general path then does the
- *       work and words the error); only a failed submission raises. A launcher serves one
- *       native device: once that device is shut down it returns None for ever.
+ *       scalar of its exact builtin type and in range, one dispatch: packs the parameter
+ *       block, enqueues it (batch.c), sets the records' last_use / last_write and returns a
+ *       GpuJob. Anything unusual returns None (the Python general path then does the work and
+ *       words the error); only a failed submission raises. A launcher serves one native
+ *       device: once that device is shut down it returns None for ever.
  */
-#include "cthreads.h"
+#include "launch.h"
 
 #include <string.h>
-
-#define CT_LAUNCH_MAX_PARAMS 64
-#define CT_LAUNCH_MAX_FIELDS (8 + 3 * CT_LAUNCH_MAX_PARAMS)
-#define CT_LAUNCH_MAX_SELF 4
-
-enum { P_LIST, P_INT, P_U64, P_BOOL, P_F32, P_F64, P_F16, P_COUNT };
-enum { R_TOTAL, R_BASE_GROUP, R_GRID_X, R_TOTAL_Y, R_TOTAL_Z, R_ADDR, R_LEN, R_SCALAR, R_COUNT };
-
-typedef struct {
-    int kind;
-    long long lo, hi;           /* P_INT range */
-    char packs[4];              /* P_LIST: accepted pack codes, NUL-terminated */
-    Py_ssize_t itemsize;        /* P_LIST */
-    int writes;                 /* P_LIST */
-} LParam;
-
-typedef struct {
-    uint32_t offset;
-    char fmt;
-    int role, param;
-} LField;
-
-enum { J_DEVICE, J_VALUE, J_NAME, J_WRITEBACKS, J_BUFFERS, J_DONE, J_COUNT };
-
-typedef struct {
-    PyObject_HEAD
-    CtDevice *dev;              /* strong refs from here on */
-    PyObject *pipe, *records, *record_type, *job_type, *device_obj, *name, *job_fields;
-    PyObject *self_types[CT_LAUNCH_MAX_SELF];
-    int nself;
-    long long generation;
-    long hz_read_only, hz_overlaps;
-    int nparams, nfields, nlists, alias_check, n_index, observes;
-    uint64_t wg[3], per, max_groups[3];
-    uint32_t push_size;
-    PyObject *jf[J_COUNT];      /* borrowed from job_fields */
-    LParam params[CT_LAUNCH_MAX_PARAMS];
-    LField fields[CT_LAUNCH_MAX_FIELDS];
-} CtLauncher;
 
 /* the record protocol's field names (residency/arena.py RECORD_FIELDS), interned once */
 static PyObject *s_generation, *s_obj, *s_pack, *s_count, *s_buffer, *s_last_use, *s_last_write,
     *s_hazard, *s_empty;
 
-static int
-intern_names(void)
+int
+ct_launch_intern_names(void)
 {
     if (s_empty != NULL)
         return 0;
@@ -81,216 +29,6 @@ intern_names(void)
 #undef I
     s_empty = PyTuple_New(0);
     return s_empty == NULL ? -1 : 0;
-}
-
-static PyObject *
-Launcher_codes(PyObject *unused, PyObject *noargs)
-{
-    return Py_BuildValue(
-        "{si si si si si si si si si si si si si si si si}", "P_LIST", P_LIST, "P_INT", P_INT,
-        "P_U64", P_U64, "P_BOOL", P_BOOL, "P_F32", P_F32, "P_F64", P_F64, "P_F16", P_F16,
-        "R_TOTAL", R_TOTAL, "R_BASE_GROUP", R_BASE_GROUP, "R_GRID_X", R_GRID_X, "R_TOTAL_Y",
-        R_TOTAL_Y, "R_TOTAL_Z", R_TOTAL_Z, "R_ADDR", R_ADDR, "R_LEN", R_LEN, "R_SCALAR", R_SCALAR,
-        "MAX_PARAMS", CT_LAUNCH_MAX_PARAMS);
-}
-
-/* ---- construction ------------------------------------------------------------------------ */
-
-static int
-bad(const char *what, int i)
-{
-    PyErr_Format(PyExc_ValueError, "FastLauncher: bad %s entry %d", what, i);
-    return -1;
-}
-
-static int
-parse_params(CtLauncher *self, PyObject *params)
-{
-    if (!PyTuple_Check(params) || PyTuple_GET_SIZE(params) > CT_LAUNCH_MAX_PARAMS)
-        return bad("params", -1);
-    self->nparams = (int)PyTuple_GET_SIZE(params);
-    for (int i = 0; i < self->nparams; i++) {
-        LParam *p = &self->params[i];
-        const char *packs;
-        Py_ssize_t npacks;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(params, i), "iLLs#ni", &p->kind, &p->lo, &p->hi,
-                              &packs, &npacks, &p->itemsize, &p->writes))
-            return -1;
-        if (p->kind < P_LIST || p->kind >= P_COUNT || npacks > 3 ||
-            (p->kind == P_LIST && (npacks < 1 || p->itemsize < 1)))
-            return bad("params", i);
-        memcpy(p->packs, packs, (size_t)npacks);
-        p->packs[npacks] = 0;
-        if (p->kind == P_LIST)
-            self->nlists++;
-        else
-            p->writes = 0;
-        self->alias_check |= p->writes;
-    }
-    self->alias_check = self->alias_check && self->nlists > 1;
-    return 0;
-}
-
-/* whether field format fmt can hold what role (of a parameter of kind) writes */
-static int
-field_ok(const CtLauncher *self, const LField *f)
-{
-    char c = f->fmt;
-    int size = c == 'I' || c == 'i' || c == 'f' ? 4 : c == 'Q' || c == 'q' || c == 'd' ? 8 : 0;
-    if (size == 0 || f->offset + (unsigned)size > self->push_size || f->role < 0 ||
-        f->role >= R_COUNT)
-        return 0;
-    if (f->role < R_ADDR)
-        return c == 'I';
-    if (f->param < 0 || f->param >= self->nparams ||
-        (self->params[f->param].kind == P_LIST) != (f->role != R_SCALAR))
-        return 0;
-    switch (f->role == R_SCALAR ? self->params[f->param].kind : -f->role) {
-    case -R_ADDR: return c == 'Q';
-    case -R_LEN: return c == 'I';
-    case P_F32: case P_F16: return c == 'f';
-    case P_F64: return c == 'd';
-    case P_U64: return c == 'Q';
-    case P_BOOL: return c == 'I';
-    default: return c != 'f' && c != 'd';
-    }
-}
-
-static int
-parse_fields(CtLauncher *self, PyObject *fields)
-{
-    if (!PyTuple_Check(fields) || PyTuple_GET_SIZE(fields) > CT_LAUNCH_MAX_FIELDS)
-        return bad("fields", -1);
-    self->nfields = (int)PyTuple_GET_SIZE(fields);
-    for (int i = 0; i < self->nfields; i++) {
-        LField *f = &self->fields[i];
-        unsigned int offset;
-        int fmt;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fields, i), "ICii", &offset, &fmt, &f->role,
-                              &f->param))
-            return -1;
-        f->offset = offset;
-        f->fmt = (char)fmt;
-        if (!field_ok(self, f))
-            return bad("fields", i);
-    }
-    return 0;
-}
-
-static PyObject *
-Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
-{
-    PyObject *dev, *pipe, *params, *fields, *records, *rtypes, *job_type, *job_fields,
-        *device_obj, *name;
-    long long generation, n_index, wg[3], per, maxg[3];
-    long hz_ro, hz_ov;
-    int observes;
-    unsigned int push_size;
-    if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
-        PyErr_SetString(PyExc_TypeError, "FastLauncher() takes positional arguments only");
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(args, "OOOO(LLLLLLLLpI)O!O!(ll)O!O!OUL:FastLauncher", &dev, &pipe,
-                          &params, &fields, &n_index, &wg[0], &wg[1], &wg[2], &per, &maxg[0],
-                          &maxg[1], &maxg[2], &observes, &push_size, &PyDict_Type, &records,
-                          &PyTuple_Type, &rtypes, &hz_ro, &hz_ov, &PyType_Type, &job_type,
-                          &PyTuple_Type, &job_fields, &device_obj, &name, &generation))
-        return NULL;
-    CtState *st = PyType_GetModuleState(type);
-    if (st == NULL || intern_names() < 0)
-        return NULL;
-    if (!Py_IS_TYPE(dev, st->DeviceType) || !Py_IS_TYPE(pipe, st->PipelineType) ||
-        ((CtPipeline *)pipe)->dev != (CtDevice *)dev) {
-        PyErr_SetString(PyExc_TypeError, "FastLauncher needs a native Device and its Pipeline");
-        return NULL;
-    }
-    Py_ssize_t nt = PyTuple_GET_SIZE(rtypes);
-    int ok = nt >= 1 && nt <= 1 + CT_LAUNCH_MAX_SELF && PyTuple_GET_SIZE(job_fields) == J_COUNT;
-    for (Py_ssize_t i = 0; ok && i < nt; i++)
-        ok = PyType_Check(PyTuple_GET_ITEM(rtypes, i));
-    for (Py_ssize_t i = 0; ok && i < J_COUNT; i++)
-        ok = PyUnicode_CheckExact(PyTuple_GET_ITEM(job_fields, i));
-    for (int a = 0; a < 3; a++)
-        ok = ok && wg[a] >= 1 && wg[a] <= 0xFFFFFFFFll && maxg[a] >= 1 && maxg[a] <= 0xFFFFFFFFll;
-    if (!ok || per < 0 || (!observes && per < 1) || push_size > CT_MAX_PUSH ||
-        push_size != ((CtPipeline *)pipe)->push_size) {
-        PyErr_SetString(PyExc_ValueError, "FastLauncher: bad sizing, record types or job fields");
-        return NULL;
-    }
-    CtLauncher *self = (CtLauncher *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    self->push_size = push_size;
-    self->n_index = (int)n_index;
-    for (int a = 0; a < 3; a++) {
-        self->wg[a] = (uint64_t)wg[a];
-        self->max_groups[a] = (uint64_t)maxg[a];
-    }
-    self->per = (uint64_t)per;
-    self->observes = observes;
-    self->generation = generation;
-    self->hz_read_only = hz_ro;
-    self->hz_overlaps = hz_ov;
-    self->dev = (CtDevice *)Py_NewRef(dev);
-    self->pipe = Py_NewRef(pipe);
-    self->records = Py_NewRef(records);
-    self->record_type = Py_NewRef(PyTuple_GET_ITEM(rtypes, 0));
-    self->nself = (int)nt - 1;
-    for (int i = 0; i < self->nself; i++)
-        self->self_types[i] = Py_NewRef(PyTuple_GET_ITEM(rtypes, i + 1));
-    self->job_type = Py_NewRef(job_type);
-    self->job_fields = Py_NewRef(job_fields);
-    for (int i = 0; i < J_COUNT; i++)
-        self->jf[i] = PyTuple_GET_ITEM(job_fields, i);
-    self->device_obj = Py_NewRef(device_obj);
-    self->name = Py_NewRef(name);
-    if (parse_params(self, params) < 0 || parse_fields(self, fields) < 0)
-        goto fail;
-    if (n_index >= self->nparams || (n_index >= 0 && self->params[n_index].kind != P_INT)) {
-        PyErr_SetString(PyExc_ValueError, "FastLauncher: n_index is not an int parameter");
-        goto fail;
-    }
-    return (PyObject *)self;
-fail:
-    Py_DECREF(self);
-    return NULL;
-}
-
-#define LAUNCHER_REFS(X)                                                                     \
-    X(self->dev) X(self->pipe) X(self->records) X(self->record_type) X(self->job_type)     \
-    X(self->job_fields) X(self->device_obj) X(self->name)
-
-static int
-Launcher_traverse(CtLauncher *self, visitproc visit, void *arg)
-{
-    Py_VISIT(Py_TYPE(self));
-#define V(x) Py_VISIT(x);
-    LAUNCHER_REFS(V)
-#undef V
-    for (int i = 0; i < self->nself; i++)
-        Py_VISIT(self->self_types[i]);
-    return 0;
-}
-
-static int
-Launcher_clear(CtLauncher *self)
-{
-#define C(x) Py_CLEAR(x);
-    LAUNCHER_REFS(C)
-#undef C
-    for (int i = 0; i < self->nself; i++)
-        Py_CLEAR(self->self_types[i]);
-    return 0;
-}
-
-static void
-Launcher_dealloc(CtLauncher *self)
-{
-    PyTypeObject *tp = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
-    Launcher_clear(self);
-    tp->tp_free(self);
-    Py_DECREF(tp);
 }
 
 /* ---- one launch -------------------------------------------------------------------------- */
@@ -305,7 +43,7 @@ static int
 device_usable(CtLauncher *self)
 {
     CtDevice *dev = self->dev;
-    CtPipeline *pipe = (CtPipeline *)self->pipe;
+    CtPipeline *pipe = (CtPipeline *)self->ref[O_PIPE];
     return dev != NULL && dev->state == CT_ALIVE && !dev->lost && !CT_LOAD(dev->bg_lost) &&
            pipe->dev == dev && pipe->pipeline != VK_NULL_HANDLE;
 }
@@ -389,15 +127,15 @@ static PyObject *
 resident_record(CtLauncher *self, PyObject *a, int *self_record)
 {
     for (int i = 0; i < self->nself; i++)
-        if (Py_IS_TYPE(a, (PyTypeObject *)self->self_types[i])) {
+        if (Py_IS_TYPE(a, (PyTypeObject *)self->ref[O_SELF + i])) {
             *self_record = 1;
             return Py_NewRef(a);
         }
     *self_record = 0;
     PyObject *key = PyLong_FromVoidPtr(a);
-    PyObject *r = key == NULL ? NULL : PyDict_GetItemWithError(self->records, key);
+    PyObject *r = key == NULL ? NULL : PyDict_GetItemWithError(self->ref[O_RECORDS], key);
     Py_XDECREF(key);
-    if (r == NULL || !Py_IS_TYPE(r, (PyTypeObject *)self->record_type)) {
+    if (r == NULL || !Py_IS_TYPE(r, (PyTypeObject *)self->ref[O_RECORD_TYPE])) {
         PyErr_Clear();
         return NULL;
     }
@@ -441,8 +179,8 @@ check_list(CtLauncher *self, const LParam *p, PyObject *a, PyObject **rec, PyObj
         PyErr_Clear();
         return 0;
     }
-    if (n < 0 || ((h & self->hz_read_only) && p->writes) ||
-        ((h & self->hz_overlaps) && self->alias_check))
+    if (n < 0 || ((h & self->sz.hz_read_only) && p->writes) ||
+        ((h & self->sz.hz_overlaps) && self->alias_check))
         return 0;
     *buf = Py_NewRef(b);
     if (own) {
@@ -482,12 +220,12 @@ put(uint8_t *push, const LField *f, LValue v)
 static PyObject *
 make_job(CtLauncher *self, PyObject *value, PyObject *writebacks)
 {
-    PyTypeObject *tp = (PyTypeObject *)self->job_type;
+    PyTypeObject *tp = (PyTypeObject *)self->ref[O_JOB_TYPE];
     PyObject *buffers = PyList_New(0);
     if (buffers == NULL)
         return NULL;
-    PyObject *values[J_COUNT] = {self->device_obj, value, self->name, writebacks, buffers,
-                                 Py_False};
+    PyObject *values[J_COUNT] = {self->ref[O_DEVICE_OBJ], value, self->ref[O_NAME], writebacks,
+                                 buffers, Py_False};
     PyObject *job = tp->tp_new(tp, s_empty, NULL);
     for (int i = 0; job != NULL && i < J_COUNT; i++)
         if (PyObject_SetAttr(job, self->jf[i], values[i]) < 0)
@@ -502,36 +240,37 @@ make_job(CtLauncher *self, PyObject *value, PyObject *writebacks)
 static int
 plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4], uint32_t groups[3])
 {
-    uint64_t g[3];
+    uint64_t g[3], wg[3], mg[3], per = (uint64_t)self->sz.per;
     for (int a = 0; a < 3; a++) {
+        wg[a] = (uint64_t)self->sz.wg[a];
+        mg[a] = (uint64_t)self->sz.max_groups[a];
         if (size[a] <= 0)
             return 0; /* nothing, or (observing kernels) one workgroup: the general path */
-        g[a] = ((uint64_t)size[a] + self->wg[a] - 1) / self->wg[a];
-        if (g[a] * self->wg[a] > 0xFFFFFFFFull)
+        g[a] = ((uint64_t)size[a] + wg[a] - 1) / wg[a];
+        if (g[a] * wg[a] > 0xFFFFFFFFull)
             return 0;
     }
-    if (self->observes) {
-        for (int a = 0; a < 3; a++)
-            if (g[a] > self->max_groups[a])
+    if (self->sz.observes) {
+        for (int a = 0; a < 3; a++) {
+            if (g[a] > mg[a])
                 return 0; /* split along x, or refused along y / z: the general path */
-        sz[0] = g[0] * self->wg[0];
-        sz[1] = g[0];
-        sz[2] = g[1] * self->wg[1];
-        sz[3] = g[2] * self->wg[2];
-        for (int a = 0; a < 3; a++)
             groups[a] = (uint32_t)g[a];
+        }
+        sz[0] = g[0] * wg[0];
+        sz[1] = g[0];
+        sz[2] = g[1] * wg[1];
+        sz[3] = g[2] * wg[2];
         return 1;
     }
     /* exact: the grid-stride loops stop at the problem size (dispatch._dispatches) */
-    uint64_t gx = ((uint64_t)size[0] + self->per - 1) / self->per;
+    uint64_t gx = ((uint64_t)size[0] + per - 1) / per;
     sz[0] = (uint64_t)size[0];
     sz[1] = g[0];
     sz[2] = (uint64_t)size[1];
     sz[3] = (uint64_t)size[2];
-    groups[0] = (uint32_t)(gx < self->max_groups[0] ? gx : self->max_groups[0]);
+    groups[0] = (uint32_t)(gx < mg[0] ? gx : mg[0]);
     for (int a = 1; a < 3; a++)
-        groups[a] = (uint32_t)((uint64_t)size[a] < self->max_groups[a] ? (uint64_t)size[a]
-                                                                        : self->max_groups[a]);
+        groups[a] = (uint32_t)((uint64_t)size[a] < mg[a] ? (uint64_t)size[a] : mg[a]);
     return 1;
 }
 
@@ -555,8 +294,8 @@ parse_grid(PyObject *grid, long long size[3])
     return 1;
 }
 
-static PyObject *
-Launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
+PyObject *
+ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
     Py_RETURN_NONE; /* the block is little-endian: the general path packs it */
@@ -602,8 +341,8 @@ Launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
             for (int y = x + 1; y < nl; y++)
                 if (PyTuple_GET_ITEM(args, listix[x]) == PyTuple_GET_ITEM(args, listix[y]))
                     goto done;
-    if (!has_grid && self->n_index >= 0)
-        size[0] = val[self->n_index].i;
+    if (!has_grid && self->sz.n_index >= 0)
+        size[0] = val[self->sz.n_index].i;
     else if (!has_grid)
         for (int x = 0; x < nl; x++)
             if (count[listix[x]] > size[0])
@@ -613,9 +352,9 @@ Launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
     if (!plan_dispatch(self, size, sz, op.groups))
         goto done;
     op.kind = 0;
-    op.pipe = (CtPipeline *)self->pipe;
+    op.pipe = (CtPipeline *)self->ref[O_PIPE];
     op.src = op.dst = NULL;
-    memset(op.push, 0, self->push_size);
+    memset(op.push, 0, (size_t)self->sz.push_size);
     for (int k = 0; k < self->nfields; k++) {
         const LField *f = &self->fields[k];
         LValue v;
@@ -643,7 +382,7 @@ Launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
     for (int x = 0; x < nl; x++)
         PyTuple_SET_ITEM(kept, x, Py_NewRef(buf[listix[x]]));
     PyTuple_SET_ITEM(kept, nl, Py_NewRef(args));
-    uint64_t v = ct_enqueue(dev, &op, 1, &self->pipe, 1, kept, 0);
+    uint64_t v = ct_enqueue(dev, &op, 1, &self->ref[O_PIPE], 1, kept, 0);
     if (v == 0 || (value = PyLong_FromUnsignedLongLong(v)) == NULL)
         goto done;
     int nw = 0;
@@ -677,28 +416,3 @@ done:
     Py_XDECREF(wb);
     return result == Py_None ? Py_NewRef(Py_None) : result;
 }
-
-static PyMethodDef Launcher_methods[] = {
-    {"launch", (PyCFunction)(void (*)(void))Launcher_launch, METH_FASTCALL,
-     "launch(args, grid=None) -> GpuJob | None: the launch when everything is plain, else None"},
-    {"codes", Launcher_codes, METH_NOARGS | METH_STATIC,
-     "codes() -> dict: the parameter kinds, field roles and parameter limit of this launcher"},
-    {NULL}
-};
-
-static PyType_Slot Launcher_slots[] = {
-    {Py_tp_doc, "The C launch path of one prepared kernel whose lists are resident."},
-    {Py_tp_new, Launcher_new},
-    {Py_tp_dealloc, Launcher_dealloc},
-    {Py_tp_traverse, Launcher_traverse},
-    {Py_tp_clear, Launcher_clear},
-    {Py_tp_methods, Launcher_methods},
-    {0, NULL}
-};
-
-PyType_Spec ct_launcher_spec = {
-    .name = "cthreads._native.FastLauncher",
-    .basicsize = sizeof(CtLauncher),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .slots = Launcher_slots,
-};

@@ -174,32 +174,43 @@ def _plain_attributes(cls: type, names: tuple) -> bool:
     return all(not hasattr(type(inspect.getattr_static(cls, n, None)), "__get__") for n in names)
 
 
-def native_encoding(plan: LaunchPlan, codes: dict[str, int]) -> tuple | None:
-    """(params, fields, sizing) for `FastLauncher`, or None where the C launcher does not
-    cover the kernel (parameter block in a buffer, `x.shape[k]` reads)."""
+def native_encoding(plan: LaunchPlan, codes: dict[str, Any]) -> tuple[bytes, bytes, bytes] | None:
+    """(params, fields, sizing) for `FastLauncher`: the plan packed in the layout the C module
+    exports (`codes`), or None where the C launcher does not cover the kernel (parameter block
+    in a buffer, `x.shape[k]` reads)."""
     if plan.in_buffer or plan.shapes:
         return None
-    params = tuple(
-        (
+    param = struct.Struct(codes["PARAM_FORMAT"]).pack
+    params = b"".join(
+        param(
             codes["P_" + p.kind.upper()],
-            *((p.lo, p.hi) if p.kind == "int" else (0, 0)),  # u64 is range-checked by type
-            formats.accepted_packs(p.fmt) if p.fmt else "",
-            p.fmt.itemsize if p.fmt else 0,
             int(p.writes),
+            *((p.lo, p.hi) if p.kind == "int" else (0, 0)),  # u64 is range-checked by type
+            p.fmt.itemsize if p.fmt else 0,
+            formats.accepted_packs(p.fmt).encode() if p.fmt else b"",
         )
         for p in plan.params
     )
-    fields = tuple(
-        (f.offset, f.fmt, codes["R_" + f.role.upper()], -1 if f.param is None else f.param)
+    field = struct.Struct(codes["FIELD_FORMAT"]).pack
+    fields = b"".join(
+        field(
+            f.offset,
+            codes["R_" + f.role.upper()],
+            -1 if f.param is None else f.param,
+            f.fmt.encode(),
+        )
         for f in plan.fields
     )
-    sizing = (
+    sizing = struct.pack(
+        codes["SIZING_FORMAT"],
         -1 if plan.n_index is None else plan.n_index,
         *plan.wg3,
         0 if plan.observes_workgroup else plan.per_group,
         *plan.max_groups,
         plan.observes_workgroup,
         plan.push_size,
+        residency.READ_ONLY,
+        residency.OVERLAPS,
     )
     return params, fields, sizing
 
@@ -219,23 +230,22 @@ def native_launcher(plan: LaunchPlan, pipeline: Any, device: Any, generation: in
         or not all(_plain_attributes(t, residency.RECORD_FIELDS) for t in record_types)
     ):
         return None
-    encoded = native_encoding(plan, module.FastLauncher.codes())
-    if encoded is None:
-        return None
     try:
+        encoded = native_encoding(plan, module.FastLauncher.codes())
+        if encoded is None:
+            return None
         launcher = module.FastLauncher(
             native,
             pipeline,
             *encoded,
             residency.RECORDS,
             record_types,
-            (residency.READ_ONLY, residency.OVERLAPS),
             GpuJob,
             GpuJob.QUEUED_FIELDS,
             device,
             plan.name,
             generation,
         )
-    except (TypeError, ValueError, OverflowError):  # a layout it does not cover
+    except (TypeError, ValueError, OverflowError, struct.error):  # a layout it does not cover
         return None
     return launcher.launch

@@ -6,6 +6,7 @@ resident record (the plug-in point for device arrays)."""
 from __future__ import annotations
 
 import dataclasses
+import struct
 
 import numpy as np
 import pytest
@@ -101,17 +102,20 @@ def test_check_scalar_reads_the_range_from_the_plan():
         binding.check_scalar(narrowed, 11)
 
 
-def test_the_c_encoding_uses_the_codes_the_c_module_exports():
+def test_the_c_encoding_uses_the_codes_and_layout_the_c_module_exports():
     plan = _plan_of(typed, 4, 1, 1, 1.0, True, [0.0] * 4, np.zeros(4, np.int8))
     codes = native.module().FastLauncher.codes()
     params, fields, sizing = native_encoding(plan, codes)
-    assert [p[0] for p in params] == [codes[f"P_{p.kind.upper()}"] for p in plan.params]
-    assert params[6][3:] == ("b", 1, 1)  # i8: pack code 'b', 1 byte, written
-    roles = {codes[f"R_{f.role.upper()}"] for f in plan.fields}
-    assert roles <= set(codes.values())
+    rows = list(struct.iter_unpack(codes["PARAM_FORMAT"], params))
+    assert [r[0] for r in rows] == [codes[f"P_{p.kind.upper()}"] for p in plan.params]
+    assert rows[1][:4] == (codes["P_INT"], 0, -128, 127)  # i8: its range
+    assert rows[6][1:] == (1, 0, 0, 1, b"b" + bytes(7))  # list[i8]: written, 1 byte, pack 'b'
+    roles = [r[1] for r in struct.iter_unpack(codes["FIELD_FORMAT"], fields)]
+    assert roles == [codes[f"R_{f.role.upper()}"] for f in plan.fields]
+    assert struct.unpack(codes["SIZING_FORMAT"], sizing)[0] == 0  # n is parameter 0
     shifted = {k: v + 100 if k.startswith("P_") else v for k, v in codes.items()}
-    assert [p[0] for p in native_encoding(plan, shifted)[0]] == [p[0] + 100 for p in params]
-    assert sizing[0] == 0 and sizing[-1] == plan.push_size
+    again = struct.iter_unpack(codes["PARAM_FORMAT"], native_encoding(plan, shifted)[0])
+    assert [r[0] for r in again] == [r[0] + 100 for r in rows]
 
 
 @pytest.mark.parametrize(
