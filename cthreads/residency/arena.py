@@ -44,9 +44,12 @@ OVERLAPS = 2  # shares bytes with another resident buffer: refused next to a wri
 # `obj` the host object it serves, `generation` the device generation it lives on, `pack` its
 # element format (runtime/formats.py pack code), `count` elements, `buffer` the native Buffer,
 # `hazard` (READ_ONLY | OVERLAPS), and `last_use` / `last_write`, the timeline values a launch
-# sets. The C launcher reads and writes them in the instance `__dict__` (launch/plan.py checks
-# that no descriptor stands in the way). A type listed in SELF_RECORD_TYPES is its own record:
-# its instances carry these fields themselves (their `obj` is themselves) and are not in RECORDS.
+# sets (RECORD_FIELDS). The C launcher reads and writes them in the instance `__dict__`
+# (launch/plan.py checks that no descriptor stands in the way); the general path also reads
+# `name`, `nbytes`, `view` (None, or a byte view of the host object) and calls `check_alive()`,
+# and a job's write-back calls `download()`. A type listed in SELF_RECORD_TYPES is its own
+# record: its instances carry these fields themselves (`obj` is the instance) and are not in
+# RECORDS, so the registry does not keep them alive.
 RECORD_FIELDS = ("obj", "generation", "pack", "count", "buffer", "last_use", "last_write", "hazard")
 SELF_RECORD_TYPES: list[type] = []  # filled by such a type's module when it loads
 
