@@ -20,31 +20,14 @@ FLOAT32_MAX = formats.FLOAT32_MAX
 FLOAT16_MAX = formats.FLOAT16_MAX
 
 
-def list_format(elem: Any) -> tuple[str, int]:
-    """(native pack code, bytes per element) of a list element type."""
-    fmt = formats.of(elem)
-    return fmt.pack, fmt.itemsize
-
-
-_SCALAR_NAMES = {
-    ("int", 32): "int (int32)", ("float", 32): "float (float32)", ("bool", 32): "bool",
-    ("float", 64): "f64 (float64)", ("int", 64): "i64 (int64)", ("uint", 32): "u32 (uint32)",
-    ("uint", 64): "u64 (uint64)", ("float", 16): "f16 (float16)", ("int", 8): "i8 (int8)",
-    ("uint", 8): "u8 (uint8)", ("int", 16): "i16 (int16)", ("uint", 16): "u16 (uint16)",
-}  # fmt: skip
-
-
 def type_name(t: Scalar | ListType) -> str:
-    """The user-facing spelling of a parameter type, with its device meaning."""
+    """The user-facing spelling of a parameter type, with its device meaning: `list[u8]
+    (uint8)`, `f64 (float64)`, `int (int32)`, `bool`."""
     if isinstance(t, ListType):
-        return f"list[{_py(t.elem)}] ({formats.of(t.elem).dtype})"
-    return _SCALAR_NAMES[t.kind, t.bits]
-
-
-def _py(t: Scalar) -> str:
-    if (t.kind, t.bits) not in (("int", 32), ("float", 32), ("bool", 32)):
-        return str(t)
-    return {"int": "int", "float": "float", "bool": "bool"}[t.kind]
+        fmt = formats.of(t.elem)
+        return f"list[{fmt.name}] ({fmt.dtype})"
+    fmt = formats.of(t)
+    return fmt.name if fmt.kind == "bool" else f"{fmt.name} ({fmt.dtype})"
 
 
 def describe(value: Any) -> str:
