@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..compiler.cache import cache_key
 from ..compiler.target import DEFAULT_TARGET
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
-from ..residency.arena import resident_fits, resident_of
+from ..residency.arena import resident_of
 from ..runtime import formats, transfer
 from . import session
 from .aliasing import check_aliasing
@@ -211,7 +211,7 @@ def _launch(
             if (
                 res.generation != generation
                 or res.count != len(value)
-                or not resident_fits(res.pack, param.type.elem)
+                or not formats.serves(res.pack, param.fmt)
             ):
                 _check_resident(param, value, res)
             if param.writes and res.view is not None and res.view.readonly:
@@ -311,7 +311,7 @@ def _check_resident(param: Any, value: Any, res: Any) -> None:
             param=param.name,
             hint=f"re-bind it (arena.bind({res.name}=...)) after changing its length",
         )
-    if not resident_fits(res.pack, param.type.elem):
+    if not formats.serves(res.pack, param.fmt):
         raise GpuArgumentTypeError(
             f"`{param.name}` expects {type_name(param.type)}; the resident `{res.name}` "
             f"holds {res.kind} elements (arena.bind() packs a Python list as int32, float32 or "

@@ -18,6 +18,7 @@ import inspect
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ..residency import arena as residency
@@ -64,15 +65,16 @@ class LaunchPlan:
     writes_lists: bool  # some list is written: aliasing must be checked (with > 1 list)
     direct_read: bool  # the host reads device buffers directly (unified memory)
 
-    @property
+    # derived views, computed once (cached_property writes the instance dict, frozen or not)
+    @cached_property
     def scalars(self) -> tuple[ParamPlan, ...]:
         return tuple(p for p in self.params if not p.is_list)
 
-    @property
+    @cached_property
     def lists(self) -> tuple[ParamPlan, ...]:
         return tuple(p for p in self.params if p.is_list)
 
-    @property
+    @cached_property
     def shapes(self) -> dict[int, int]:
         """list parameter index -> highest axis of `x.shape[axis]` the kernel reads"""
         return {p.index: p.shape_axis for p in self.params if p.shape_axis is not None}

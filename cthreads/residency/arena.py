@@ -29,11 +29,6 @@ RECORDS: dict[int, Resident] = {}
 _lock = threading.RLock()
 
 
-def resident_fits(pack: str, elem: Any) -> bool:
-    """Whether a resident object packed as `pack` can serve a list parameter of `elem`."""
-    return formats.serves(pack, formats.of(elem))
-
-
 # Resident.hazard bits: what makes a launch leave the C launcher for dispatch._launch, which
 # words the error (native/launch.c reads the field)
 READ_ONLY = 1  # a read-only buffer: refused for a list the kernel writes
