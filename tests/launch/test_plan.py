@@ -185,3 +185,10 @@ def test_an_object_of_a_self_record_type_is_its_own_record(monkeypatch):
     assert out.tolist() == list(range(n))
     plane._fast_launch = None
     session.state.prepared[plane.source_key].fast = None
+
+
+def test_queued_fields_are_exactly_what_init_sets():
+    """The C launcher makes jobs from GpuJob.QUEUED_FIELDS: they must name what __init__ sets,
+    in its argument order (the done flag last)."""
+    job = GpuJob(session.state.device, 0, "k", [], [])
+    assert list(vars(job)) == list(GpuJob.QUEUED_FIELDS)
