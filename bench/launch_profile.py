@@ -38,24 +38,6 @@ def main() -> None:
         print(
             f"gpu() host {1e6 * (t1 - t0) / 1000:.2f} us/launch, with drain {1e6 * (t2 - t0) / 1001:.2f}"
         )
-    # the Python side alone: the same generated launcher with a submit that does nothing
-    from cthreads.launch import fastpath
-
-    class _NoDevice:
-        class _dev:
-            @staticmethod
-            def submit(commands, keep, timed):
-                return 1
-
-    prep0 = session.state.prepared[saxpy.source_key]
-    dry = fastpath.build(prep0, prep0.plan, _NoDevice())
-    args = (n, 1.0, x, y)
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(1000):
-            dry(args)
-        t1 = time.perf_counter()
-        print(f"python side of a launch (no submit) {1e6 * (t1 - t0) / 1000:.2f} us")
     # the native submit alone, with the same command
     prep = session.state.prepared[saxpy.source_key]
     device = session.state.device

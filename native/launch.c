@@ -1,71 +1,24 @@
-/* cthreads._native — launch: the queued-launch fast path of one prepared kernel, in C.
+/* cthreads._native — launch: one queued launch of a FastLauncher (launch_plan.c makes them).
  *
- * Python API:
- *   FastLauncher(device, pipeline, params, fields, sizing, resident, record_type, state,
- *                job_type, device_obj, name, generation)   (built by cthreads/launch/fastpath.py)
- *       params: per kernel parameter (kind, lo, hi, packs, itemsize, writes), kind one of
- *               LIST, INT (exact int in [lo, hi]), U64, BOOL, F32 (|v| <= FLT_MAX), F64, F16
- *       fields: the parameter block, (offset, fmt, role, param), fmt one of 'IiQqfd'
- *       sizing: (n_index or -1, wg, per_group or 0, max_groups, observes_workgroup, push_size)
- *   FastLauncher.launch(args: tuple) -> GpuJob | None
- *       Every list in `args` resident (found in the `resident` dict by id(), same object,
- *       generation, pack code and length, and no hazard: bit 1 a read-only buffer, refused for
- *       a written list; bit 2 bytes shared with another resident buffer, refused when the
- *       kernel has another list and writes one), every scalar of its exact builtin type and
- *       in range: packs the parameter block, enqueues one dispatch (batch.c), sets the records'
- *       last_use / last_write and returns a GpuJob. Anything unusual returns None (the Python
- *       general path then does the work and words the error); only a failed submission raises.
+ *   FastLauncher.launch(args: tuple, grid: (nx, ny, nz) | None = None) -> GpuJob | None
+ *       Every list resident (resident_record, the record protocol of residency/arena.py: same
+ *       object, generation, pack code, length, no hazard this launch must refuse), every
+ *       scalar of its exact builtin type and in range, one dispatch: packs the parameter
+ *       block, enqueues it (batch.c), sets the records' last_use / last_write and returns a
+ *       GpuJob. Anything unusual returns None (the Python general path then does the work and
+ *       words the error); only a failed submission raises. A launcher serves one native
+ *       device: once that device is shut down it returns None for ever.
  */
-#include "cthreads.h"
+#include "launch.h"
 
-#include <math.h>
 #include <string.h>
 
-#define CT_LAUNCH_MAX_PARAMS 32
-#define CT_LAUNCH_MAX_FIELDS (8 + 3 * CT_LAUNCH_MAX_PARAMS)
-
-enum { P_LIST = 0, P_INT = 1, P_U64 = 2, P_BOOL = 3, P_F32 = 4, P_F64 = 5, P_F16 = 6 };
-enum { R_TOTAL = 0, R_BASE = 1, R_GRID_X = 2, R_ONE = 3, R_ADDR = 4, R_LEN = 5, R_SCALAR = 6 };
-
-typedef struct {
-    int kind;
-    long long lo, hi;           /* P_INT range */
-    char packs[4];              /* P_LIST: accepted pack codes, NUL-terminated */
-    Py_ssize_t itemsize;        /* P_LIST */
-    int writes;                 /* P_LIST */
-} LParam;
-
-typedef struct {
-    uint32_t offset;
-    char fmt;
-    int role, param;
-} LField;
-
-typedef struct {
-    PyObject_HEAD
-    CtDevice *dev;              /* strong refs from here on */
-    PyObject *pipe;
-    PyObject *resident, *record_type, *state, *job_type, *device_obj, *name;
-    long long generation;
-    int nparams, nfields, nlists, alias_check;
-    int n_index, observes;
-    uint64_t wg, per, max_groups;
-    uint32_t push_size;
-    LParam params[CT_LAUNCH_MAX_PARAMS];
-    LField fields[CT_LAUNCH_MAX_FIELDS];
-} CtLauncher;
-
-/* interned attribute names, made once */
+/* the record protocol's field names (residency/arena.py RECORD_FIELDS), interned once */
 static PyObject *s_generation, *s_obj, *s_pack, *s_count, *s_buffer, *s_last_use, *s_last_write,
-    *s_hazard, *s_device, *s_value, *s_kernel_name, *s_writebacks, *s_buffers, *s_device_done,
-    *s_empty;
+    *s_hazard, *s_empty;
 
-/* record hazard bits (cthreads/residency/arena.py READ_ONLY, OVERLAPS) */
-#define H_READ_ONLY 1
-#define H_OVERLAPS 2
-
-static int
-intern_names(void)
+int
+ct_launch_intern_names(void)
 {
     if (s_empty != NULL)
         return 0;
@@ -73,194 +26,9 @@ intern_names(void)
     I(s_generation, "generation") I(s_obj, "obj") I(s_pack, "pack") I(s_count, "count")
     I(s_buffer, "buffer") I(s_last_use, "last_use") I(s_last_write, "last_write")
     I(s_hazard, "hazard")
-    I(s_device, "_device") I(s_value, "_value") I(s_kernel_name, "_kernel_name")
-    I(s_writebacks, "_writebacks") I(s_buffers, "_buffers") I(s_device_done, "_device_done")
 #undef I
     s_empty = PyTuple_New(0);
     return s_empty == NULL ? -1 : 0;
-}
-
-/* ---- construction ------------------------------------------------------------------------ */
-
-static int
-parse_params(CtLauncher *self, PyObject *params)
-{
-    if (!PyTuple_Check(params) || PyTuple_GET_SIZE(params) > CT_LAUNCH_MAX_PARAMS) {
-        PyErr_SetString(PyExc_ValueError, "params: a tuple of at most 32 entries");
-        return -1;
-    }
-    self->nparams = (int)PyTuple_GET_SIZE(params);
-    for (int i = 0; i < self->nparams; i++) {
-        LParam *p = &self->params[i];
-        const char *packs;
-        Py_ssize_t npacks;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(params, i), "iLLs#ni", &p->kind, &p->lo, &p->hi,
-                              &packs, &npacks, &p->itemsize, &p->writes))
-            return -1;
-        if (p->kind < P_LIST || p->kind > P_F16 || npacks > 3 ||
-            (p->kind == P_LIST && (npacks < 1 || p->itemsize < 1))) {
-            PyErr_Format(PyExc_ValueError, "params[%d]: bad entry", i);
-            return -1;
-        }
-        memcpy(p->packs, packs, (size_t)npacks);
-        p->packs[npacks] = 0;
-        if (p->kind == P_LIST)
-            self->nlists++;
-        else
-            p->writes = 0;
-    }
-    return 0;
-}
-
-static int
-field_size(char fmt)
-{
-    return fmt == 'I' || fmt == 'i' || fmt == 'f' ? 4 : fmt == 'Q' || fmt == 'q' || fmt == 'd' ? 8 : 0;
-}
-
-static int
-parse_fields(CtLauncher *self, PyObject *fields)
-{
-    if (!PyTuple_Check(fields) || PyTuple_GET_SIZE(fields) > CT_LAUNCH_MAX_FIELDS) {
-        PyErr_SetString(PyExc_ValueError, "fields: a tuple of at most 104 entries");
-        return -1;
-    }
-    self->nfields = (int)PyTuple_GET_SIZE(fields);
-    for (int i = 0; i < self->nfields; i++) {
-        LField *f = &self->fields[i];
-        unsigned int offset;
-        int fmt;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fields, i), "ICii", &offset, &fmt, &f->role,
-                              &f->param))
-            return -1;
-        f->offset = offset;
-        f->fmt = (char)fmt;
-        int size = field_size(f->fmt), ok = size > 0 && offset + (unsigned)size <= self->push_size;
-        if (f->role == R_ADDR)
-            ok = ok && f->fmt == 'Q';
-        else if (f->role < R_ADDR || f->role == R_LEN)
-            ok = ok && f->fmt == 'I';
-        if (f->role >= R_ADDR) {
-            ok = ok && f->param >= 0 && f->param < self->nparams &&
-                 (self->params[f->param].kind == P_LIST) == (f->role != R_SCALAR);
-            if (ok && f->role == R_SCALAR) {
-                int k = self->params[f->param].kind;
-                ok = k == P_F32 || k == P_F16 ? f->fmt == 'f'
-                     : k == P_F64             ? f->fmt == 'd'
-                     : k == P_U64             ? f->fmt == 'Q'
-                     : k == P_BOOL            ? f->fmt == 'I'
-                                              : f->fmt != 'f' && f->fmt != 'd';
-            }
-        }
-        if (!ok || f->role < R_TOTAL || f->role > R_SCALAR) {
-            PyErr_Format(PyExc_ValueError, "fields[%d]: bad entry", i);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static PyObject *
-Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
-{
-    PyObject *dev, *pipe, *params, *fields, *resident, *record_type, *state, *job_type,
-        *device_obj, *name;
-    long long generation, n_index, wg, per, max_groups;
-    int observes;
-    unsigned int push_size;
-    if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
-        PyErr_SetString(PyExc_TypeError, "FastLauncher() takes positional arguments only");
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(args, "OOOO(LLLLpI)O!O!OO!OUL:FastLauncher", &dev, &pipe,
-                          &params, &fields, &n_index, &wg, &per, &max_groups, &observes,
-                          &push_size, &PyDict_Type, &resident, &PyType_Type, &record_type,
-                          &state, &PyType_Type, &job_type, &device_obj, &name, &generation))
-        return NULL;
-    CtState *st = PyType_GetModuleState(type);
-    if (st == NULL || intern_names() < 0)
-        return NULL;
-    if (!Py_IS_TYPE(dev, st->DeviceType) || !Py_IS_TYPE(pipe, st->PipelineType) ||
-        ((CtPipeline *)pipe)->dev != (CtDevice *)dev) {
-        PyErr_SetString(PyExc_TypeError, "FastLauncher needs a native Device and its Pipeline");
-        return NULL;
-    }
-    if (wg < 1 || wg > 0xFFFFFFFFll || per < 0 || max_groups < 1 || max_groups > 0xFFFFFFFFll ||
-        (!observes && per < 1) || push_size > CT_MAX_PUSH ||
-        push_size != ((CtPipeline *)pipe)->push_size) {
-        PyErr_SetString(PyExc_ValueError, "FastLauncher: bad sizing");
-        return NULL;
-    }
-    CtLauncher *self = (CtLauncher *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    self->push_size = push_size;
-    self->n_index = (int)n_index;
-    self->wg = (uint64_t)wg;
-    self->per = (uint64_t)per;
-    self->max_groups = (uint64_t)max_groups;
-    self->observes = observes;
-    self->generation = generation;
-    self->dev = (CtDevice *)Py_NewRef(dev);
-    self->pipe = Py_NewRef(pipe);
-    self->resident = Py_NewRef(resident);
-    self->record_type = Py_NewRef(record_type);
-    self->state = Py_NewRef(state);
-    self->job_type = Py_NewRef(job_type);
-    self->device_obj = Py_NewRef(device_obj);
-    self->name = Py_NewRef(name);
-    if (parse_params(self, params) < 0 || parse_fields(self, fields) < 0)
-        goto fail;
-    if (n_index >= self->nparams || (n_index >= 0 && self->params[n_index].kind != P_INT)) {
-        PyErr_SetString(PyExc_ValueError, "FastLauncher: n_index is not an int parameter");
-        goto fail;
-    }
-    for (int i = 0; i < self->nparams; i++)
-        self->alias_check |= self->params[i].writes;
-    self->alias_check = self->alias_check && self->nlists > 1;
-    return (PyObject *)self;
-fail:
-    Py_DECREF(self);
-    return NULL;
-}
-
-static int
-Launcher_traverse(CtLauncher *self, visitproc visit, void *arg)
-{
-    Py_VISIT(Py_TYPE(self));
-    Py_VISIT(self->dev);
-    Py_VISIT(self->pipe);
-    Py_VISIT(self->resident);
-    Py_VISIT(self->record_type);
-    Py_VISIT(self->state);
-    Py_VISIT(self->job_type);
-    Py_VISIT(self->device_obj);
-    Py_VISIT(self->name);
-    return 0;
-}
-
-static int
-Launcher_clear(CtLauncher *self)
-{
-    Py_CLEAR(self->dev);
-    Py_CLEAR(self->pipe);
-    Py_CLEAR(self->resident);
-    Py_CLEAR(self->record_type);
-    Py_CLEAR(self->state);
-    Py_CLEAR(self->job_type);
-    Py_CLEAR(self->device_obj);
-    Py_CLEAR(self->name);
-    return 0;
-}
-
-static void
-Launcher_dealloc(CtLauncher *self)
-{
-    PyTypeObject *tp = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
-    Launcher_clear(self);
-    tp->tp_free(self);
-    Py_DECREF(tp);
 }
 
 /* ---- one launch -------------------------------------------------------------------------- */
@@ -275,7 +43,7 @@ static int
 device_usable(CtLauncher *self)
 {
     CtDevice *dev = self->dev;
-    CtPipeline *pipe = (CtPipeline *)self->pipe;
+    CtPipeline *pipe = (CtPipeline *)self->ref[O_PIPE];
     return dev != NULL && dev->state == CT_ALIVE && !dev->lost && !CT_LOAD(dev->bg_lost) &&
            pipe->dev == dev && pipe->pipeline != VK_NULL_HANDLE;
 }
@@ -351,35 +119,53 @@ int_equals(PyObject *v, long long want)
     return !overflow && got == want;
 }
 
+/* The one resident lookup (Python: residency.arena.resident_of): the record serving list
+   argument a, as a new reference, or NULL (no error set). An instance of a self-record type
+   is its own record; anything else is looked up in the registry by id() and must be the
+   registry's record type. *self_record says which. */
+static PyObject *
+resident_record(CtLauncher *self, PyObject *a, int *self_record)
+{
+    for (int i = 0; i < self->nself; i++)
+        if (Py_IS_TYPE(a, (PyTypeObject *)self->ref[O_SELF + i])) {
+            *self_record = 1;
+            return Py_NewRef(a);
+        }
+    *self_record = 0;
+    PyObject *key = PyLong_FromVoidPtr(a);
+    PyObject *r = key == NULL ? NULL : PyDict_GetItemWithError(self->ref[O_RECORDS], key);
+    Py_XDECREF(key);
+    if (r == NULL || !Py_IS_TYPE(r, (PyTypeObject *)self->ref[O_RECORD_TYPE])) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return Py_NewRef(r);
+}
+
 /* 1 when list argument a is resident as parameter p wants. *rec (the record), *rdict (its
-   __dict__: the record type has no descriptors for the fields read here, fastpath.py checks)
-   and *buf get new references. */
+   __dict__: plan.py checked that the record types have no descriptors for these fields) and
+   *buf get new references. */
 static int
 check_list(CtLauncher *self, const LParam *p, PyObject *a, PyObject **rec, PyObject **rdict,
            PyObject **buf, Py_ssize_t *count)
 {
-    PyObject *key = PyLong_FromVoidPtr(a);
-    if (key == NULL) {
-        PyErr_Clear();
+    int own;
+    if ((*rec = resident_record(self, a, &own)) == NULL)
         return 0;
-    }
-    PyObject *r = PyDict_GetItemWithError(self->resident, key);
-    Py_DECREF(key);
-    if (r == NULL || !Py_IS_TYPE(r, (PyTypeObject *)self->record_type)) {
-        PyErr_Clear();
-        return 0;
-    }
-    *rec = Py_NewRef(r);
-    PyObject *d = *rdict = PyObject_GenericGetDict(r, NULL);
+    PyObject *d = *rdict = PyObject_GenericGetDict(*rec, NULL);
     if (d == NULL || !PyDict_CheckExact(d)) {
         PyErr_Clear();
         return 0;
     }
     /* borrowed: nothing below runs Python code before they are used */
     PyObject *o = PyDict_GetItemWithError(d, s_obj), *gen = PyDict_GetItemWithError(d, s_generation),
-             *pack = PyDict_GetItemWithError(d, s_pack), *cnt = PyDict_GetItemWithError(d, s_count);
-    if (o != a || !int_equals(gen, self->generation) || pack == NULL || cnt == NULL ||
-        !PyUnicode_CheckExact(pack) || PyUnicode_GET_LENGTH(pack) != 1 || !PyLong_CheckExact(cnt)) {
+             *pack = PyDict_GetItemWithError(d, s_pack), *cnt = PyDict_GetItemWithError(d, s_count),
+             *hz = PyDict_GetItemWithError(d, s_hazard), *b = PyDict_GetItemWithError(d, s_buffer);
+    if ((!own && o != a) || !int_equals(gen, self->generation) || pack == NULL || cnt == NULL ||
+        !PyUnicode_CheckExact(pack) || PyUnicode_GET_LENGTH(pack) != 1 ||
+        !PyLong_CheckExact(cnt) || hz == NULL || !PyLong_CheckExact(hz) || b == NULL ||
+        !Py_IS_TYPE(b, self->dev->st->BufferType) || ((CtBuffer *)b)->dev != self->dev ||
+        ((CtBuffer *)b)->alloc == NULL) {
         PyErr_Clear();
         return 0;
     }
@@ -387,31 +173,19 @@ check_list(CtLauncher *self, const LParam *p, PyObject *a, PyObject **rec, PyObj
     if (c >= 128 || c == 0 || strchr(p->packs, (int)c) == NULL)
         return 0;
     /* a hazard this launch must refuse: the general path words it */
-    PyObject *hz = PyDict_GetItemWithError(d, s_hazard);
-    if (hz == NULL || !PyLong_CheckExact(hz)) {
-        PyErr_Clear();
-        return 0;
-    }
     long h = PyLong_AsLong(hz);
-    if (h == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
-    }
-    if (((h & H_READ_ONLY) && p->writes) || ((h & H_OVERLAPS) && self->alias_check))
-        return 0;
     Py_ssize_t n = PyLong_AsSsize_t(cnt);
-    if (n < 0) {
+    if ((h == -1 || n < 0) && PyErr_Occurred()) {
         PyErr_Clear();
         return 0;
     }
-    PyObject *b = PyDict_GetItemWithError(d, s_buffer);
-    if (b == NULL || !Py_IS_TYPE(b, self->dev->st->BufferType) ||
-        ((CtBuffer *)b)->dev != self->dev || ((CtBuffer *)b)->alloc == NULL) {
-        PyErr_Clear();
+    if (n < 0 || ((h & self->sz.hz_read_only) && p->writes) ||
+        ((h & self->sz.hz_overlaps) && self->alias_check))
         return 0;
-    }
     *buf = Py_NewRef(b);
-    if (PyList_CheckExact(a)) {
+    if (own) {
+        /* a self-record's count is its length */
+    } else if (PyList_CheckExact(a)) {
         if (PyList_GET_SIZE(a) != n)
             return 0;
     } else { /* memoryview(a).nbytes // itemsize (may run Python code: nothing borrowed after) */
@@ -441,35 +215,100 @@ put(uint8_t *push, const LField *f, LValue v)
     }
 }
 
+/* A GpuJob by its fast construction protocol (gpujob.py QUEUED_FIELDS): object.__new__ plus
+   those attributes, in their order. */
 static PyObject *
 make_job(CtLauncher *self, PyObject *value, PyObject *writebacks)
 {
-    /* GpuJob.__init__'s six attributes, set without running it (gpujob.py says so; the tests
-       compare both jobs' attributes) */
-    PyTypeObject *tp = (PyTypeObject *)self->job_type;
+    PyTypeObject *tp = (PyTypeObject *)self->ref[O_JOB_TYPE];
     PyObject *buffers = PyList_New(0);
     if (buffers == NULL)
         return NULL;
+    PyObject *values[J_COUNT] = {self->ref[O_DEVICE_OBJ], value, self->ref[O_NAME], writebacks,
+                                 buffers, Py_False};
     PyObject *job = tp->tp_new(tp, s_empty, NULL);
-    if (job == NULL || PyObject_SetAttr(job, s_device, self->device_obj) < 0 ||
-        PyObject_SetAttr(job, s_value, value) < 0 ||
-        PyObject_SetAttr(job, s_kernel_name, self->name) < 0 ||
-        PyObject_SetAttr(job, s_writebacks, writebacks) < 0 ||
-        PyObject_SetAttr(job, s_buffers, buffers) < 0 ||
-        PyObject_SetAttr(job, s_device_done, Py_False) < 0)
-        Py_CLEAR(job);
+    for (int i = 0; job != NULL && i < J_COUNT; i++)
+        if (PyObject_SetAttr(job, self->jf[i], values[i]) < 0)
+            Py_CLEAR(job);
     Py_DECREF(buffers);
     return job;
 }
 
-static PyObject *
-Launcher_launch(CtLauncher *self, PyObject *args)
+/* The dispatch of `size` (x, y, z) logical invocations, as dispatch._dispatches makes it: the
+   block's sizing values (total, grid_x, total_y, total_z) and the group counts. 0 where the
+   launch needs the general path (several dispatches, a limit exceeded, nothing to run). */
+static int
+plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4], uint32_t groups[3])
+{
+    uint64_t g[3], wg[3], mg[3], per = (uint64_t)self->sz.per;
+    for (int a = 0; a < 3; a++) {
+        wg[a] = (uint64_t)self->sz.wg[a];
+        mg[a] = (uint64_t)self->sz.max_groups[a];
+        if (size[a] <= 0)
+            return 0; /* nothing, or (observing kernels) one workgroup: the general path */
+        g[a] = ((uint64_t)size[a] + wg[a] - 1) / wg[a];
+        if (g[a] * wg[a] > 0xFFFFFFFFull)
+            return 0;
+    }
+    if (self->sz.observes) {
+        for (int a = 0; a < 3; a++) {
+            if (g[a] > mg[a])
+                return 0; /* split along x, or refused along y / z: the general path */
+            groups[a] = (uint32_t)g[a];
+        }
+        sz[0] = g[0] * wg[0];
+        sz[1] = g[0];
+        sz[2] = g[1] * wg[1];
+        sz[3] = g[2] * wg[2];
+        return 1;
+    }
+    /* exact: the grid-stride loops stop at the problem size (dispatch._dispatches) */
+    uint64_t gx = ((uint64_t)size[0] + per - 1) / per;
+    sz[0] = (uint64_t)size[0];
+    sz[1] = g[0];
+    sz[2] = (uint64_t)size[1];
+    sz[3] = (uint64_t)size[2];
+    groups[0] = (uint32_t)(gx < mg[0] ? gx : mg[0]);
+    for (int a = 1; a < 3; a++)
+        groups[a] = (uint32_t)((uint64_t)size[a] < mg[a] ? (uint64_t)size[a] : mg[a]);
+    return 1;
+}
+
+/* grid: None, or a tuple of three exact ints (dispatch.parse_grid made it) */
+static int
+parse_grid(PyObject *grid, long long size[3])
+{
+    if (grid == Py_None)
+        return 1;
+    if (!PyTuple_CheckExact(grid) || PyTuple_GET_SIZE(grid) != 3)
+        return 0;
+    for (int a = 0; a < 3; a++) {
+        PyObject *v = PyTuple_GET_ITEM(grid, a);
+        int overflow = 0;
+        size[a] = PyLong_CheckExact(v) ? PyLong_AsLongLongAndOverflow(v, &overflow) : -1;
+        if (overflow || (size[a] == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+PyObject *
+ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
     Py_RETURN_NONE; /* the block is little-endian: the general path packs it */
 #endif
+    if (argc < 1 || argc > 2) {
+        PyErr_SetString(PyExc_TypeError, "launch(args, grid=None)");
+        return NULL;
+    }
+    PyObject *args = argv[0];
+    long long size[3] = {0, 1, 1};
+    int has_grid = argc == 2 && argv[1] != Py_None;
     if (!PyTuple_CheckExact(args) || PyTuple_GET_SIZE(args) != self->nparams ||
-        !device_usable(self))
+        !device_usable(self) || (has_grid && !parse_grid(argv[1], size)))
         Py_RETURN_NONE;
     CtDevice *dev = self->dev;
     /* batches the background thread saw complete give their references back first (as
@@ -478,13 +317,6 @@ Launcher_launch(CtLauncher *self, PyObject *args)
         ct_ring_retire(dev);
         if (!device_usable(self))
             Py_RETURN_NONE;
-    }
-    PyObject *g = PyObject_GetAttr(self->state, s_generation);
-    int same = int_equals(g, self->generation);
-    Py_XDECREF(g);
-    if (!same) {
-        PyErr_Clear();
-        Py_RETURN_NONE;
     }
     LValue val[CT_LAUNCH_MAX_PARAMS] = {{0}};
     PyObject *rec[CT_LAUNCH_MAX_PARAMS] = {0}, *rdict[CT_LAUNCH_MAX_PARAMS] = {0},
@@ -509,44 +341,29 @@ Launcher_launch(CtLauncher *self, PyObject *args)
             for (int y = x + 1; y < nl; y++)
                 if (PyTuple_GET_ITEM(args, listix[x]) == PyTuple_GET_ITEM(args, listix[y]))
                     goto done;
-    long long size = 0;
-    if (self->n_index >= 0)
-        size = val[self->n_index].i;
-    else
+    if (!has_grid && self->sz.n_index >= 0)
+        size[0] = val[self->sz.n_index].i;
+    else if (!has_grid)
         for (int x = 0; x < nl; x++)
-            if (count[listix[x]] > size)
-                size = count[listix[x]];
-    if (size <= 0 || size > 0xFFFFFFFFll)
-        goto done;
-    uint64_t grid_x = ((uint64_t)size + self->wg - 1) / self->wg, total = grid_x * self->wg;
-    if (total > 0xFFFFFFFFull)
-        goto done;
-    uint64_t groups;
-    if (self->observes) {
-        if (grid_x > self->max_groups)
-            goto done;
-        groups = grid_x;
-    } else {
-        total = (uint64_t)size; /* exact: no invocation past the problem (dispatch._dispatches) */
-        groups = (total + self->per - 1) / self->per;
-        if (groups > self->max_groups)
-            groups = self->max_groups;
-    }
+            if (count[listix[x]] > size[0])
+                size[0] = count[listix[x]];
     CtOp op;
+    uint64_t sz[4]; /* total, grid_x, total_y, total_z */
+    if (!plan_dispatch(self, size, sz, op.groups))
+        goto done;
     op.kind = 0;
-    op.pipe = (CtPipeline *)self->pipe;
-    op.groups[0] = (uint32_t)groups;
-    op.groups[1] = op.groups[2] = 1;
+    op.pipe = (CtPipeline *)self->ref[O_PIPE];
     op.src = op.dst = NULL;
-    memset(op.push, 0, self->push_size);
+    memset(op.push, 0, (size_t)self->sz.push_size);
     for (int k = 0; k < self->nfields; k++) {
         const LField *f = &self->fields[k];
         LValue v;
         switch (f->role) {
-        case R_TOTAL: v.u = total; break;
-        case R_BASE: v.u = 0; break;
-        case R_GRID_X: v.u = grid_x; break;
-        case R_ONE: v.u = 1; break;
+        case R_TOTAL: v.u = sz[0]; break;
+        case R_BASE_GROUP: v.u = 0; break;
+        case R_GRID_X: v.u = sz[1]; break;
+        case R_TOTAL_Y: v.u = sz[2]; break;
+        case R_TOTAL_Z: v.u = sz[3]; break;
         case R_ADDR: v.u = ((CtBuffer *)buf[f->param])->alloc->address; break;
         case R_LEN:
             if ((uint64_t)count[f->param] > 0xFFFFFFFFull)
@@ -565,7 +382,7 @@ Launcher_launch(CtLauncher *self, PyObject *args)
     for (int x = 0; x < nl; x++)
         PyTuple_SET_ITEM(kept, x, Py_NewRef(buf[listix[x]]));
     PyTuple_SET_ITEM(kept, nl, Py_NewRef(args));
-    uint64_t v = ct_enqueue(dev, &op, 1, &self->pipe, 1, kept, 0);
+    uint64_t v = ct_enqueue(dev, &op, 1, &self->ref[O_PIPE], 1, kept, 0);
     if (v == 0 || (value = PyLong_FromUnsignedLongLong(v)) == NULL)
         goto done;
     int nw = 0;
@@ -599,26 +416,3 @@ done:
     Py_XDECREF(wb);
     return result == Py_None ? Py_NewRef(Py_None) : result;
 }
-
-static PyMethodDef Launcher_methods[] = {
-    {"launch", (PyCFunction)Launcher_launch, METH_O,
-     "launch(args) -> GpuJob | None: the launch when everything is plain, else None"},
-    {NULL}
-};
-
-static PyType_Slot Launcher_slots[] = {
-    {Py_tp_doc, "The C fast path of one prepared kernel whose lists are resident in a GpuArena."},
-    {Py_tp_new, Launcher_new},
-    {Py_tp_dealloc, Launcher_dealloc},
-    {Py_tp_traverse, Launcher_traverse},
-    {Py_tp_clear, Launcher_clear},
-    {Py_tp_methods, Launcher_methods},
-    {0, NULL}
-};
-
-PyType_Spec ct_launcher_spec = {
-    .name = "cthreads._native.FastLauncher",
-    .basicsize = sizeof(CtLauncher),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .slots = Launcher_slots,
-};

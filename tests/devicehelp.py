@@ -55,11 +55,11 @@ class QueueGate:
 
 
 def use_launcher(kernel: Any, native: bool) -> None:
-    """Make the next launch of `kernel` build its fast launcher anew, of the given kind (the
-    C launcher when `native`, else the generated Python one)."""
-    from cthreads.launch import fastpath, session
+    """Make the next launch of `kernel` build its C launcher anew (`native`), or none (then
+    every launch takes the general Python path)."""
+    from cthreads.launch import plan, session
 
-    fastpath.NATIVE = native
+    plan.NATIVE = native
     kernel._fast_launch = None
     prep = session.state.prepared.get(kernel.source_key)
     if prep is not None:

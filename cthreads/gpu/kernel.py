@@ -48,7 +48,7 @@ class GpuKernel:
     """
 
     __gpu__ = True  # as cthreads-gpu marks its kernels
-    # gpu()'s shortcut to this kernel's generated fast launcher (launch/fastpath.py), set once
+    # gpu()'s shortcut to this kernel's C launcher (launch/plan.py, native/launch.c), set once
     # the launcher exists; it re-checks everything itself and returns None when unsure.
     _fast_launch: Callable[[tuple], Any] | None = None
 

@@ -14,76 +14,20 @@ from typing import Any
 
 from ..compiler.ir import ListType, Param, Scalar
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, VulkanOutOfMemory
-from . import transfer
+from ..runtime import formats, transfer
 
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-FLOAT32_MAX = 3.4028234663852886e38
-
-# Element mapping of list parameters: (native pack code, bytes per element, accepted buffer
-# formats, the numpy dtype name users should pass).
-_LIST_FORMATS = {
-    ("float", 32): ("f", 4, ("f",), "float32"),
-    ("int", 32): ("i", 4, ("i", "l"), "int32"),
-    ("bool", 32): ("B", 1, ("?", "B"), "bool (or uint8)"),
-    ("float", 64): ("d", 8, ("d",), "float64"),
-    ("int", 64): ("q", 8, ("q", "l"), "int64"),
-    ("uint", 32): ("I", 4, ("I", "L"), "uint32"),
-    ("uint", 64): ("Q", 8, ("Q", "L"), "uint64"),
-    ("float", 16): ("e", 2, ("e",), "float16"),
-    ("int", 8): ("b", 1, ("b",), "int8"),
-    ("uint", 8): ("C", 1, ("B",), "uint8"),  # 'C': 'B' is list[bool]'s code
-    ("int", 16): ("h", 2, ("h",), "int16"),
-    ("uint", 16): ("H", 2, ("H",), "uint16"),
-}
-
-
-def list_format(elem: Any) -> tuple[str, int]:
-    """(native pack code, bytes per element) of a list element type."""
-    pack, itemsize, _, _ = _LIST_FORMATS[elem.kind, elem.bits]
-    return pack, itemsize
-
-
-_BUILTIN_ELEMS = {int: ("int", 32), float: ("float", 32), bool: ("bool", 32)}
-
-
-def element_format(t: Any) -> tuple[str, int, str] | None:
-    """(native pack code, bytes per element, numpy dtype name) for a user-given element type:
-    `int`, `float`, `bool` or an explicit type of cthreads.gpu (`u8`, `f16`, ...); else None."""
-    key = (
-        _BUILTIN_ELEMS.get(t)
-        if isinstance(t, type)
-        else (getattr(t, "kind", None), getattr(t, "bits", None))
-    )
-    spec = _LIST_FORMATS.get(key) if key is not None else None
-    return None if spec is None else (spec[0], spec[1], spec[3])
-
-
-# ranges of the explicit int types (scalars and Python list elements)
-INT_RANGES = {
-    ("int", 64): (-(2**63), 2**63 - 1), ("uint", 32): (0, 2**32 - 1),
-    ("uint", 64): (0, 2**64 - 1), ("int", 8): (-128, 127), ("uint", 8): (0, 255),
-    ("int", 16): (-32768, 32767), ("uint", 16): (0, 65535),
-}  # fmt: skip
-_SCALAR_NAMES = {
-    ("int", 32): "int (int32)", ("float", 32): "float (float32)", ("bool", 32): "bool",
-    ("float", 64): "f64 (float64)", ("int", 64): "i64 (int64)", ("uint", 32): "u32 (uint32)",
-    ("uint", 64): "u64 (uint64)", ("float", 16): "f16 (float16)", ("int", 8): "i8 (int8)",
-    ("uint", 8): "u8 (uint8)", ("int", 16): "i16 (int16)", ("uint", 16): "u16 (uint16)",
-}  # fmt: skip
-FLOAT16_MAX = 65504.0
+FLOAT32_MAX = formats.FLOAT32_MAX
+FLOAT16_MAX = formats.FLOAT16_MAX
 
 
 def type_name(t: Scalar | ListType) -> str:
-    """The user-facing spelling of a parameter type, with its device meaning."""
+    """The user-facing spelling of a parameter type, with its device meaning: `list[u8]
+    (uint8)`, `f64 (float64)`, `int (int32)`, `bool`."""
     if isinstance(t, ListType):
-        return f"list[{_py(t.elem)}] ({_LIST_FORMATS[t.elem.kind, t.elem.bits][3]})"
-    return _SCALAR_NAMES[t.kind, t.bits]
-
-
-def _py(t: Scalar) -> str:
-    if (t.kind, t.bits) not in (("int", 32), ("float", 32), ("bool", 32)):
-        return str(t)
-    return {"int": "int", "float": "float", "bool": "bool"}[t.kind]
+        fmt = formats.of(t.elem)
+        return f"list[{fmt.name}] ({fmt.dtype})"
+    fmt = formats.of(t)
+    return fmt.name if fmt.kind == "bool" else f"{fmt.name} ({fmt.dtype})"
 
 
 def describe(value: Any) -> str:
@@ -147,28 +91,29 @@ class ListArg:
     memory: memoryview | None = None  # byte view of the caller's buffer (None for lists)
 
 
-def check_scalar(param: Param, value: Any) -> int | float:
-    """Check a scalar argument; returns the value to put in the push constants."""
-    kind = param.type.kind
+def check_scalar(param: Any, value: Any) -> int | float:
+    """Check a scalar argument against its launch-plan entry (`plan.ParamPlan`: its `kind`,
+    int range `lo`..`hi`, name and type); returns the value to put in the push constants."""
+    kind = param.kind
     # Fast paths for the exact builtin types (every launch passes through here).
     t = type(value)
-    if t is int and kind == "int" and param.type.bits == 32 and INT32_MIN <= value <= INT32_MAX:
+    if t is int and kind == "int" and param.lo <= value <= param.hi:
         return value
-    if (
-        t is float
-        and kind == "float"
-        and param.type.bits == 32
-        and -FLOAT32_MAX <= value <= FLOAT32_MAX
-    ):
+    if t is float and kind == "f32" and -FLOAT32_MAX <= value <= FLOAT32_MAX:
         return value
     if getattr(value, "shape", ()) != ():
         raise _array_for_scalar(param, value)  # before __float__/__index__ word it unnamed
-    if param.type.bits == 16 and kind == "float":
-        if isinstance(value, bool) or type(value).__name__ == "bool_":
-            raise _type_error(param, value)
-        if isinstance(value, (complex, str, bytes)) or not hasattr(value, "__float__"):
+    is_bool = isinstance(value, bool) or type(value).__name__ == "bool_"
+    if kind == "bool":
+        if is_bool:
+            return int(bool(value))
+        raise _type_error(param, value)
+    if kind in ("f16", "f64"):
+        if is_bool or isinstance(value, (complex, str, bytes)) or not hasattr(value, "__float__"):
             raise _type_error(param, value)
         v = _to_float(param, value)
+        if kind == "f64":
+            return v
         h = _f16(v)
         if math.isfinite(v) and math.isinf(h):
             raise GpuInvalidArgument(
@@ -180,47 +125,33 @@ def check_scalar(param: Param, value: Any) -> int | float:
                 hint="pass float('inf') explicitly if infinity is what you mean",
             )
         return h  # rounded to float16 here; the kernel's f32 -> f16 conversion is then exact
-    if param.type.bits == 64 and kind == "float":
-        if isinstance(value, bool) or type(value).__name__ == "bool_":
-            raise _type_error(param, value)
-        if isinstance(value, (complex, str, bytes)) or not hasattr(value, "__float__"):
-            raise _type_error(param, value)
-        return _to_float(param, value)
-    if (kind, param.type.bits) in INT_RANGES:
-        if (
-            isinstance(value, (bool, float))
-            or type(value).__name__ == "bool_"
-            or not hasattr(value, "__index__")
-        ):
+    int32 = (param.type.kind, param.type.bits) == ("int", 32)
+    if kind in ("int", "u64") and not int32:  # the explicit int types (i64, u8, ...)
+        if is_bool or isinstance(value, float) or not hasattr(value, "__index__"):
             raise _type_error(param, value)
         v = value.__index__()
-        lo, hi = INT_RANGES[kind, param.type.bits]
-        if not lo <= v <= hi:
+        if not param.lo <= v <= param.hi:
             name = type_name(param.type)
             raise GpuInvalidArgument(
-                f"`{param.name}` expects {name}; got {_show_int(v)}, outside [{lo}, {hi}]",
+                f"`{param.name}` expects {name}; got {_show_int(v)}, outside [{param.lo}, {param.hi}]",
                 param=param.name,
                 expected=name,
                 got=_show_int(v),
             )
         return v
-    if kind == "bool":
-        if isinstance(value, bool) or type(value).__name__ == "bool_":
-            return int(bool(value))
-        raise _type_error(param, value)
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         raise GpuArgumentTypeError(
             f"`{param.name}` expects {type_name(param.type)}; got bool",
             param=param.name,
             expected=type_name(param.type),
             got="bool",
-            hint=f"pass {'int(flag)' if kind == 'int' else 'float(flag)'} if you mean a number",
+            hint=f"pass {'int(flag)' if int32 else 'float(flag)'} if you mean a number",
         )
-    if kind == "int":
+    if int32:
         if not hasattr(value, "__index__") or isinstance(value, float):
             raise _type_error(param, value)
         v = value.__index__()
-        if not INT32_MIN <= v <= INT32_MAX:
+        if not param.lo <= v <= param.hi:
             raise GpuInvalidArgument(
                 f"`{param.name}` expects int (int32); got {_show_int(v)}, outside "
                 "[-2**31, 2**31 - 1]",
@@ -312,7 +243,8 @@ def _type_error(param: Param, value: Any) -> GpuArgumentTypeError:
 def check_list(index: int, param: Param, value: Any) -> ListArg:
     """Check a list argument (Python list or C-contiguous buffer)."""
     assert isinstance(param.type, ListType)
-    pack, itemsize, formats, dtype_name = _LIST_FORMATS[param.type.elem.kind, param.type.elem.bits]
+    fmt = formats.of(param.type.elem)
+    pack, itemsize, accepted, dtype_name = fmt.pack, fmt.itemsize, fmt.buffer_formats, fmt.dtype
     if isinstance(value, list):
         if not value:
             raise GpuInvalidArgument(
@@ -326,15 +258,15 @@ def check_list(index: int, param: Param, value: Any) -> ListArg:
     if isinstance(value, (str, tuple, dict, set)) or not _has_buffer(value):
         raise _type_error(param, value)
     view = memoryview(value)
-    fmt = view.format.lstrip("@=<")
-    if fmt not in formats or view.itemsize != itemsize:
+    code = view.format.lstrip("@=<")
+    if code not in accepted or view.itemsize != itemsize:
         got = describe(value)
         raise GpuArgumentTypeError(
             f"`{param.name}` expects {type_name(param.type)}; got {got}",
             param=param.name,
             expected=dtype_name,
             got=got,
-            hint=_convert_hint(value, formats, dtype_name),
+            hint=_convert_hint(value, accepted, dtype_name),
         )
     if not view.c_contiguous:
         raise GpuInvalidArgument(

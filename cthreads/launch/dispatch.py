@@ -12,17 +12,18 @@ groups than the device allows along y or z is a `GpuInvalidArgument` naming `gri
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..compiler.cache import cache_key
 from ..compiler.target import DEFAULT_TARGET
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
-from ..residency.arena import PACK_SIZE, _resident, resident_fits
-from . import fastpath, session, transfer
+from ..residency.arena import resident_of
+from ..runtime import formats, transfer
+from . import session
 from .aliasing import check_aliasing
 from .binding import ListArg, check_list, check_scalar, device_buffer_for, type_name
 from .gpujob import GpuJob
+from .plan import LaunchPlan, make_plan, native_launcher
 
 if TYPE_CHECKING:
     from ..gpu.kernel import GpuKernel as _GpuKernel
@@ -32,92 +33,10 @@ else:
     _GpuKernel = None
 
 
-@dataclass
-class _Plan:
-    """Per-kernel launch facts derived once from its compiled form and the device."""
-
-    scalar_params: tuple  # (index, Param) of scalar parameters
-    list_params: tuple  # (index, Param) of list parameters
-    pack: Any  # pack(total, base_group, grid_x, total_y, total_z, addr, count, scalar, shape)
-    fields: tuple  # PushField, in offset order
-    packer_struct: struct.Struct
-    n_index: int | None
-    wg: int  # logical workgroup width
-    wg3: tuple  # logical workgroup shape (x, y, z)
-    max_groups: int
-    max_groups_yz: tuple  # the device's group-count limits along y and z
-    shapes: dict  # list parameter index -> highest axis of `x.shape[axis]` the kernel reads
-    in_buffer: bool
-    direct_read: bool  # host reads device buffers directly (unified memory: CPU, iGPU)
-    writes_lists: bool  # some list parameter is written (aliasing must be checked)
-
-
-def _make_packer(fields: tuple, packer: struct.Struct):
-    """A function packing the parameter block, generated once per kernel so that a launch
-    does no per-field branching."""
-    exprs = []
-    for f in fields:
-        exprs.append(
-            {
-                "total": "total",
-                "base_group": "base_group",
-                "grid_x": "grid_x",
-                "total_y": "total_y",
-                "total_z": "total_z",
-                "addr": f"addr[{f.param}]",
-                "len": f"count[{f.param}]",
-                "scalar": f"scalar[{f.param}]",
-                "shape0": f"shape[{f.param}][0]",
-                "shape1": f"shape[{f.param}][1]",
-                "shape2": f"shape[{f.param}][2]",
-            }[f.role]
-        )
-    src = (
-        "def pack(total, base_group, grid_x, total_y, total_z, addr, count, scalar, shape):\n"
-        f"    return _pack({', '.join(exprs)})\n"
-    )
-    scope = {"_pack": packer.pack}
-    exec(src, scope)  # noqa: S102 - source built from our own field table above
-    return scope["pack"]
-
-
-def _plan(prep: session.Prepared, device: Any) -> _Plan:
+def _plan_of(prep: session.Prepared, device: Any) -> LaunchPlan:
+    """The kernel's launch plan (made on its first launch) and, with it, its C launcher."""
     if prep.plan is None:
-        compiled = prep.compiled
-        params = compiled.params
-        n_index = next(
-            (
-                i
-                for i, p in enumerate(params)
-                if p.name == "n" and not p.is_list and p.type.kind == "int"
-            ),
-            None,
-        )
-        fields = tuple(sorted(compiled.push.fields, key=lambda f: f.offset))
-        packer = struct.Struct(compiled.push.struct_format())
-        shapes: dict[int, int] = {}
-        for f in fields:
-            if f.role.startswith("shape"):
-                shapes[f.param] = max(shapes.get(f.param, 0), int(f.role[5:]))
-        limits = device.info.limits["max_compute_work_group_count"]
-        prep.plan = _Plan(
-            scalar_params=tuple((i, p) for i, p in enumerate(params) if not p.is_list),
-            list_params=tuple((i, p) for i, p in enumerate(params) if p.is_list),
-            pack=_make_packer(fields, packer),
-            fields=fields,
-            packer_struct=packer,
-            n_index=n_index,
-            wg=compiled.workgroup_size[0],
-            wg3=tuple(compiled.workgroup_size),
-            max_groups=int(limits[0]),
-            max_groups_yz=(int(limits[1]), int(limits[2])),
-            shapes=shapes,
-            in_buffer=compiled.push.in_buffer,
-            # Reading mapped device memory over PCIe (resizable BAR) is orders of magnitude
-            # slower than a copy into host-cached memory; only unified memory is read directly.
-            direct_read=device.info.type in ("cpu", "integrated"),
-            writes_lists=any(p.is_list and p.writes for p in params),
-        )
+        prep.plan = make_plan(prep.compiled, prep.physical_wg, device)
     return prep.plan
 
 
@@ -151,12 +70,12 @@ def gpu(
     the launch, read back as `job.elapsed_ms` (costly on some drivers, so off by default);
     `grid=(nx, ny[, nz])` gives the problem size per axis in invocations (each rounded up to
     whole workgroups) instead of `n` / the longest list."""
-    if type(fn) is _GpuKernel and not (kwargs or force or timed or grid is not None):
-        # The hot loop: a launch whose fast path was built (fastpath.py) returns from here;
-        # that function re-checks the device generation, the arity and every argument.
+    if type(fn) is _GpuKernel and not (kwargs or force or timed):
+        # The hot loop: a launch whose C launcher was built (plan.native_launcher) returns from
+        # here; it re-checks the device, the arity and every argument.
         fast = fn._fast_launch
         if fast is not None:
-            job = fast(args)
+            job = fast(args) if grid is None else fast(args, parse_grid(grid))
             if job is not None:
                 return job
     kernel_class = _GpuKernel or _kernel_class()
@@ -185,19 +104,20 @@ def gpu(
             f"kernel `{fn.name}` takes {len(fn.param_names)} argument(s) "
             f"({', '.join(fn.param_names)}); got {len(args)}, expected {len(fn.param_names)} args"
         )
-    if timed or grid3 is not None:
+    if timed:
         return _launch(prep, session.state.device, args, timed=timed, grid=grid3)
     fast = prep.fast
     if fast is None:
         device = session.state.device
-        _plan(prep, device)
-        fast = prep.fast = fastpath.build(prep, prep.plan, device) or _no_fast_path
+        plan = _plan_of(prep, device)
+        fast = native_launcher(plan, prep.pipeline, device, prep.generation)
+        fast = prep.fast = fast or _no_fast_path
         if fast is not _no_fast_path:
             fn._fast_launch = fast
-    job = fast(args)
+    job = fast(args) if grid3 is None else fast(args, grid3)
     if job is not None:
         return job
-    return _launch(prep, session.state.device, args)
+    return _launch(prep, session.state.device, args, grid=grid3)
 
 
 def forget_kernels(source_keys: list[str]) -> None:
@@ -216,7 +136,7 @@ def forget_kernels(source_keys: list[str]) -> None:
             state.cache.forget(cache_key(key, target))
 
 
-def _no_fast_path(args: tuple) -> None:
+def _no_fast_path(args: tuple, grid: Any = None) -> None:
     return None
 
 
@@ -274,23 +194,24 @@ def _shape_of(param: Any, value: Any, count: int, axis: int) -> tuple[int, int, 
 def _launch(
     prep: session.Prepared, device: Any, args: tuple, timed: bool = False, grid: tuple | None = None
 ) -> GpuJob:
-    plan = prep.plan or _plan(prep, device)
+    plan = prep.plan or _plan_of(prep, device)
     generation = prep.generation
     scalar: dict[int, int | float] = {}
-    for i, param in plan.scalar_params:
-        scalar[i] = check_scalar(param, args[i])
+    for param in plan.scalars:
+        scalar[param.index] = check_scalar(param, args[param.index])
     lists: list[ListArg] = []
     resident: dict[int, Any] = {}
     addr: dict[int, int] = {}
     count: dict[int, int] = {}
-    for i, param in plan.list_params:
+    for param in plan.lists:
+        i = param.index
         value = args[i]
-        res = _resident.get(id(value))
-        if res is not None and res.obj is value:
+        res = resident_of(value)
+        if res is not None:
             if (
                 res.generation != generation
                 or res.count != len(value)
-                or not resident_fits(res.pack, param.type.elem)
+                or not formats.serves(res.pack, param.fmt)
             ):
                 _check_resident(param, value, res)
             if param.writes and res.view is not None and res.view.readonly:
@@ -298,9 +219,7 @@ def _launch(
             resident[i] = res
             addr[i] = res.buffer.address
             count[i] = res.count
-            lists.append(
-                ListArg(i, param, value, res.count, res.nbytes, res.pack, None, res.view)
-            )
+            lists.append(ListArg(i, param, value, res.count, res.nbytes, res.pack, None, res.view))
         else:
             lists.append(check_list(i, param, value))
     if len(lists) > 1 and plan.writes_lists:
@@ -339,7 +258,7 @@ def _launch(
                 commands.append(("copy", staging, dev_buf, arg.nbytes, 0, 0))
             addr[arg.index] = dev_buf.address
             count[arg.index] = arg.count
-        if min(size) > 0 or (grid is None and prep.compiled.observes_workgroup):
+        if min(size) > 0 or (grid is None and plan.observes_workgroup):
             # n <= 0 still runs one workgroup of a kernel that observes it (as cthreads-gpu);
             # an explicit zero `grid` extent runs nothing
             size = tuple(max(0, s) for s in size)
@@ -380,7 +299,11 @@ def _launch(
 def _check_resident(param: Any, value: Any, res: Any) -> None:
     """An arena-bound argument (SPEC §7: by identity plus length), checked against the kernel."""
     res.check_alive()
-    n = len(value) if isinstance(value, list) else memoryview(value).nbytes // PACK_SIZE[res.pack]
+    n = (
+        len(value)
+        if isinstance(value, list)
+        else memoryview(value).nbytes // formats.PACK_SIZE[res.pack]
+    )
     if res.count != n:
         raise GpuInvalidArgument(
             f"`{param.name}` is bound in a GpuArena as `{res.name}` with {res.count} "
@@ -388,7 +311,7 @@ def _check_resident(param: Any, value: Any, res: Any) -> None:
             param=param.name,
             hint=f"re-bind it (arena.bind({res.name}=...)) after changing its length",
         )
-    if not resident_fits(res.pack, param.type.elem):
+    if not formats.serves(res.pack, param.fmt):
         raise GpuArgumentTypeError(
             f"`{param.name}` expects {type_name(param.type)}; the resident `{res.name}` "
             f"holds {res.kind} elements (arena.bind() packs a Python list as int32, float32 or "
@@ -439,7 +362,7 @@ def _prefixed(exc: BaseException, arg: ListArg) -> BaseException:
 
 def _dispatches(
     prep: session.Prepared,
-    plan: _Plan,
+    plan: LaunchPlan,
     device: Any,
     size: tuple[int, int, int],
     addr: dict[int, int],
@@ -473,38 +396,35 @@ def _dispatches(
     grid_x, grid_y, grid_z = groups3
     total, total_y, total_z = totals
     pipeline = prep.pipeline
-    if not prep.compiled.observes_workgroup:
-        my, mz = plan.max_groups_yz
+    mx, my, mz = plan.max_groups
+    if not plan.observes_workgroup:
         total, total_y, total_z = size  # exact: the grid-stride loops stop at the problem size
-        groups = min(
-            max(1, -(-total // (prep.physical_wg * prep.compiled.elements_per_invocation))),
-            plan.max_groups,
-        )
+        groups = min(max(1, -(-total // plan.per_group)), mx)
         block = plan.pack(total, 0, grid_x, total_y, total_z, addr, count, scalar, shape)
         dims = (groups, max(1, min(total_y, my)), max(1, min(total_z, mz)))
         commands.append(("dispatch", pipeline, _push(plan, device, block, buffers, commands), dims))
         return
     for axis in (1, 2):
-        limit = plan.max_groups_yz[axis - 1]
+        limit = plan.max_groups[axis]
         if groups3[axis] > limit:
             raise GpuInvalidArgument(
                 f"`grid` needs {groups3[axis]} workgroups of {plan.wg3[axis]} along "
-                f"{'xyz'[axis]} for kernel `{prep.compiled.name}`, more than the device's limit "
+                f"{'xyz'[axis]} for kernel `{plan.name}`, more than the device's limit "
                 f"of {limit} (only x is split across dispatches for kernels that observe the workgroup)",
                 param="grid",
                 expected=f"at most {limit * plan.wg3[axis]} invocations along {'xyz'[axis]}",
                 got=str(size[axis]),
                 hint="put the longest axis first (x), or declare a larger workgroup_size along that axis",
             )
-    for base in range(0, grid_x, plan.max_groups):
+    for base in range(0, grid_x, mx):
         block = plan.pack(total, base, grid_x, total_y, total_z, addr, count, scalar, shape)
-        groups = min(plan.max_groups, grid_x - base)
+        groups = min(mx, grid_x - base)
         dims = (groups, grid_y, grid_z)
         commands.append(("dispatch", pipeline, _push(plan, device, block, buffers, commands), dims))
 
 
 def _push(
-    plan: _Plan, device: Any, block: bytes, buffers: list[Any], commands: list[tuple]
+    plan: LaunchPlan, device: Any, block: bytes, buffers: list[Any], commands: list[tuple]
 ) -> bytes:
     """The push-constant bytes: the block itself, or the address of a buffer holding it when it
     exceeds the device's push-constant space (the block travels like a list)."""

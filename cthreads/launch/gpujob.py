@@ -28,6 +28,12 @@ class GpuJob(Job):
     _thread = None
     _lock: threading.Lock | None = None  # made on first _finish (most jobs never finish alone)
 
+    # The fast construction protocol: a job is exactly these instance attributes, in the order
+    # of __init__'s arguments (`_device_done` last, False for a queued launch). The C launcher
+    # (native/launch.c) is handed this tuple and makes a job as object.__new__(GpuJob) plus
+    # these attributes, so that a queued launch runs no Python code; __init__ sets the same.
+    QUEUED_FIELDS = ("_device", "_value", "_kernel_name", "_writebacks", "_buffers", "_device_done")
+
     def __init__(
         self,
         device: Any,
@@ -37,9 +43,7 @@ class GpuJob(Job):
         buffers: list[Any],
     ) -> None:
         # Job.__init__ is not called: a device job needs none of the host-thread machinery,
-        # and a launch must stay cheap. native/launch.c (make_job) sets these same six
-        # attributes on GpuJob.__new__(GpuJob) without running this: keep the two in step
-        # (tests/launch/test_native_fastpath.py compares the jobs).
+        # and a launch must stay cheap. These are QUEUED_FIELDS (tests compare both jobs).
         self._device = device
         self._value = value
         self._kernel_name = kernel_name

@@ -44,8 +44,8 @@ class Prepared:
     pipeline: Any
     physical_wg: int  # workgroup size along x the pipeline was built with
     generation: int
-    plan: Any = None  # launch-side cache (dispatch.py fills it)
-    fast: Any = None  # the generated fast launcher (fastpath.py), filled on first launch
+    plan: Any = None  # its plan.LaunchPlan, made on the first launch (dispatch.py)
+    fast: Any = None  # its C launcher (plan.native_launcher) or a stand-in, on the first launch
     info: dict = field(default_factory=dict)
 
 

@@ -16,53 +16,56 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import runtime
+from ..runtime import formats, transfer
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
 
-# Launch sits above residency (it finds resident objects through `lookup`), so the few launch
-# helpers an arena borrows (copies, element formats, buffer allocation) are imported where used.
+# Launch sits above residency (it finds resident objects through `resident_of`), so the few
+# launch helpers an arena borrows (write-back, buffer allocation) are imported where used.
 
-# id(obj) -> _Resident for every object bound in any arena (one slot per object).
-_resident: dict[int, _Resident] = {}
+# id(obj) -> Resident for every object bound in any arena (one slot per object). Launches
+# resolve arguments through `resident_of` (Python) and native/launch.c `resident_record` (C,
+# which is handed this dict and the record types when a launcher is built).
+RECORDS: dict[int, Resident] = {}
 _lock = threading.RLock()
 
-# (buffer format, itemsize) -> pack code (binding._LIST_FORMATS); a uint8 array ('B') serves
-# list[bool] and list[u8] parameters alike
-_BUFFER_FORMATS = {
-    ("f", 4): "f", ("i", 4): "i", ("l", 4): "i", ("?", 1): "B", ("B", 1): "B",
-    ("d", 8): "d", ("q", 8): "q", ("l", 8): "q", ("I", 4): "I", ("L", 4): "I",
-    ("Q", 8): "Q", ("L", 8): "Q", ("e", 2): "e", ("b", 1): "b", ("h", 2): "h", ("H", 2): "H",
-}  # fmt: skip
-KIND_OF_PACK = {
-    "f": "float", "i": "int", "B": "bool", "d": "f64", "q": "i64", "I": "u32", "Q": "u64",
-    "e": "f16", "b": "i8", "h": "i16", "H": "u16", "C": "u8",
-}  # fmt: skip
-PACK_SIZE = {
-    "f": 4, "i": 4, "B": 1, "d": 8, "q": 8, "I": 4, "Q": 8, "e": 2, "b": 1, "h": 2, "H": 2, "C": 1,
-}  # fmt: skip
 
-
-def resident_fits(pack: str, elem: Any) -> bool:
-    """Whether a resident object packed as `pack` can serve a list parameter of `elem`."""
-    from ..launch.binding import list_format
-
-    code = list_format(elem)[0]
-    return pack == code or (pack == "B" and code == "C")
-
-
-# _Resident.hazard bits: what makes a launch leave the fast paths for dispatch._launch, which
-# words the error (fastpath.py and native/launch.c read the field)
+# Resident.hazard bits: what makes a launch leave the C launcher for dispatch._launch, which
+# words the error (native/launch.c reads the field)
 READ_ONLY = 1  # a read-only buffer: refused for a list the kernel writes
 OVERLAPS = 2  # shares bytes with another resident buffer: refused next to a written list
 
 
+# The record protocol: what a launch reads from the device-side record of a list argument.
+# `obj` the host object it serves, `generation` the device generation it lives on, `pack` its
+# element format (runtime/formats.py pack code), `count` elements, `buffer` the native Buffer,
+# `hazard` (READ_ONLY | OVERLAPS), and `last_use` / `last_write`, the timeline values a launch
+# sets (RECORD_FIELDS). The C launcher reads and writes them in the instance `__dict__`
+# (launch/plan.py checks that no descriptor stands in the way); the general path also reads
+# `name`, `nbytes`, `view` (None, or a byte view of the host object) and calls `check_alive()`,
+# and a job's write-back calls `download()`. A type listed in SELF_RECORD_TYPES is its own
+# record: its instances carry these fields themselves (`obj` is the instance) and are not in
+# RECORDS, so the registry does not keep them alive.
+RECORD_FIELDS = ("obj", "generation", "pack", "count", "buffer", "last_use", "last_write", "hazard")
+SELF_RECORD_TYPES: list[type] = []  # filled by such a type's module when it loads
+
+
+def resident_of(value: Any) -> Any:
+    """The device-side record serving list argument `value` (the record protocol above), or
+    None: `value` itself when its type is a self-record type, else its arena binding."""
+    if type(value) in SELF_RECORD_TYPES:
+        return value
+    res = RECORDS.get(id(value))
+    return res if res is not None and res.obj is value else None
+
+
 @dataclass
-class _Resident:
+class Resident:
     arena_ref: Any  # weakref.ref of the arena: the registry must not keep arenas alive
     name: str
     obj: Any
     count: int
     nbytes: int
-    pack: str  # 'f' float32, 'i' int32, 'B' bool as uint8 (or uint8 array); see KIND_OF_PACK
+    pack: str  # runtime/formats.py pack code: 'f' float32, 'i' int32, 'B' bool as uint8 ...
     view: memoryview | None  # byte view for buffer objects; None for Python lists
     buffer: Any
     device: Any
@@ -80,7 +83,7 @@ class _Resident:
 
     @property
     def kind(self) -> str:
-        return KIND_OF_PACK[self.pack]
+        return formats.BY_PACK[self.pack].name
 
     def check_alive(self) -> None:
         if self.device.generation != runtime.current_generation():
@@ -92,7 +95,6 @@ class _Resident:
 
     def download(self) -> None:
         """Copy the device contents into the bound Python object (after its writers finish)."""
-        from ..launch import transfer
         from ..launch.binding import check_length
 
         self.check_alive()
@@ -120,8 +122,6 @@ class _Resident:
             if self.view is None:
                 source.unpack_into_list(self.obj, self.pack)
             else:
-                from ..launch import transfer
-
                 transfer.read_into(source, self.view)
             self.synced = self.last_write
         finally:
@@ -147,19 +147,17 @@ class _Resident:
             staging.release()
 
 
-def _fill(buf: Any, res: _Resident) -> None:
+def _fill(buf: Any, res: Resident) -> None:
     if res.view is None:
         try:
             buf.pack_list(res.obj, res.pack)
         except (GpuInvalidArgument, TypeError, ValueError, OverflowError) as exc:
             raise type(exc)(f"`{res.name}`: {exc}") from None
     else:
-        from ..launch import transfer
-
         transfer.write(buf, res.view)
 
 
-def _set_shape(res: _Resident) -> None:
+def _set_shape(res: Resident) -> None:
     """Fill `res.hazard` and `res.span` from its view, and flag every pair of resident
     buffers that share bytes (the fast paths then step aside; dispatch decides)."""
     from ..launch.aliasing import buffer_span, overlap
@@ -171,27 +169,27 @@ def _set_shape(res: _Resident) -> None:
     if view.readonly:
         res.hazard |= READ_ONLY
     res.span = buffer_span(view)
-    for other in list(_resident.values()):
+    for other in list(RECORDS.values()):
         if other is not res and other.span is not None and overlap(res.span, other.span):
             other.hazard |= OVERLAPS
             res.hazard |= OVERLAPS
 
 
-def _unregister(res: _Resident) -> None:
+def _unregister(res: Resident) -> None:
     """Remove `res` from the registry (its buffer is released by the caller, or with the
     record); buffers it overlapped are looked at again."""
-    if _resident.get(id(res.obj)) is res:
-        del _resident[id(res.obj)]
+    if RECORDS.get(id(res.obj)) is res:
+        del RECORDS[id(res.obj)]
     if res.hazard & OVERLAPS:
         from ..launch.aliasing import overlap
 
-        others = [r for r in list(_resident.values()) if r.hazard & OVERLAPS]
+        others = [r for r in list(RECORDS.values()) if r.hazard & OVERLAPS]
         for r in others:
             if not any(o is not r and overlap(r.span, o.span) for o in others):
                 r.hazard &= ~OVERLAPS
 
 
-def _forget_arena(slots: dict[str, _Resident]) -> None:
+def _forget_arena(slots: dict[str, Resident]) -> None:
     """The finalizer of an arena dropped without release(): unregister its objects (they can
     be bound again) and let go of its records. A record's buffer returns to the pool when the
     record goes, so a job still pending on it (which holds it) downloads first; the pool reuses
@@ -202,13 +200,13 @@ def _forget_arena(slots: dict[str, _Resident]) -> None:
     slots.clear()
 
 
-def _written(res: _Resident) -> int:
+def _written(res: Resident) -> int:
     return res.last_write
 
 
-def lookup(obj: Any) -> _Resident | None:
-    """The resident record of `obj` if some arena has it bound."""
-    return _resident.get(id(obj))
+def lookup(obj: Any) -> Resident | None:
+    """The resident record of `obj` if some arena has it bound (see `resident_of`)."""
+    return resident_of(obj)
 
 
 def _describe_shape(name: str, obj: Any) -> tuple[str, int, int, memoryview | None]:
@@ -226,7 +224,7 @@ def _describe_shape(name: str, obj: Any) -> tuple[str, int, int, memoryview | No
         return pack, len(obj), len(obj) * size, None
     view = memoryview(obj)
     fmt = view.format.lstrip("@=<")
-    if (fmt, view.itemsize) not in _BUFFER_FORMATS:
+    if (fmt, view.itemsize) not in formats.BUFFER_PACK:
         dtype = getattr(obj, "dtype", fmt)
         raise GpuArgumentTypeError(
             f"`{name}`: cannot bind an array of {dtype}: arenas hold float16/32/64, "
@@ -245,20 +243,20 @@ def _describe_shape(name: str, obj: Any) -> tuple[str, int, int, memoryview | No
             hint="pass numpy.ascontiguousarray(arr)",
         )
     flat = view.cast("B")
-    return _BUFFER_FORMATS[fmt, view.itemsize], view.nbytes // view.itemsize, view.nbytes, flat
+    return formats.BUFFER_PACK[fmt, view.itemsize], view.nbytes // view.itemsize, view.nbytes, flat
 
 
 def _typed_shape(
-    name: str, obj: Any, pack: str, count: int, nbytes: int, fmt: tuple
+    name: str, obj: Any, pack: str, count: int, nbytes: int, fmt: formats.ElementFormat
 ) -> tuple[str, int, int, bool]:
     """(pack code, count, bytes, explicit) of `obj` bound with `bind_as` (`fmt` from
-    binding.element_format): a list takes the type; an array must already have it."""
-    code, itemsize, dtype_name = fmt
+    formats.of_user_type): a list takes the type; an array must already have it."""
+    dtype_name = fmt.dtype
     if isinstance(obj, list):
-        return code, count, count * itemsize, True
-    if pack == code or (pack == "B" and code == "C"):
+        return fmt.pack, count, count * fmt.itemsize, True
+    if formats.serves(pack, fmt):
         return pack, count, nbytes, False
-    got = getattr(obj, "dtype", KIND_OF_PACK[pack])
+    got = getattr(obj, "dtype", formats.BY_PACK[pack].name)
     raise GpuArgumentTypeError(
         f"`{name}`: bind_as() was given {dtype_name} elements but the array holds {got}",
         param=name,
@@ -277,7 +275,7 @@ class GpuArena:
     """
 
     def __init__(self) -> None:
-        self._slots: dict[str, _Resident] = {}
+        self._slots: dict[str, Resident] = {}
         self._released = False
         # dropped without release(): its buffers go back and its objects can be bound again
         self._finalizer = weakref.finalize(self, _forget_arena, self._slots)
@@ -295,10 +293,8 @@ class GpuArena:
         `i16`, `f16`, `i64`, `u64`, `f64`, ... or `int`/`float`/`bool`), so that kernels taking
         `list[elem]` find them resident; numpy arrays must already have that dtype. Values that
         do not fit `elem` raise `GpuInvalidArgument` naming the list. Returns the arena."""
-        from ..launch.binding import element_format
-
         self._check_open("bind_as")
-        fmt = element_format(elem)
+        fmt = formats.of_user_type(elem)
         if fmt is None:
             raise GpuArgumentTypeError(
                 f"bind_as() takes an element type (int, float, bool or a cthreads.gpu type such "
@@ -365,7 +361,7 @@ class GpuArena:
 
     def _bind_all(self, named: dict, fmt: tuple | None) -> GpuArena:
         with _lock:
-            created: list[_Resident] = []
+            created: list[Resident] = []
             try:
                 for name, obj in named.items():
                     self._bind_one(name, obj, created, fmt)
@@ -376,7 +372,7 @@ class GpuArena:
         return self
 
     def _bind_one(
-        self, name: str, obj: Any, created: list[_Resident], fmt: tuple | None = None
+        self, name: str, obj: Any, created: list[Resident], fmt: tuple | None = None
     ) -> None:
         if not isinstance(obj, list):
             try:
@@ -395,7 +391,7 @@ class GpuArena:
             raise GpuInvalidArgument(
                 f"`{name}`: cannot bind an empty list", param=name, hint="bind at least one element"
             )
-        other = _resident.get(id(obj))
+        other = RECORDS.get(id(obj))
         if other is not None and other.generation != runtime.current_generation():
             # its device was shut down: the old binding is dead (using it raises), so it must
             # not keep the object from being bound again
@@ -415,7 +411,7 @@ class GpuArena:
             pack, count, nbytes, explicit = _typed_shape(name, obj, pack, count, nbytes, fmt)
         elif old is not None and old.explicit and old.obj is obj:
             pack, explicit = old.pack, True  # a plain re-bind keeps the bind_as() type
-            nbytes = count * PACK_SIZE[pack]
+            nbytes = count * formats.PACK_SIZE[pack]
         if old is not None and old.obj is obj and old.count == count and old.pack == pack:
             old.view = view
             old.explicit = explicit
@@ -426,7 +422,7 @@ class GpuArena:
 
         device = runtime.get_device()
         buffer = device_buffer_for(device, name, count, nbytes)
-        res = _Resident(
+        res = Resident(
             weakref.ref(self), name, obj, count, nbytes, pack, view, buffer, device,
             device.generation,
         )  # fmt: skip
@@ -439,12 +435,12 @@ class GpuArena:
         if old is not None:
             self._drop(old)
         self._slots[name] = res
-        _resident[id(obj)] = res
+        RECORDS[id(obj)] = res
         _set_shape(res)
         created.append(res)
 
     @staticmethod
-    def _upload_new(res: _Resident) -> None:
+    def _upload_new(res: Resident) -> None:
         try:
             res.upload()
         except GpuArgumentTypeError:
@@ -453,7 +449,7 @@ class GpuArena:
             res.pack = "f"  # an int-led list that holds floats is a float list
             res.upload()
 
-    def _drop(self, res: _Resident) -> None:
+    def _drop(self, res: Resident) -> None:
         if self._slots.get(res.name) is res:
             del self._slots[res.name]
         _unregister(res)

@@ -23,7 +23,7 @@ from cthreads.gpu import (
     shutdown,
     u32,
 )
-from cthreads.launch import dispatch, fastpath, session
+from cthreads.launch import dispatch, plan, session
 from cthreads.launch.gpujob import GpuJob
 from cthreads.runtime import native
 
@@ -216,19 +216,22 @@ def test_shutdown_and_reprepare_make_a_new_launcher():
     old_arena.release()
 
 
-def test_the_python_launcher_remains_for_comparison(monkeypatch):
+def test_without_the_c_launcher_the_general_path_does_the_same(monkeypatch):
+    """Stub devices and kernels the C launcher does not cover have no fast launcher at all
+    (the generated Python one is gone): every launch takes the general path, same results."""
     n = 50
     a, b = _data(n), _data(n)
+    monkeypatch.setattr(plan, "NATIVE", False)
+    mixed._fast_launch = None
     prep = session.state.prepared.get(mixed.source_key)
-    if prep is None or prep.plan is None:
-        gpu(mixed, n, 1.5, True, *_data(n)).join()
-        prep = session.state.prepared[mixed.source_key]
-    monkeypatch.setattr(fastpath, "NATIVE", False)
-    py = fastpath.build(prep, prep.plan, session.state.device)
-    assert isinstance(py, type(gpu)) and py.__name__ == "fast"  # a Python function
+    if prep is not None:
+        prep.fast = None
     with GpuArena().bind(x=a[0], k=a[1], b=a[2]) as arena:
-        py((n, 1.5, False, *a)).join(download=False)
+        gpu(mixed, n, 1.5, False, *a).join(download=False)
+        assert mixed._fast_launch is None
         arena.sync()
+    monkeypatch.undo()
+    session.state.prepared[mixed.source_key].fast = None
     with GpuArena().bind(x=b[0], k=b[1], b=b[2]) as arena:
         _launcher(mixed, n, 1.5, False, *b)
         arena.sync()

@@ -31,15 +31,14 @@ def read_only(values):
     return a
 
 
-@pytest.mark.parametrize("native", [True, False], ids=["c-launcher", "python-launcher"])
-def test_writing_a_read_only_resident_array_is_refused_at_the_launch(restore_launcher, native):
-    use_launcher(scale_into, native)
+def test_writing_a_read_only_resident_array_is_refused_at_the_launch(restore_launcher):
+    use_launcher(scale_into, True)
     ro = read_only([1.0, 2.0, 3.0, 4.0])
     out = np.zeros(4, np.float32)
     with GpuArena().bind(ro=ro, out=out) as arena:
         gpu(scale_into, 4, ro, out).join(download=False)  # reading it: fine, builds the launcher
         fast = scale_into._fast_launch
-        assert (type(getattr(fast, "__self__", None)).__name__ == "FastLauncher") is native
+        assert type(getattr(fast, "__self__", None)).__name__ == "FastLauncher"
         assert fast((4, ro, out)) is not None
         assert fast((4, out, ro)) is None  # writes the read-only one: the general path words it
         last = session.state.device.last_value

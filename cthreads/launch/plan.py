@@ -1,0 +1,253 @@
+"""The launch plan: everything a launch needs to know about one compiled kernel on one device,
+derived once, here only, from the compiler's contract (`CompiledKernel`: parameters, the
+parameter-block layout, workgroup shape) and the device's limits.
+
+Both launch paths consume it: the general Python path (`dispatch._launch`, `binding.
+check_scalar`) reads the `LaunchPlan` itself; the C launcher (native/launch.c, `FastLauncher`)
+gets `native_launcher(...)`'s compact encoding of it. The C module defines its own parameter
+kinds and field roles and exports them (`FastLauncher.codes()`); this module spells them by
+name and reads the numbers from there, so no code is mirrored by hand.
+
+    gpu(fn, *args) ─▶ Prepared (session) ─▶ LaunchPlan (here, once) ─┬▶ FastLauncher.launch (C)
+                                                                     └▶ dispatch._launch (Python)
+"""
+
+from __future__ import annotations
+
+import inspect
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from ..residency import arena as residency
+from ..runtime import formats
+from ..runtime import native as _native_access
+from .gpujob import GpuJob
+
+
+@dataclass(frozen=True)
+class ParamPlan:
+    """One kernel parameter as a launch sees it. It reads like the compiler's `Param` (name,
+    type, is_list, writes), so argument checks and messages take either."""
+
+    index: int
+    name: str
+    type: Any  # the IR type (Scalar or ListType)
+    is_list: bool
+    writes: bool  # a list the kernel stores into (written back; aliasing matters)
+    kind: str  # 'list', or the scalar kind: 'int' (in [lo, hi]), 'u64', 'bool', 'f32', 'f64', 'f16'
+    lo: int = 0  # int scalars: the range a value must lie in
+    hi: int = 0
+    fmt: formats.ElementFormat | None = None  # lists: the element format
+    shape_axis: int | None = None  # lists: the highest k of `x.shape[k]` the kernel reads
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """The launch contract of one prepared kernel (see the module docstring)."""
+
+    name: str
+    params: tuple[ParamPlan, ...]
+    fields: tuple[Any, ...]  # artifact.PushField, in offset order
+    push_size: int  # bytes of the parameter block
+    in_buffer: bool  # the block lives in a buffer; the push constants hold its address
+    pack: Callable[
+        ..., bytes
+    ]  # pack(total, base_group, grid_x, total_y, total_z, addr, count, scalar, shape)
+    # sizing: the problem size is `n` (params[n_index]), else the longest list, or `grid=`
+    n_index: int | None
+    wg3: tuple[int, int, int]  # logical workgroup shape
+    per_group: int  # invocations one physical workgroup covers per grid-stride step
+    observes_workgroup: bool  # whole workgroups of wg3, x split across dispatches
+    max_groups: tuple[int, int, int]  # the device's group-count limits
+    writes_lists: bool  # some list is written: aliasing must be checked (with > 1 list)
+    direct_read: bool  # the host reads device buffers directly (unified memory)
+
+    # derived views, computed once (cached_property writes the instance dict, frozen or not)
+    @cached_property
+    def scalars(self) -> tuple[ParamPlan, ...]:
+        return tuple(p for p in self.params if not p.is_list)
+
+    @cached_property
+    def lists(self) -> tuple[ParamPlan, ...]:
+        return tuple(p for p in self.params if p.is_list)
+
+    @cached_property
+    def shapes(self) -> dict[int, int]:
+        """list parameter index -> highest axis of `x.shape[axis]` the kernel reads"""
+        return {p.index: p.shape_axis for p in self.params if p.shape_axis is not None}
+
+
+def _param_plan(index: int, p: Any, shape_axis: int | None) -> ParamPlan:
+    t = p.type
+    if p.is_list:
+        fmt = formats.of(t.elem)
+        return ParamPlan(
+            index, p.name, t, True, bool(p.writes), "list", fmt=fmt, shape_axis=shape_axis
+        )
+    common = (index, p.name, t, False, False)
+    if t.kind == "bool":
+        return ParamPlan(*common, "bool")
+    if t.kind == "float":
+        return ParamPlan(*common, {16: "f16", 32: "f32", 64: "f64"}[t.bits])
+    if (t.kind, t.bits) == ("uint", 64):
+        return ParamPlan(*common, "u64", *formats.INT_RANGES["uint", 64])
+    return ParamPlan(*common, "int", *formats.INT_RANGES[t.kind, t.bits])
+
+
+def _make_packer(fields: tuple, packer: struct.Struct) -> Callable[..., bytes]:
+    """A function packing the parameter block, generated once per kernel so that a launch
+    does no per-field branching."""
+    exprs = {"total": "total", "base_group": "base_group", "grid_x": "grid_x"}
+    exprs.update(total_y="total_y", total_z="total_z")
+    args = [
+        exprs.get(f.role)
+        or {"addr": "addr", "len": "count", "scalar": "scalar"}.get(f.role, "shape")
+        + f"[{f.param}]"
+        + (f"[{f.role[5:]}]" if f.role.startswith("shape") else "")
+        for f in fields
+    ]
+    src = (
+        "def pack(total, base_group, grid_x, total_y, total_z, addr, count, scalar, shape):\n"
+        f"    return _pack({', '.join(args)})\n"
+    )
+    scope = {"_pack": packer.pack}
+    exec(src, scope)  # noqa: S102 - source built from our own field table above
+    return scope["pack"]
+
+
+def make_plan(compiled: Any, physical_wg: int, device: Any) -> LaunchPlan:
+    """The plan of `compiled` (a `CompiledKernel`) built with physical width `physical_wg` on
+    `device` (a runtime Device)."""
+    params = compiled.params
+    fields = tuple(sorted(compiled.push.fields, key=lambda f: f.offset))
+    axes: dict[int, int] = {}
+    for f in fields:
+        if f.role.startswith("shape"):
+            axes[f.param] = max(axes.get(f.param, 0), int(f.role[5:]))
+    n_index = next(
+        (
+            i
+            for i, p in enumerate(params)
+            if p.name == "n" and not p.is_list and p.type.kind == "int"
+        ),
+        None,
+    )
+    limits = device.info.limits["max_compute_work_group_count"]
+    return LaunchPlan(
+        name=compiled.name,
+        params=tuple(_param_plan(i, p, axes.get(i)) for i, p in enumerate(params)),
+        fields=fields,
+        push_size=compiled.push.size,
+        in_buffer=compiled.push.in_buffer,
+        pack=_make_packer(fields, struct.Struct(compiled.push.struct_format())),
+        n_index=n_index,
+        wg3=tuple(compiled.workgroup_size),  # type: ignore[arg-type]
+        per_group=physical_wg * getattr(compiled, "elements_per_invocation", 1),
+        observes_workgroup=bool(compiled.observes_workgroup),
+        max_groups=tuple(int(v) for v in limits[:3]),  # type: ignore[arg-type]
+        writes_lists=any(p.is_list and p.writes for p in params),
+        # Reading mapped device memory over PCIe (resizable BAR) is orders of magnitude
+        # slower than a copy into host-cached memory; only unified memory is read directly.
+        direct_read=device.info.type in ("cpu", "integrated"),
+    )
+
+
+# -- the C launcher -------------------------------------------------------------------------
+
+# False: never build the C launcher (tests compare it with the general path)
+NATIVE = True
+
+
+def _plain_attributes(cls: type, names: tuple) -> bool:
+    """Whether instances of `cls` keep `names` in their `__dict__` with no descriptor and no
+    attribute hooks: then the C launcher reading and writing that dict is reading and writing
+    the attributes (the record protocol, residency/arena.py)."""
+    if (
+        cls.__getattribute__ is not object.__getattribute__
+        or cls.__setattr__ is not object.__setattr__
+        or "__slots__" in cls.__dict__
+        or not cls.__dictoffset__
+        or hasattr(cls, "__getattr__")
+    ):
+        return False
+    return all(not hasattr(type(inspect.getattr_static(cls, n, None)), "__get__") for n in names)
+
+
+def native_encoding(plan: LaunchPlan, codes: dict[str, Any]) -> tuple[bytes, bytes, bytes] | None:
+    """(params, fields, sizing) for `FastLauncher`: the plan packed in the layout the C module
+    exports (`codes`), or None where the C launcher does not cover the kernel (parameter block
+    in a buffer, `x.shape[k]` reads)."""
+    if plan.in_buffer or plan.shapes:
+        return None
+    param = struct.Struct(codes["PARAM_FORMAT"]).pack
+    params = b"".join(
+        param(
+            codes["P_" + p.kind.upper()],
+            int(p.writes),
+            *((p.lo, p.hi) if p.kind == "int" else (0, 0)),  # u64 is range-checked by type
+            p.fmt.itemsize if p.fmt else 0,
+            formats.accepted_packs(p.fmt).encode() if p.fmt else b"",
+        )
+        for p in plan.params
+    )
+    field = struct.Struct(codes["FIELD_FORMAT"]).pack
+    fields = b"".join(
+        field(
+            f.offset,
+            codes["R_" + f.role.upper()],
+            -1 if f.param is None else f.param,
+            f.fmt.encode(),
+        )
+        for f in plan.fields
+    )
+    sizing = struct.pack(
+        codes["SIZING_FORMAT"],
+        -1 if plan.n_index is None else plan.n_index,
+        *plan.wg3,
+        0 if plan.observes_workgroup else plan.per_group,
+        *plan.max_groups,
+        plan.observes_workgroup,
+        plan.push_size,
+        residency.READ_ONLY,
+        residency.OVERLAPS,
+    )
+    return params, fields, sizing
+
+
+def native_launcher(plan: LaunchPlan, pipeline: Any, device: Any, generation: int) -> Any:
+    """The C launcher's `launch(args, grid=None) -> GpuJob | None` for `plan`, or None where it
+    does not apply (no native device, a layout it does not cover)."""
+    native = getattr(device, "_dev", None)
+    if not NATIVE or not _native_access.built():
+        return None
+    module = _native_access.module()
+    record_types = (residency.Resident, *residency.SELF_RECORD_TYPES)
+    if (
+        type(native) is not module.Device
+        or len(plan.params) > module.FastLauncher.codes()["MAX_PARAMS"]
+        or GpuJob.__new__ is not object.__new__  # the launcher makes jobs with object.__new__
+        or not all(_plain_attributes(t, residency.RECORD_FIELDS) for t in record_types)
+    ):
+        return None
+    try:
+        encoded = native_encoding(plan, module.FastLauncher.codes())
+        if encoded is None:
+            return None
+        launcher = module.FastLauncher(
+            native,
+            pipeline,
+            *encoded,
+            residency.RECORDS,
+            record_types,
+            GpuJob,
+            GpuJob.QUEUED_FIELDS,
+            device,
+            plan.name,
+            generation,
+        )
+    except (TypeError, ValueError, OverflowError, struct.error):  # a layout it does not cover
+        return None
+    return launcher.launch

@@ -1,0 +1,184 @@
+/* cthreads._native — launch_plan: a FastLauncher made from an encoded launch plan.
+ *
+ * Python API (used by cthreads/launch/plan.py, which encodes the kernel's LaunchPlan):
+ *   FastLauncher.codes() -> dict: the parameter kinds (P_*), field roles (R_*), MAX_PARAMS and
+ *       the `struct` formats of the encoded plan (PARAM_FORMAT, FIELD_FORMAT, SIZING_FORMAT):
+ *       launch.h owns them, plan.py packs with them (never a copy of the numbers).
+ *   FastLauncher(device, pipeline, params, fields, sizing, records, record_types, job_type,
+ *                job_fields, device_obj, name, generation)
+ *       params / fields / sizing: bytes of LParam[] / LField[] / one LSizing (launch.h);
+ *       records: id(obj) -> record (residency/arena.py RECORDS); record_types: the registry's
+ *       record type, then the types whose instances are their own records; job_fields:
+ *       GpuJob.QUEUED_FIELDS (a job is object.__new__(GpuJob) plus those attributes).
+ *   FastLauncher.launch(args, grid=None): launch.c.
+ */
+#include "launch.h"
+
+#include <string.h>
+
+static PyObject *
+Launcher_codes(PyObject *unused, PyObject *noargs)
+{
+    return Py_BuildValue(
+        "{si si si si si si si si si si si si si si si si ss ss ss}", "P_LIST", P_LIST, "P_INT",
+        P_INT, "P_U64", P_U64, "P_BOOL", P_BOOL, "P_F32", P_F32, "P_F64", P_F64, "P_F16", P_F16,
+        "R_TOTAL", R_TOTAL, "R_BASE_GROUP", R_BASE_GROUP, "R_GRID_X", R_GRID_X, "R_TOTAL_Y",
+        R_TOTAL_Y, "R_TOTAL_Z", R_TOTAL_Z, "R_ADDR", R_ADDR, "R_LEN", R_LEN, "R_SCALAR", R_SCALAR,
+        "MAX_PARAMS", CT_LAUNCH_MAX_PARAMS, "PARAM_FORMAT", PARAM_FORMAT, "FIELD_FORMAT",
+        FIELD_FORMAT, "SIZING_FORMAT", SIZING_FORMAT);
+}
+
+/* ---- construction ------------------------------------------------------------------------ */
+
+/* Copy the encoded plan in and check what memory safety rests on (plan.py makes it; whether
+   formats match kinds is its job): every field inside the block, every index in range. */
+static int
+take_plan(CtLauncher *self, Py_buffer *params, Py_buffer *fields, Py_buffer *sizing)
+{
+    LSizing *z = &self->sz;
+    if (params->len % sizeof(LParam) || params->len / sizeof(LParam) > CT_LAUNCH_MAX_PARAMS ||
+        fields->len % sizeof(LField) || fields->len / sizeof(LField) > CT_LAUNCH_MAX_FIELDS ||
+        sizing->len != sizeof(LSizing))
+        return 0;
+    memcpy(self->params, params->buf, (size_t)params->len);
+    memcpy(self->fields, fields->buf, (size_t)fields->len);
+    memcpy(z, sizing->buf, sizeof *z);
+    self->nparams = (int)(params->len / sizeof(LParam));
+    self->nfields = (int)(fields->len / sizeof(LField));
+    for (int a = 0; a < 3; a++)
+        if (z->wg[a] < 1 || z->wg[a] > 0xFFFFFFFFll || z->max_groups[a] < 1 ||
+            z->max_groups[a] > 0xFFFFFFFFll)
+            return 0;
+    if (z->per < 0 || (!z->observes && z->per < 1) || z->push_size < 0 ||
+        z->push_size > CT_MAX_PUSH || z->push_size != ((CtPipeline *)self->ref[O_PIPE])->push_size ||
+        z->n_index >= self->nparams)
+        return 0;
+    for (int i = 0; i < self->nparams; i++) {
+        LParam *p = &self->params[i];
+        p->packs[7] = 0;
+        if (p->kind < 0 || p->kind >= P_COUNT || (p->kind == P_LIST && p->itemsize < 1))
+            return 0;
+        p->writes = p->kind == P_LIST && p->writes;
+        self->nlists += p->kind == P_LIST;
+        self->alias_check |= p->writes;
+    }
+    self->alias_check = self->alias_check && self->nlists > 1;
+    if (z->n_index >= 0 && self->params[z->n_index].kind != P_INT)
+        return 0;
+    for (int i = 0; i < self->nfields; i++) {
+        const LField *f = &self->fields[i];
+        int size = strchr("Iif", f->fmt) ? 4 : strchr("Qqd", f->fmt) ? 8 : 0;
+        if (f->fmt == 0 || size == 0 || f->offset + (uint64_t)size > (uint64_t)z->push_size ||
+            f->role < 0 || f->role >= R_COUNT)
+            return 0;
+        if (f->role >= R_ADDR && (f->param < 0 || f->param >= self->nparams ||
+                                  (self->params[f->param].kind == P_LIST) != (f->role != R_SCALAR)))
+            return 0;
+    }
+    return 1;
+}
+
+static PyObject *
+Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *o[O_SELF], *rtypes;
+    Py_buffer params, fields, sizing;
+    long long generation;
+    if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
+        PyErr_SetString(PyExc_TypeError, "FastLauncher() takes positional arguments only");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OOy*y*y*O!O!O!O!OUL:FastLauncher", &o[O_DEV], &o[O_PIPE],
+                          &params, &fields, &sizing, &PyDict_Type, &o[O_RECORDS], &PyTuple_Type,
+                          &rtypes, &PyType_Type, &o[O_JOB_TYPE], &PyTuple_Type, &o[O_JOB_FIELDS],
+                          &o[O_DEVICE_OBJ], &o[O_NAME], &generation))
+        return NULL;
+    CtLauncher *self = NULL;
+    CtState *st = PyType_GetModuleState(type);
+    Py_ssize_t nt = PyTuple_GET_SIZE(rtypes);
+    int ok = st != NULL && ct_launch_intern_names() == 0;
+    if (ok && (!Py_IS_TYPE(o[O_DEV], st->DeviceType) || !Py_IS_TYPE(o[O_PIPE], st->PipelineType) ||
+               ((CtPipeline *)o[O_PIPE])->dev != (CtDevice *)o[O_DEV])) {
+        PyErr_SetString(PyExc_TypeError, "FastLauncher needs a native Device and its Pipeline");
+        ok = 0;
+    }
+    int valid = nt >= 1 && nt <= 1 + CT_LAUNCH_MAX_SELF && PyTuple_GET_SIZE(o[O_JOB_FIELDS]) == J_COUNT;
+    for (Py_ssize_t i = 0; valid && i < nt; i++)
+        valid = PyType_Check(PyTuple_GET_ITEM(rtypes, i));
+    for (Py_ssize_t i = 0; valid && i < J_COUNT; i++)
+        valid = PyUnicode_CheckExact(PyTuple_GET_ITEM(o[O_JOB_FIELDS], i));
+    if (ok && (self = (CtLauncher *)type->tp_alloc(type, 0)) != NULL) {
+        o[O_RECORD_TYPE] = valid ? PyTuple_GET_ITEM(rtypes, 0) : Py_None;
+        for (int i = 0; i < O_SELF; i++)
+            self->ref[i] = Py_NewRef(o[i]);
+        self->nself = valid ? (int)nt - 1 : 0;
+        for (int i = 0; i < self->nself; i++)
+            self->ref[O_SELF + i] = Py_NewRef(PyTuple_GET_ITEM(rtypes, i + 1));
+        self->dev = (CtDevice *)self->ref[O_DEV];
+        self->generation = generation;
+        for (int i = 0; valid && i < J_COUNT; i++)
+            self->jf[i] = PyTuple_GET_ITEM(o[O_JOB_FIELDS], i);
+        if (!valid || !take_plan(self, &params, &fields, &sizing)) {
+            PyErr_SetString(PyExc_ValueError, "FastLauncher: a plan, record types or job fields it "
+                                              "does not take");
+            Py_CLEAR(self);
+        }
+    }
+    PyBuffer_Release(&params);
+    PyBuffer_Release(&fields);
+    PyBuffer_Release(&sizing);
+    return (PyObject *)self;
+}
+
+static int
+Launcher_traverse(CtLauncher *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    for (int i = 0; i < O_COUNT; i++)
+        Py_VISIT(self->ref[i]);
+    return 0;
+}
+
+static int
+Launcher_clear(CtLauncher *self)
+{
+    self->dev = NULL;
+    for (int i = 0; i < O_COUNT; i++)
+        Py_CLEAR(self->ref[i]);
+    return 0;
+}
+
+static void
+Launcher_dealloc(CtLauncher *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Launcher_clear(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef Launcher_methods[] = {
+    {"launch", (PyCFunction)(void (*)(void))ct_launcher_launch, METH_FASTCALL,
+     "launch(args, grid=None) -> GpuJob | None: the launch when everything is plain, else None"},
+    {"codes", Launcher_codes, METH_NOARGS | METH_STATIC,
+     "codes() -> dict: the parameter kinds, field roles and parameter limit of this launcher"},
+    {NULL}
+};
+
+static PyType_Slot Launcher_slots[] = {
+    {Py_tp_doc, "The C launch path of one prepared kernel whose lists are resident."},
+    {Py_tp_new, Launcher_new},
+    {Py_tp_dealloc, Launcher_dealloc},
+    {Py_tp_traverse, Launcher_traverse},
+    {Py_tp_clear, Launcher_clear},
+    {Py_tp_methods, Launcher_methods},
+    {0, NULL}
+};
+
+PyType_Spec ct_launcher_spec = {
+    .name = "cthreads._native.FastLauncher",
+    .basicsize = sizeof(CtLauncher),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .slots = Launcher_slots,
+};
