@@ -51,6 +51,7 @@ class GpuKernel:
     # gpu()'s shortcut to this kernel's generated fast launcher (launch/fastpath.py), set once
     # the launcher exists; it re-checks everything itself and returns None when unsure.
     _fast_launch: Callable[[tuple], Any] | None = None
+    _bracket: Any = None  # the last `kernel[grid]` launcher (gpu/bracket.py)
 
     def __init__(
         self,
@@ -92,6 +93,19 @@ class GpuKernel:
         # Pickled by reference, like the function it wraps (`module.qualname` names the kernel),
         # so kernels travel to multiprocessing workers as cthreads-gpu's functions do.
         return self.__qualname__
+
+    # -------------------------------------------- the bracket launch (gpu/bracket.py)
+
+    def __getitem__(self, grid: Any) -> Any:
+        """`kernel[grid]`: a launcher; `kernel[grid](*args)` starts the launch and returns a
+        started `GpuJob`. `grid` counts workgroups (an int, 1 to 3 ints, or a callable
+        `grid(meta)` returning them); `gpu(kernel, *args)` counts invocations (SPEC §4)."""
+        last = self._bracket
+        if last is not None and last.grid is grid:
+            return last
+        from . import bracket
+
+        return bracket.launcher(self, grid)
 
     # ---------------------------------------------------------------- inspection
 

@@ -298,9 +298,7 @@ def _launch(
             resident[i] = res
             addr[i] = res.buffer.address
             count[i] = res.count
-            lists.append(
-                ListArg(i, param, value, res.count, res.nbytes, res.pack, None, res.view)
-            )
+            lists.append(ListArg(i, param, value, res.count, res.nbytes, res.pack, None, res.view))
         else:
             lists.append(check_list(i, param, value))
     if len(lists) > 1 and plan.writes_lists:
@@ -313,6 +311,10 @@ def _launch(
 
     if grid is not None:
         size = grid
+        if min(grid) == 0:
+            # an explicit zero extent runs nothing: the arguments were checked, nothing moves
+            # and the job is finished already (the same for kernel[grid], gpu/bracket.py)
+            return GpuJob(device, 0, prep.compiled.name, [], [])
     elif plan.n_index is not None:
         size = (scalar[plan.n_index], 1, 1)
     else:
