@@ -7,13 +7,18 @@ argument checks, sizing, the split past the device's group-count limit and the j
 `gpu()`'s. This module only reads the grid (an int, 1 to 3 ints, or a callable of the launch's
 meta), takes the workgroup shape from the launch session's prepared kernel and multiplies.
 
-`kernel[grid]` is cheap: a static grid is checked once, when the launcher is made, and its
-invocation counts once per prepared kernel; a repeated `kernel[grid]` with the same grid object
-returns the kernel's last launcher. A call then costs a dict hit on top of `gpu()`.
+`kernel[grid]` prepares the kernel on its first use, as `gpu()` would (compile errors and a
+missing device surface there, before anything runs), and checks a static grid then; the
+launcher it returns is a `functools.partial` of `gpu` with the invocations bound, so a launch
+through it runs no Python of ours at all. A callable grid runs at each launch, with the meta of
+that launch's arguments. The workgroup shape, read once from the prepared kernel, is fixed for
+a kernel object (its compiled form keeps the declared shape on every device), so the kernel's
+last launcher hands it on to the next: `kernel[new grid]` in a loop looks nothing up.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -28,67 +33,121 @@ MAX_AXIS_INVOCATIONS = 0xFFFFFFFF
 META_WORKGROUP = "workgroup_size"
 
 
-class BracketLaunch:
+class BracketLaunch(functools.partial):
     """`kernel[grid]`: call it with the kernel's arguments (positional, as for `gpu()`) and
-    the launch options `gpu()` takes (`timed=`, `force=`); returns a started `GpuJob`."""
+    `gpu()`'s launch options (`timed=`, `force=`); it returns a started `GpuJob`.
 
-    __slots__ = ("kernel", "grid", "_groups", "_key", "_prep", "_invocations")
+    For a static grid it is `gpu(kernel, *args, grid=invocations, **options)` (partial's own
+    call, in C); for a callable one `_callable_launch(kernel, grid, facts, *args, **options)`.
+    `.kernel`, `.grid` (as written in the brackets), `.groups` (gx, gy, gz) and
+    `.invocations` (per axis; both None for a callable grid) and `.workgroup_size`
+    describe it."""
 
-    def __init__(self, kernel: Any, grid: Any) -> None:
-        self.kernel = kernel
-        self.grid = grid
-        # A static grid is checked here, before any launch; a callable one at each call.
-        self._groups = None if _is_callable_grid(grid) else parse_groups(grid, kernel.name)
-        self._key: str | None = None  # the kernel's source key, read on the first call
-        self._prep: Any = None  # the prepared kernel `_invocations` was computed for
-        self._invocations: tuple[int, int, int] | None = None
+    grid: Any
+    groups: tuple[int, int, int] | None
+    facts: _KernelFacts
+
+    @property
+    def kernel(self) -> Any:
+        """The kernel this launches."""
+        return self.args[0]
+
+    @property
+    def invocations(self) -> tuple[int, int, int] | None:
+        """Invocations per axis, what `gpu(grid=)` is given (None for a callable grid)."""
+        return self.keywords.get("grid")
+
+    @property
+    def workgroup_size(self) -> tuple[int, int, int]:
+        """The kernel's workgroup shape, as its prepared form records it."""
+        return self.facts.workgroup_size
 
     def __repr__(self) -> str:
         return f"<kernel[grid] launcher {self.kernel.name}[{self.grid!r}]>"
 
-    def __call__(self, *args: Any, **options: Any) -> GpuJob:
-        # The hot loop: a static grid whose invocation counts were computed for the kernel as
-        # prepared now (one dict hit) goes straight to gpu().
-        if not options and self._invocations is not None:
-            if session.state.prepared.get(self._key) is self._prep:  # type: ignore[arg-type]
-                return gpu(self.kernel, *args, grid=self._invocations)
-        return self._launch(args, options)
 
-    def _launch(self, args: tuple, options: dict[str, Any]) -> GpuJob:
-        kernel = self.kernel
-        if options:
-            options = _launch_options(kernel, options)
-        if self._key is None:
-            self._key = kernel.source_key
-        prep = session.state.prepared.get(self._key)
-        if prep is None or prep.generation != session.state.generation:
-            prep = session.kernel_for_launch(kernel)  # compile errors surface here, as in gpu()
-        params = prep.compiled.params
-        if len(args) != len(params):
-            names = kernel.param_names
-            raise TypeError(
-                f"kernel `{kernel.name}` takes {len(names)} argument(s) ({', '.join(names)}); "
-                f"got {len(args)}, expected {len(names)} args"
-            )
-        # The declared shape as the compiled kernel records it (never the physical width a
-        # kernel that does not observe its workgroup is run with: that one is invisible).
-        wg = tuple(prep.compiled.workgroup_size)
-        if self._groups is not None:
-            groups = self._groups
-        else:
-            groups = _call_grid(self.grid, kernel, _meta(kernel, params, args, wg))
-        invocations = _invocations(kernel.name, groups, wg)
-        if self._groups is not None:
-            self._prep, self._invocations = prep, invocations
-        return gpu(kernel, *args, grid=invocations, **options)
+class _KernelFacts:
+    """What launchers of one kernel object share, handed from each to the next: its
+    workgroup shape and, once a callable grid needs it, the meta plan."""
+
+    __slots__ = ("workgroup_size", "meta_plan")
+
+    def __init__(self, workgroup_size: tuple[int, int, int]) -> None:
+        self.workgroup_size = workgroup_size
+        self.meta_plan: tuple | None = None
 
 
 def launcher(kernel: Any, grid: Any) -> BracketLaunch:
-    """`kernel[grid]`, remembered on the kernel as its last launcher (a loop that launches
-    `kernel[grid]` with the same grid object makes one launcher, checks the grid once)."""
-    made = BracketLaunch(kernel, grid)
+    """`kernel[grid]`, remembered on the kernel as its last launcher (`kernel[grid]` again
+    with the same grid object returns it: kernel.py checks that; an equal static grid in a
+    new object returns it too)."""
+    last = kernel._bracket
+    facts = last.facts if last is not None else _KernelFacts(_prepared_workgroup(kernel))
+    if _is_callable_grid(grid):
+        made = BracketLaunch(_callable_launch, kernel, grid, facts)
+        groups = None
+    else:
+        groups = parse_groups(grid, kernel)
+        if last is not None and last.groups == groups:
+            return last
+        made = BracketLaunch(gpu, kernel, grid=_invocations(kernel, groups, facts.workgroup_size))
+    made.grid, made.groups, made.facts = grid, groups, facts
     kernel._bracket = made
     return made
+
+
+def _prepared_workgroup(kernel: Any) -> tuple[int, int, int]:
+    """The kernel's declared workgroup shape as its prepared (compiled) form records it,
+    preparing it now if this session has not (the same call `gpu()` makes)."""
+    prep = session.state.prepared.get(kernel.source_key)
+    if prep is None or prep.generation != session.state.generation:
+        prep = session.kernel_for_launch(kernel)  # compile errors surface here, as in gpu()
+    # (never the physical width a kernel that does not observe its workgroup runs with: that
+    # one is invisible to it, and the device's choice)
+    return tuple(prep.compiled.workgroup_size)  # type: ignore[return-value]
+
+
+def _callable_launch(
+    kernel: Any, grid: Callable, facts: _KernelFacts, *args: Any, **options: Any
+) -> GpuJob:
+    """A launch through `kernel[grid]` with a callable grid: meta from these arguments, the
+    callable, then gpu() with the invocations it asks for. (Meta and the call are written out
+    here rather than in helpers: this runs per launch.)"""
+    if options:
+        _check_options(kernel, options)
+    plan = facts.meta_plan
+    if plan is None:
+        plan = facts.meta_plan = _meta_plan(
+            kernel, session.kernel_for_launch(kernel).compiled.params
+        )
+    if len(args) != len(plan):
+        names = kernel.param_names
+        raise TypeError(
+            f"kernel `{kernel.name}` takes {len(names)} argument(s) ({', '.join(names)}); "
+            f"got {len(args)}, expected {len(names)} args"
+        )
+    # meta: each scalar argument and each list argument's element count by parameter name. A
+    # scalar of another Python type than its parameter's goes through the launch's own check
+    # first, so a bad argument is reported as gpu() reports it, not as a failing grid callable
+    # (and a numpy scalar arrives as the Python number the launch passes).
+    meta: dict[str, Any] = {}
+    for i, name, param, as_is in plan:
+        value = args[i]
+        if as_is is None:
+            meta[name] = len(value) if type(value) is list else _element_count(i, param, value)
+        elif type(value) in as_is:
+            meta[name] = value
+        else:
+            meta[name] = check_scalar(param, value)
+    wg = meta[META_WORKGROUP] = facts.workgroup_size
+    try:
+        returned = grid(meta)  # a new dict per launch: the callable may keep or edit it
+    except Exception as exc:
+        raise _grid_raised(kernel, grid, plan, exc) from exc
+    groups = _fast_tuple(returned) if type(returned) is tuple else None
+    if groups is None:
+        groups = _returned_groups(kernel, grid, returned)
+    return gpu(kernel, *args, grid=_invocations(kernel, groups, wg), **options)
 
 
 # ------------------------------------------------------------------------------ the grid
@@ -105,19 +164,54 @@ def _is_extent(v: Any) -> bool:
     return not isinstance(v, (bool, float)) and hasattr(v, "__index__")
 
 
-def parse_groups(grid: Any, kernel_name: str, returned_by: str = "") -> tuple[int, int, int]:
+def parse_groups(grid: Any, kernel: Any, source: Any = None) -> tuple[int, int, int]:
     """`grid` as workgroups (gx, gy, gz): an int or a tuple/list of 1 to 3 ints, each >= 0.
-    `returned_by` names the grid callable when `grid` is what it returned."""
-    if returned_by:
-        where = f"the grid callable {returned_by} of kernel `{kernel_name}` returned {grid!r}"
-    else:
-        where = f"`{kernel_name}[{grid!r}]`"
-    if isinstance(grid, (tuple, list)):
+    `source` is the grid callable when `grid` is what it returned (errors name it)."""
+    if type(grid) is int:
+        if grid >= 0:
+            return (grid, 1, 1)
+        items: tuple | None = (grid,)
+    elif isinstance(grid, (tuple, list)):
         items = tuple(grid)
+        fast = _fast_tuple(items)
+        if fast is not None:
+            return fast
     elif _is_extent(grid):
         items = (grid,)
     else:
         items = None
+    return _checked_groups(grid, items, kernel, source)
+
+
+def _fast_tuple(items: tuple) -> tuple[int, int, int] | None:
+    """1 to 3 plain non-negative ints as (gx, gy, gz), else None (the slow path decides)."""
+    n = len(items)
+    if n == 3:
+        x, y, z = items
+        if type(x) is int and type(y) is int and type(z) is int and min(items) >= 0:
+            return items  # type: ignore[return-value]
+    elif n == 2:
+        x, y = items
+        if type(x) is int and type(y) is int and x >= 0 and y >= 0:
+            return (x, y, 1)
+    elif n == 1:
+        (x,) = items
+        if type(x) is int and x >= 0:
+            return (x, 1, 1)
+    return None
+
+
+def _checked_groups(
+    grid: Any, items: tuple | None, kernel: Any, source: Any
+) -> tuple[int, int, int]:
+    """parse_groups past its fast path: other integer types, or the error that says what is
+    wrong."""
+    kernel_name = kernel.name
+    returned_by = _callable_name(source) if source is not None else ""
+    if returned_by:
+        where = f"the grid callable {returned_by} of kernel `{kernel_name}` returned {grid!r}"
+    else:
+        where = f"`{kernel_name}[{grid!r}]`"
     if items is None or not all(_is_extent(v) for v in items):
         raise GpuArgumentTypeError(
             f"{where}: a grid is a number of workgroups, an int or a tuple of 1 to 3 ints"
@@ -160,13 +254,15 @@ def _describe(grid: Any) -> str:
     return f"{type(grid).__name__} {grid!r}"
 
 
-def _invocations(kernel_name: str, groups: tuple, wg: tuple) -> tuple[int, int, int]:
+def _invocations(kernel: Any, groups: tuple, wg: tuple) -> tuple[int, int, int]:
     """Workgroups times the workgroup shape, per axis: what `gpu(grid=)` takes."""
-    inv = (groups[0] * wg[0], groups[1] * wg[1], groups[2] * wg[2])
+    x, y, z = inv = (groups[0] * wg[0], groups[1] * wg[1], groups[2] * wg[2])
+    if x <= MAX_AXIS_INVOCATIONS and y <= MAX_AXIS_INVOCATIONS and z <= MAX_AXIS_INVOCATIONS:
+        return inv
     for axis in range(3):
         if inv[axis] > MAX_AXIS_INVOCATIONS:
             raise GpuInvalidArgument(
-                f"`grid` asks kernel `{kernel_name}` for {groups[axis]} workgroups of "
+                f"`grid` asks kernel `{kernel.name}` for {groups[axis]} workgroups of "
                 f"{wg[axis]} along {'xyz'[axis]}, {inv[axis]} invocations: more than a launch "
                 f"holds per axis (2**32 - 1)",
                 param="grid",
@@ -181,28 +277,23 @@ def _invocations(kernel_name: str, groups: tuple, wg: tuple) -> tuple[int, int, 
 # ------------------------------------------------------------------------- callable grids
 
 
-def _meta(kernel: Any, params: tuple, args: tuple, wg: tuple) -> dict[str, Any]:
-    """What a grid callable reads: each scalar argument (as the launch passes it) and each
-    list argument's element count under its parameter name, and `workgroup_size`.
-
-    The arguments are checked with the launch's own checks, so a bad argument is reported as
-    gpu() reports it, not as a failing grid callable."""
-    meta: dict[str, Any] = {}
-    for i, param in enumerate(params):
-        value = args[i]
-        if param.is_list:
-            meta[param.name] = _element_count(i, param, value)
-        else:
-            meta[param.name] = check_scalar(param, value)
-    if META_WORKGROUP in meta:
+def _meta_plan(kernel: Any, params: tuple) -> tuple:
+    """Per parameter (index, name, param, the Python types its value enters meta as given,
+    None for a list), made once per prepared kernel."""
+    if any(p.name == META_WORKGROUP for p in params):
         raise GpuInvalidArgument(
             f"kernel `{kernel.name}` has a parameter named `{META_WORKGROUP}`, the key a grid "
             f"callable's meta keeps for the workgroup shape",
             param="grid",
-            hint=f"rename the parameter, or pass a static grid ({kernel.name}[(gx, gy)])",
+            hint=f"rename the parameter, or pass a static grid ({kernel.name}[gx, gy])",
         )
-    meta[META_WORKGROUP] = wg
-    return meta
+    return tuple(
+        (i, p.name, p, None if p.is_list else _AS_IS[p.type.kind]) for i, p in enumerate(params)
+    )
+
+
+# Python types a scalar parameter's value goes into meta as given (range checks stay gpu()'s)
+_AS_IS = {"int": (int,), "uint": (int,), "float": (float, int), "bool": (bool,)}
 
 
 def _element_count(index: int, param: Any, value: Any) -> int:
@@ -216,32 +307,36 @@ def _element_count(index: int, param: Any, value: Any) -> int:
     return check_list(index, param, value).count  # other buffers (and the error for a bad one)
 
 
-def _call_grid(grid: Callable[[dict], Any], kernel: Any, meta: dict) -> tuple[int, int, int]:
-    name = getattr(grid, "__qualname__", None) or type(grid).__name__
-    shown = f"`{name}`" if name != "<lambda>" else "(a lambda)"
-    keys = ", ".join(meta)
-    try:
-        returned = grid(dict(meta))  # its own copy: a callable that edits meta changes nothing
-    except Exception as exc:
-        raise GpuInvalidArgument(
-            f"the grid callable {shown} of kernel `{kernel.name}` raised "
-            f"{type(exc).__name__}: {exc} (its meta has: {keys})",
-            param="grid",
-            hint="grid(meta) gets a dict of the scalar arguments and list lengths by "
-            "parameter name plus `workgroup_size`, and returns the workgroup counts",
-        ) from exc
+def _grid_raised(kernel: Any, grid: Any, plan: tuple, exc: Exception) -> GpuInvalidArgument:
+    keys = ", ".join([*(entry[1] for entry in plan), META_WORKGROUP])
+    return GpuInvalidArgument(
+        f"the grid callable {_callable_name(grid)} of kernel `{kernel.name}` raised "
+        f"{type(exc).__name__}: {exc} (its meta has: {keys})",
+        param="grid",
+        hint="grid(meta) gets a dict of the scalar arguments and list lengths by "
+        "parameter name plus `workgroup_size`, and returns the workgroup counts",
+    )
+
+
+def _returned_groups(kernel: Any, grid: Any, returned: Any) -> tuple[int, int, int]:
+    """What a grid callable returned, past the fast path: parsed, or the error for it."""
     if _is_callable_grid(returned):
         raise GpuArgumentTypeError(
-            f"the grid callable {shown} of kernel `{kernel.name}` returned another callable "
-            f"({_describe(returned)}); it must return the workgroup counts",
+            f"the grid callable {_callable_name(grid)} of kernel `{kernel.name}` returned "
+            f"another callable ({_describe(returned)}); it must return the workgroup counts",
             param="grid",
             expected="an int or a tuple of 1 to 3 ints",
             got=_describe(returned),
         )
-    return parse_groups(returned, kernel.name, returned_by=shown)
+    return parse_groups(returned, kernel, grid)
 
 
-def _launch_options(kernel: Any, options: dict[str, Any]) -> dict[str, Any]:
+def _callable_name(grid: Any) -> str:
+    name = getattr(grid, "__qualname__", None) or type(grid).__name__
+    return f"`{name}`" if name != "<lambda>" else "(a lambda)"
+
+
+def _check_options(kernel: Any, options: dict[str, Any]) -> None:
     """The keywords of `kernel[grid](...)` are gpu()'s launch options; kernel arguments are
     positional and the grid is in the brackets."""
     if "grid" in options:
@@ -257,10 +352,6 @@ def _launch_options(kernel: Any, options: dict[str, Any]) -> dict[str, Any]:
             f"argument(s) {', '.join(f'`{k}`' for k in named)} for kernel `{kernel.name}` "
             f"(write {kernel.name}[grid]({', '.join(kernel.param_names)}))"
         )
-    if options.get("force"):
-        session.prepare(force=True)  # before the kernel is looked up: it is rebuilt there
-        options = {k: v for k, v in options.items() if k != "force"}
-    return options
 
 
 __all__ = ["BracketLaunch", "launcher", "parse_groups"]

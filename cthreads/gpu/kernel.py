@@ -25,6 +25,7 @@ from ..compiler.frontend.signature import (
 from ..compiler.frontend.source import KernelSource
 from ..compiler.target import Target
 from ..errors import GpuCompileError
+from .bracket import launcher as _bracket_launcher
 
 FRONTEND_VERSION = "1"  # bump when the IR a given source lowers to changes
 DEFAULT_WORKGROUP = (64, 1, 1)
@@ -103,9 +104,7 @@ class GpuKernel:
         last = self._bracket
         if last is not None and last.grid is grid:
             return last
-        from . import bracket
-
-        return bracket.launcher(self, grid)
+        return _bracket_launcher(self, grid)
 
     # ---------------------------------------------------------------- inspection
 
