@@ -19,6 +19,7 @@ last launcher hands it on to the next: `kernel[new grid]` in a loop looks nothin
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -108,7 +109,7 @@ def _prepared_workgroup(kernel: Any) -> tuple[int, int, int]:
 
 
 def _callable_launch(
-    kernel: Any, grid: Callable, facts: _KernelFacts, *args: Any, **options: Any
+    kernel: Any, grid: Callable, facts: _KernelFacts, /, *args: Any, **options: Any
 ) -> GpuJob:
     """A launch through `kernel[grid]` with a callable grid: meta from these arguments, the
     callable, then gpu() with the invocations it asks for. (Meta and the call are written out
@@ -332,8 +333,13 @@ def _returned_groups(kernel: Any, grid: Any, returned: Any) -> tuple[int, int, i
 
 
 def _callable_name(grid: Any) -> str:
-    name = getattr(grid, "__qualname__", None) or type(grid).__name__
-    return f"`{name}`" if name != "<lambda>" else "(a lambda)"
+    """How errors name a grid callable: `qualname`, or where a lambda was written."""
+    if getattr(grid, "__name__", None) == "<lambda>":
+        code = getattr(grid, "__code__", None)
+        if code is not None:
+            return f"(a lambda at {os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+        return "(a lambda)"
+    return f"`{getattr(grid, '__qualname__', None) or type(grid).__name__}`"
 
 
 def _check_options(kernel: Any, options: dict[str, Any]) -> None:
