@@ -1,6 +1,6 @@
 """`kernel[grid](*args)`: the bracket launch (issue 15 item 2, SPEC §10).
 
-`grid` counts workgroups, as numba-cuda, Triton, Warp's tiles and the phobos model do; `gpu()`
+`grid` counts workgroups, as numba-cuda, Triton, Warp's `launch_tiled` and the phobos model do; `gpu()`
 counts invocations (SPEC §4). A bracket launch is the one launch there is, restated: `g`
 workgroups along an axis are `gpu(kernel, *args, grid=g * workgroup extent)` invocations, so
 argument checks, sizing, the split past the device's group-count limit and the job all stay
