@@ -1,19 +1,21 @@
 """`kernel[grid](*args)`: the bracket launch (issue 15 item 2, SPEC §10).
 
-`grid` counts workgroups, as numba-cuda, Triton, Warp's `launch_tiled` and the phobos model do; `gpu()`
-counts invocations (SPEC §4). A bracket launch is the one launch there is, restated: `g`
-workgroups along an axis are `gpu(kernel, *args, grid=g * workgroup extent)` invocations, so
-argument checks, sizing, the split past the device's group-count limit and the job all stay
-`gpu()`'s. This module only reads the grid (an int, 1 to 3 ints, or a callable of the launch's
-meta), takes the workgroup shape from the launch session's prepared kernel and multiplies.
+`grid` counts workgroups, as numba-cuda, Triton, Warp's `launch_tiled` and the phobos model
+do; `gpu()` counts invocations (SPEC §4). A bracket launch is the one launch there is,
+restated: `g` workgroups along an axis are `gpu(kernel, *args, grid=g * workgroup extent)`
+invocations, so argument checks, sizing, the split past the device's group-count limit and the
+job all stay `gpu()`'s. This module only reads the grid (an int, 1 to 3 ints, or a callable of
+the launch's meta), takes the workgroup shape from the launch session's prepared kernel and
+multiplies.
 
 `kernel[grid]` prepares the kernel on its first use, as `gpu()` would (compile errors and a
 missing device surface there, before anything runs), and checks a static grid then; the
 launcher it returns is a `functools.partial` of `gpu` with the invocations bound, so a launch
-through it runs no Python of ours at all. A callable grid runs at each launch, with the meta of
-that launch's arguments. The workgroup shape, read once from the prepared kernel, is fixed for
-a kernel object (its compiled form keeps the declared shape on every device), so the kernel's
-last launcher hands it on to the next: `kernel[new grid]` in a loop looks nothing up.
+through it is `gpu(..., grid=)` with nothing of ours in between. A callable grid runs at each
+launch, with the meta of that launch's arguments. The workgroup shape, read once from the
+prepared kernel, is fixed for a kernel object (its compiled form keeps the declared shape on
+every device), so the kernel's last launcher hands it on to the next: `kernel[new grid]` in a
+loop looks nothing up.
 """
 
 from __future__ import annotations
@@ -234,7 +236,17 @@ def _checked_groups(
             if not items
             else "fold the extra axes into x, y and z",
         )
-    dims = tuple(v.__index__() for v in items)
+    try:
+        dims = tuple(v.__index__() for v in items)
+    except TypeError:  # an integer array of several elements: not one extent
+        raise GpuArgumentTypeError(
+            f"{where}: a grid is a number of workgroups, an int or a tuple of 1 to 3 ints; "
+            f"got {_describe(grid)}",
+            param="grid",
+            expected="gx, (gx,), (gx, gy) or (gx, gy, gz)",
+            got=_describe(grid),
+            hint="pass tuple(arr) for an array of extents",
+        ) from None
     if any(d < 0 for d in dims):
         axis = "xyz"[next(k for k, d in enumerate(dims) if d < 0)]
         raise GpuInvalidArgument(

@@ -287,6 +287,7 @@ def test_more_groups_than_the_device_allows_along_y_is_gpus_error():
         ((np.float32(2),), GpuArgumentTypeError, "a tuple holding float32"),
         (np.True_, GpuArgumentTypeError, "got bool"),
         ({"x": 1}, GpuArgumentTypeError, "got dict"),
+        (np.array([4, 2]), GpuArgumentTypeError, "got ndarray"),
         ((), GpuInvalidArgument, "1 to 3 axes (x, y, z); got 0"),
         ((1, 2, 3, 4), GpuInvalidArgument, "1 to 3 axes (x, y, z); got 4"),
         (-1, GpuInvalidArgument, "must be >= 0; got (-1,) (negative along x)"),
