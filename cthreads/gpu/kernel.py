@@ -44,8 +44,9 @@ _orphaned: set[str] = set()
 class GpuKernel:
     """A `@Gpu` kernel: the Python function plus its launch contract and compile inputs.
 
-    Calling it runs the original function as ordinary Python. `lower(target)` gives the typed
-    IR; `source_key` identifies everything the compiled output depends on except the target.
+    Calling it runs the original function as ordinary Python; `kernel[grid](*args)` launches it
+    with `grid` in workgroups (gpu/bracket.py). `lower(target)` gives the typed IR;
+    `source_key` identifies everything the compiled output depends on except the target.
     """
 
     __gpu__ = True  # as cthreads-gpu marks its kernels

@@ -444,3 +444,37 @@ def test_job_join_result_done_await_and_timed():
     timed = saxpy[1](n, 1.0, x, y, timed=True)
     timed.join()
     assert timed.elapsed_ms is not None and timed.elapsed_ms >= 0.0
+
+
+def test_a_compile_error_is_raised_by_the_brackets():
+    from cthreads.gpu import GpuCompileError
+    from cthreads.gpu.kernel import unregister
+
+    @Gpu
+    def broken(x: list[float]) -> None:
+        i: int = GlobalIdx.x
+        assert i >= 0
+        x[i] = 1.0
+
+    try:
+        with pytest.raises(GpuCompileError, match="assert"):
+            broken[1]  # before any launch: the kernel is prepared here, as gpu() would
+        with pytest.raises(GpuCompileError):
+            broken[lambda m: 1]
+    finally:
+        unregister(broken)
+
+
+def test_arena_lists_stay_resident():
+    from cthreads.gpu import GpuArena
+
+    x = [1.0, 2.0, 3.0]
+    y = [0.0, 0.0, 0.0]
+    with GpuArena() as arena:
+        arena.bind(x=x, y=y)
+        for _ in range(3):
+            saxpy[1](3, 1.0, x, y)
+        saxpy[lambda m: -(-m["y"] // 64)](3, 1.0, x, y).join(download=False)
+        assert y == [0.0, 0.0, 0.0]  # on the device until synced
+        arena.sync("y")
+        assert y == [4.0, 8.0, 12.0]
