@@ -90,7 +90,13 @@ def launcher(kernel: Any, grid: Any) -> BracketLaunch:
         made = BracketLaunch(_callable_launch, kernel, grid, facts)
         groups = None
     else:
-        groups = parse_groups(grid, kernel)
+        # parse_groups' commonest cases written out (this runs at every `kernel[new grid]`)
+        if type(grid) is int and grid >= 0:
+            groups = (grid, 1, 1)
+        elif type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and grid[0] >= 0:
+            groups = (grid[0], 1, 1)
+        else:
+            groups = parse_groups(grid, kernel)
         if last is not None and last.groups == groups:
             return last
         made = BracketLaunch(gpu, kernel, grid=_invocations(kernel, groups, facts.workgroup_size))
@@ -147,10 +153,17 @@ def _callable_launch(
         returned = grid(meta)  # a new dict per launch: the callable may keep or edit it
     except Exception as exc:
         raise _grid_raised(kernel, grid, plan, exc) from exc
-    groups = _fast_tuple(returned) if type(returned) is tuple else None
-    if groups is None:
-        groups = _returned_groups(kernel, grid, returned)
-    return gpu(kernel, *args, grid=_invocations(kernel, groups, wg), **options)
+    if type(returned) is int and returned >= 0:
+        gx, gy, gz = returned, 1, 1
+    else:
+        groups = _fast_tuple(returned) if type(returned) is tuple else None
+        gx, gy, gz = groups or _returned_groups(kernel, grid, returned)
+    inv = (gx * wg[0], gy * wg[1], gz * wg[2])
+    if max(inv) > MAX_AXIS_INVOCATIONS:
+        _invocations(kernel, (gx, gy, gz), wg)  # raises, naming the axis
+    if options:
+        return gpu(kernel, *args, grid=inv, **options)
+    return gpu(kernel, *args, grid=inv)
 
 
 # ------------------------------------------------------------------------------ the grid
