@@ -25,6 +25,7 @@ from ..compiler.frontend.signature import (
 from ..compiler.frontend.source import KernelSource
 from ..compiler.target import Target
 from ..errors import GpuCompileError
+from .bracket import launcher as _bracket_launcher
 
 FRONTEND_VERSION = "1"  # bump when the IR a given source lowers to changes
 DEFAULT_WORKGROUP = (64, 1, 1)
@@ -43,14 +44,16 @@ _orphaned: set[str] = set()
 class GpuKernel:
     """A `@Gpu` kernel: the Python function plus its launch contract and compile inputs.
 
-    Calling it runs the original function as ordinary Python. `lower(target)` gives the typed
-    IR; `source_key` identifies everything the compiled output depends on except the target.
+    Calling it runs the original function as ordinary Python; `kernel[grid](*args)` launches it
+    with `grid` in workgroups (gpu/bracket.py). `lower(target)` gives the typed IR;
+    `source_key` identifies everything the compiled output depends on except the target.
     """
 
     __gpu__ = True  # as cthreads-gpu marks its kernels
     # gpu()'s shortcut to this kernel's C launcher (launch/plan.py, native/launch.c), set once
     # the launcher exists; it re-checks everything itself and returns None when unsure.
     _fast_launch: Callable[[tuple], Any] | None = None
+    _bracket: Any = None  # the last `kernel[grid]` launcher (gpu/bracket.py)
 
     def __init__(
         self,
@@ -92,6 +95,17 @@ class GpuKernel:
         # Pickled by reference, like the function it wraps (`module.qualname` names the kernel),
         # so kernels travel to multiprocessing workers as cthreads-gpu's functions do.
         return self.__qualname__
+
+    # -------------------------------------------- the bracket launch (gpu/bracket.py)
+
+    def __getitem__(self, grid: Any) -> Any:
+        """`kernel[grid]`: a launcher; `kernel[grid](*args)` starts the launch and returns a
+        started `GpuJob`. `grid` counts workgroups (an int, 1 to 3 ints, or a callable
+        `grid(meta)` returning them); `gpu(kernel, *args)` counts invocations (SPEC §4)."""
+        last = self._bracket
+        if last is not None and last.grid is grid:
+            return last
+        return _bracket_launcher(self, grid)
 
     # ---------------------------------------------------------------- inspection
 

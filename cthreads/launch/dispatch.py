@@ -232,6 +232,10 @@ def _launch(
 
     if grid is not None:
         size = grid
+        if min(grid) == 0:
+            # an explicit zero extent runs nothing: the arguments were checked, nothing moves
+            # and the job is finished already (the same for kernel[grid], gpu/bracket.py)
+            return GpuJob(device, 0, prep.compiled.name, [], [])
     elif plan.n_index is not None:
         size = (scalar[plan.n_index], 1, 1)
     else:

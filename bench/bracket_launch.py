@@ -1,0 +1,152 @@
+"""Per-launch host cost of `kernel[grid](...)` against `gpu()` (issue 15 item 2).
+
+    python bench/bracket_launch.py [--quick] [--json out.json]
+
+Each case queues 1,000 launches of saxpy on arena-resident lists (n = 256) and joins the last
+one; the host cost is the calling thread's CPU time per launch (wall time is reported too); cases are interleaved round by round so a
+change in machine load hits them alike. Cases: `gpu(saxpy, ...)` (the C fast path),
+`gpu(saxpy, ..., grid=(n,))` (invocations per axis), `saxpy[groups](...)` with the same grid
+object each time, `saxpy[(groups,)](...)` with a new tuple each time, and a callable grid
+`saxpy[lambda m: ...](...)` (meta built per launch). Ratios are against `gpu()` and
+`gpu(grid=)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+from _common import package_label
+
+from cthreads.gpu import GlobalIdx, Gpu, GpuArena, device_name, gpu, prepare
+
+
+@Gpu
+def saxpy(n: int, a: float, x: list[float], y: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < n:
+        y[i] = a * x[i] + y[i]
+
+
+def _stub(fn, *args, force=False, timed=False, grid=None, **kwargs):
+    return None
+
+
+def _layer_overhead(n, x, y, groups, by_groups, rounds: int) -> dict[str, float]:
+    """Median thread CPU µs per call of each spelling with gpu() stubbed out (nothing runs)."""
+    from cthreads.gpu import bracket
+
+    real = bracket.gpu
+    bracket.gpu = _stub
+    saxpy._bracket = None  # launchers made from here on bind the stub
+    try:
+        static = saxpy[groups]
+        inv = static.invocations
+        spellings = {
+            "direct": lambda: _stub(saxpy, n, 1.0, x, y, grid=inv),
+            "bracket_static": lambda: static(n, 1.0, x, y),
+            "bracket_subscript_int": lambda: saxpy[groups](n, 1.0, x, y),
+            "bracket_new_tuple": lambda: saxpy[(groups + 0,)](n, 1.0, x, y),
+            "bracket_callable": lambda: saxpy[by_groups](n, 1.0, x, y),
+        }
+        calls = 20000
+        samples: dict[str, list[float]] = {k: [] for k in spellings}
+        for _ in range(rounds):
+            for name, fn in spellings.items():
+                c0 = time.thread_time()
+                for _ in range(calls):
+                    fn()
+                samples[name].append((time.thread_time() - c0) / calls)
+    finally:
+        bracket.gpu = real
+        saxpy._bracket = None
+    return {k: 1e6 * statistics.median(v) for k, v in samples.items()}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="fewer rounds")
+    ap.add_argument("--json", help="write results here")
+    opts = ap.parse_args()
+    rounds = 5 if opts.quick else 11
+    launches = 1000
+    prepare()
+    n = 256
+    x = [float(i) for i in range(n)]
+    y = [0.0] * n
+    arena = GpuArena()
+    arena.bind(x=x, y=y)
+    groups = -(-n // saxpy.workgroup_size[0])
+    grid_inv = (n,)
+    static = saxpy[groups]
+
+    def by_groups(m: dict) -> tuple:
+        return (-(-m["n"] // m["workgroup_size"][0]),)
+
+    cases = {
+        "gpu": lambda: gpu(saxpy, n, 1.0, x, y),
+        "gpu_grid": lambda: gpu(saxpy, n, 1.0, x, y, grid=grid_inv),
+        "bracket_static": lambda: static(n, 1.0, x, y),
+        "bracket_subscript_int": lambda: saxpy[groups](n, 1.0, x, y),
+        "bracket_new_tuple": lambda: saxpy[(groups + 0,)](n, 1.0, x, y),
+        "bracket_callable": lambda: saxpy[by_groups](n, 1.0, x, y),
+    }
+    for case in cases.values():  # warm up: pipelines, launchers, pools
+        for _ in range(50):
+            case()
+        case().join(download=False)
+    wall: dict[str, list[float]] = {name: [] for name in cases}
+    cpu: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, case in cases.items():
+            t0, c0 = time.perf_counter(), time.thread_time()
+            for _ in range(launches - 1):
+                case()
+            job = case()
+            c1 = time.thread_time()
+            job.join(download=False)
+            wall[name].append((time.perf_counter() - t0) / launches)
+            cpu[name].append((c1 - c0) / launches)
+    arena.release()
+    # The calling thread's CPU time is the host cost proper: on lavapipe the kernels run on
+    # the driver's threads (and other processes share the cores), which wall time includes.
+    us = {name: 1e6 * statistics.median(s) for name, s in cpu.items()}
+    results: dict[str, float] = {f"{name}_cpu_us": round(v, 3) for name, v in us.items()}
+    results.update(
+        {f"{name}_wall_us": round(1e6 * statistics.median(s), 3) for name, s in wall.items()}
+    )
+    for name in cases:
+        if name.startswith("bracket"):
+            results[f"{name}_vs_gpu"] = round(us[name] / us["gpu"], 3)
+            results[f"{name}_vs_gpu_grid"] = round(us[name] / us["gpu_grid"], 3)
+    results["gpu_grid_vs_gpu"] = round(us["gpu_grid"] / us["gpu"], 3)
+    # What the bracket layer itself adds, apart from the launch: each spelling with gpu()
+    # replaced by a stub of its signature, against calling the stub directly; then the
+    # ratio a kernel[grid] launch would have once gpu(grid=) costs what gpu() costs.
+    layer = _layer_overhead(n, x, y, groups, by_groups, rounds)
+    for name, v in layer.items():
+        results[f"layer_{name}_us"] = round(v, 3)
+        if name != "direct":
+            results[f"projected_{name}_vs_gpu"] = round(
+                (us["gpu"] + v - layer["direct"]) / us["gpu"], 3
+            )
+    report = {
+        "package": package_label(),
+        "device": device_name(),
+        "python": sys.version.split()[0],
+        "launches_per_sample": launches,
+        "rounds": rounds,
+        "results": results,
+    }
+    print(json.dumps(report, indent=2))
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump(report, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
