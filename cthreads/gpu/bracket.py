@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..launch import session
 from ..launch.binding import check_list, check_scalar
-from ..launch.dispatch import gpu
+from ..launch.dispatch import gpu, plan_of
 from ..launch.gpujob import GpuJob
 
 # Invocations per axis the parameter block holds (a u32), as dispatch.py checks for gpu(grid=).
@@ -126,9 +126,10 @@ def _callable_launch(
         _check_options(kernel, options)
     plan = facts.meta_plan
     if plan is None:
-        plan = facts.meta_plan = _meta_plan(
-            kernel, session.kernel_for_launch(kernel).compiled.params
-        )
+        # the launch plan's parameters: check_scalar reads their kind and range
+        prep = session.kernel_for_launch(kernel)
+        params = plan_of(prep, session.state.device).params
+        plan = facts.meta_plan = _meta_plan(kernel, params)
     if len(args) != len(plan):
         names = kernel.param_names
         raise TypeError(

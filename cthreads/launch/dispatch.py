@@ -33,7 +33,7 @@ else:
     _GpuKernel = None
 
 
-def _plan_of(prep: session.Prepared, device: Any) -> LaunchPlan:
+def plan_of(prep: session.Prepared, device: Any) -> LaunchPlan:
     """The kernel's launch plan (made on its first launch) and, with it, its C launcher."""
     if prep.plan is None:
         prep.plan = make_plan(prep.compiled, prep.physical_wg, device)
@@ -109,7 +109,7 @@ def gpu(
     fast = prep.fast
     if fast is None:
         device = session.state.device
-        plan = _plan_of(prep, device)
+        plan = plan_of(prep, device)
         fast = native_launcher(plan, prep.pipeline, device, prep.generation)
         fast = prep.fast = fast or _no_fast_path
         if fast is not _no_fast_path:
@@ -194,7 +194,7 @@ def _shape_of(param: Any, value: Any, count: int, axis: int) -> tuple[int, int, 
 def _launch(
     prep: session.Prepared, device: Any, args: tuple, timed: bool = False, grid: tuple | None = None
 ) -> GpuJob:
-    plan = prep.plan or _plan_of(prep, device)
+    plan = prep.plan or plan_of(prep, device)
     generation = prep.generation
     scalar: dict[int, int | float] = {}
     for param in plan.scalars:
