@@ -274,7 +274,8 @@ plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4], u
     return 1;
 }
 
-/* grid: None, or a tuple of three exact ints (dispatch.parse_grid made it) */
+/* grid: None, or a tuple of three exact ints >= 0 (dispatch.parse_grid's form); anything else
+   declines, and the general path checks it and words the error */
 static int
 parse_grid(PyObject *grid, long long size[3])
 {
@@ -290,6 +291,8 @@ parse_grid(PyObject *grid, long long size[3])
             PyErr_Clear();
             return 0;
         }
+        if (size[a] < 0) /* the general path words the error */
+            return 0;
     }
     return 1;
 }

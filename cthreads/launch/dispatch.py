@@ -75,7 +75,11 @@ def gpu(
         # here; it re-checks the device, the arity and every argument.
         fast = fn._fast_launch
         if fast is not None:
-            job = fast(args) if grid is None else fast(args, parse_grid(grid))
+            if grid is None:
+                job = fast(args)
+            else:  # a 3-tuple goes as it is: the C launcher declines any it cannot take
+                g = grid if type(grid) is tuple and len(grid) == 3 else parse_grid(grid)
+                job = fast(args, g)
             if job is not None:
                 return job
     kernel_class = _GpuKernel or _kernel_class()
