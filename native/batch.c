@@ -14,7 +14,7 @@
  * Locks: state_lock (pending batch, values, recording; command pool access), then queue_lock
  * (vkQueueSubmit). Holders never wait for the GIL, run Python code or make Python objects; the
  * background thread never touches Python at all: references a batch keeps are dropped by
- * ct_ring_retire, on the next Python-side call after completion.
+ * ct_timeline_sync (timeline.c), on the next Python-side call after completion.
  */
 #include "cthreads.h"
 
@@ -146,18 +146,6 @@ ct_poll_counter(CtDevice *dev, uint64_t *value, int from_bg)
 {
     CT_COUNT(*(from_bg ? &dev->cnt.bg_polls : &dev->cnt.host_polls));
     return dev->fn.vkGetSemaphoreCounterValue(dev->device, dev->timeline, value);
-}
-
-/* Take the counter value the background thread last saw (no system call). GIL held.
-   Returns 1 when dev->completed advanced. */
-int
-ct_fold_completed(CtDevice *dev)
-{
-    uint64_t b = LOAD(dev->bg_completed);
-    if (b <= dev->completed)
-        return 0;
-    dev->completed = b;
-    return 1;
 }
 
 void
@@ -412,18 +400,10 @@ defer_fresh(CtDevice *dev)
         last = bg;
     if (last >= t || t - last < dev->knobs.stream_ns) /* (the thread's clock read may be later) */
         return 1;
+    /* is the queue still busy? (what the thread saw, else a counter read: on some drivers an
+       ioctl; quiet, since no Python object may be made under state_lock; the GIL is held) */
     uint64_t sub = dev->submitted;
-    if (sub <= dev->completed)
-        return 0;
-    uint64_t b = LOAD(dev->bg_completed);
-    if (b > dev->completed)
-        dev->completed = b; /* (dev->completed is GIL-guarded: the GIL is held here) */
-    if (sub <= dev->completed)
-        return 0;
-    /* is the queue still busy? (a counter read; on some drivers an ioctl) */
-    uint64_t cur = 0;
-    if (ct_poll_counter(dev, &cur, 0) == VK_SUCCESS && cur > dev->completed)
-        dev->completed = cur;
+    ct_timeline_sync(dev, sub, CT_SYNC_READ | CT_SYNC_QUIET);
     return sub > dev->completed;
 }
 
@@ -675,11 +655,10 @@ ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns)
             return -1;
         if (seen > dev->completed) /* no second counter read: the wait told us */
             dev->completed = seen;
-        if (dev->completed < value && ct_device_refresh_completed(dev) < 0)
-            return -1;
     }
     if (ct_check_failed(dev, value, 0) < 0)
         return -1;
-    ct_ring_retire(dev);
+    if (ct_timeline_sync(dev, value, CT_SYNC_READ | CT_SYNC_RETIRE) < 0)
+        return -1;
     return 1;
 }

@@ -355,13 +355,11 @@ int ct_pick_queue_family(CtInstance *inst, VkPhysicalDevice pd, uint32_t *family
 /* device.c */
 extern PyType_Spec ct_device_spec;
 int ct_device_check(CtDevice *dev);             /* -1 + GpuUseAfterDestroy when not usable */
-int ct_device_refresh_completed(CtDevice *dev); /* updates dev->completed; -1 on error */
 
 /* memory.c */
 CtAlloc *ct_alloc_get(CtDevice *dev, VkDeviceSize nbytes, int kind);
 void ct_alloc_put(CtDevice *dev, CtAlloc *a);
 void ct_alloc_free(CtDevice *dev, CtAlloc *a);
-void ct_pool_trim(CtDevice *dev, int all_completed);
 void ct_memory_destroy_all(CtDevice *dev);
 int ct_memory_choose_types(CtDevice *dev);
 int ct_host_visible_device_local(const VkPhysicalDeviceMemoryProperties *mp);
@@ -400,14 +398,24 @@ void ct_record_barrier(CtDevice *dev, VkCommandBuffer cb, int to_host);
 /* ring.c */
 int ct_ring_create(CtDevice *dev);
 void ct_ring_destroy(CtDevice *dev);
-void ct_ring_retire(CtDevice *dev);
+
+/* timeline.c: what has completed (dev->completed) and what that frees */
+#define CT_SYNC_READ 1       /* read the counter when dev->completed is below `want` */
+#define CT_SYNC_QUIET 2      /* a failed read sets no exception */
+#define CT_SYNC_RETIRE 4     /* retire completed batches and deferred frees */
+#define CT_SYNC_RETIRE_NEW 8 /* ... only when dev->completed advanced */
+#define CT_SYNC_TRIM 16      /* also free idle pooled allocations whose last use passed */
+int ct_timeline_sync(CtDevice *dev, uint64_t want, int flags);
+int ct_fold_completed(CtDevice *dev);
+void ct_timeline_retire(CtDevice *dev);
+void ct_timeline_free_after_use(CtDevice *dev, CtAlloc *a);
+#define ct_ring_retire ct_timeline_retire /* the name launch.c uses */
 
 /* batch.c */
 void ct_knobs_read(CtKnobs *k, int cpu_device);
 uint64_t ct_now_ns(void);
 void ct_lock(CtDevice *dev, pthread_mutex_t *m);
 VkResult ct_poll_counter(CtDevice *dev, uint64_t *value, int from_bg);
-int ct_fold_completed(CtDevice *dev);
 /* shared by batch.c and submitter.c */
 extern uint64_t ct_pauses_per_us;
 void ct_spin_step(CtDevice *dev, uint64_t ns);

@@ -41,22 +41,6 @@ ct_device_check(CtDevice *dev)
     return 0;
 }
 
-int
-ct_device_refresh_completed(CtDevice *dev)
-{
-    uint64_t v = 0;
-    VkResult r = ct_poll_counter(dev, &v, 0);
-    if (r != VK_SUCCESS) {
-        if (r == VK_ERROR_DEVICE_LOST)
-            dev->lost = 1;
-        ct_raise_vk(dev->st, r, "vkGetSemaphoreCounterValue");
-        return -1;
-    }
-    if (v > dev->completed)
-        dev->completed = v;
-    return 0;
-}
-
 static void device_destroy(CtDevice *self);
 
 static PyObject *
@@ -393,10 +377,9 @@ Device_buffer(CtDevice *self, PyObject *args, PyObject *kwds)
 static PyObject *
 Device_trim(CtDevice *self, PyObject *unused)
 {
-    if (ct_device_check(self) < 0 || ct_device_refresh_completed(self) < 0)
+    if (ct_device_check(self) < 0 ||
+        ct_timeline_sync(self, UINT64_MAX, CT_SYNC_READ | CT_SYNC_RETIRE | CT_SYNC_TRIM) < 0)
         return NULL;
-    ct_ring_retire(self);
-    ct_pool_trim(self, 1);
     Py_RETURN_NONE;
 }
 
