@@ -7,7 +7,7 @@
  * which is submitted (a) by the device's background thread once the in-flight work completed
  * and the batch is knobs.bg_delay_ns old, (b) at once when a host waits for (or completed()
  * polls past) a value in it, or (c) when it holds knobs.batch_max commands or
- * CT_BATCH_MAX_BYTES bytes of copies/fills. Policy knobs: CTHREADS_* (ct_knobs_read).
+ * CT_BATCH_MAX_BYTES bytes of copies/fills. Policy knobs: dev->knobs (knobs.c, from config.py).
  * Each submit keeps its own timeline value; a batch signals the highest value it holds, so
  * counter >= v exactly when the batch holding v completed.
  * (The ring of batches itself — creation, destruction, retirement — is in ring.c.)
@@ -19,7 +19,6 @@
 #include "cthreads.h"
 
 #include <sched.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -37,38 +36,6 @@ ct_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-env_u64(const char *name, uint64_t dflt, uint64_t scale)
-{
-    const char *v = getenv(name);
-    if (v == NULL || *v == '\0')
-        return dflt;
-    char *end = NULL;
-    double x = strtod(v, &end);
-    if (end == v || x < 0)
-        return dflt;
-    return (uint64_t)(x * (double)scale);
-}
-
-void
-ct_knobs_read(CtKnobs *k, int cpu_device)
-{
-    k->spin_yield = env_u64("CTHREADS_SPIN_YIELD", cpu_device ? 1 : 0, 1) != 0;
-    k->coalesce = env_u64("CTHREADS_COALESCE", 1, 1) != 0;
-    k->batch_max = (int)env_u64("CTHREADS_BATCH_MAX", 256, 1);
-    if (k->batch_max < 1)
-        k->batch_max = 1;
-    k->stream_ns = env_u64("CTHREADS_STREAM_US", 100000, 1000);
-    k->spin_ns = env_u64("CTHREADS_SPIN_US", 30000, 1000);
-    k->poll_ns = env_u64("CTHREADS_POLL_NS", 500, 1);
-    k->bg_spin_ns = env_u64("CTHREADS_BG_SPIN_US", 20000, 1000);
-    k->bg_poll_ns = env_u64("CTHREADS_BG_POLL_NS", 1000, 1);
-    k->bg_hot_ns = env_u64("CTHREADS_BG_HOT_US", 200000, 1000);
-    k->bg_delay_ns = env_u64("CTHREADS_BG_DELAY_US", 20000, 1000);
-    k->lock_spin_ns = env_u64("CTHREADS_LOCK_SPIN_US", 20000, 1000);
-    k->inflight = env_u64("CTHREADS_INFLIGHT", 1, 1) >= 2 ? 2 : 1;
 }
 
 /* pauses per microsecond, measured once (pause costs 10 to 150 cycles depending on the CPU) */
@@ -495,7 +462,7 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
                     set_last_use(dev, ((CtBuffer *)o)->alloc, value);
             }
         }
-        int full = s->ncmds >= dev->knobs.batch_max || s->nbytes >= CT_BATCH_MAX_BYTES;
+        int full = (uint64_t)s->ncmds >= dev->knobs.batch_max || s->nbytes >= CT_BATCH_MAX_BYTES;
         if (!fresh && !full) { /* the common case of a stream: no system call at all */
             dev->cnt.appends++;
             pthread_mutex_unlock(&dev->state_lock);

@@ -177,11 +177,12 @@ enum { CT_UNINIT = 0, CT_ALIVE = 1, CT_CLOSING = 2, CT_DESTROYED = 3 };
 
 typedef struct CtPipeline CtPipeline;
 
-/* Submission policy, read from the environment at device creation (benchmarking knobs, not a
- * user API; native/README.md lists them). Times in nanoseconds. */
+/* Submission policy (benchmarking knobs, not a user API; native/README.md lists them), handed
+ * in by cthreads/config.py at device creation (knobs.c). Times in nanoseconds. All uint64_t:
+ * knobs.c sets and shows them through one table. */
 typedef struct {
-    int coalesce;               /* CTHREADS_COALESCE (1): 0 = every submit goes out at once */
-    int batch_max;              /* CTHREADS_BATCH_MAX (256): commands per batch */
+    uint64_t coalesce;          /* CTHREADS_COALESCE (1): 0 = every submit goes out at once */
+    uint64_t batch_max;         /* CTHREADS_BATCH_MAX (256): commands per batch */
     uint64_t stream_ns;         /* CTHREADS_STREAM_US (100): submits this close form a stream */
     uint64_t spin_ns;           /* CTHREADS_SPIN_US (30): a host wait polls this long */
     uint64_t poll_ns;           /* CTHREADS_POLL_NS (500): pause between a host's polls */
@@ -190,9 +191,9 @@ typedef struct {
     uint64_t bg_hot_ns;         /* CTHREADS_BG_HOT_US (200): watches for work after a submit */
     uint64_t bg_delay_ns;       /* CTHREADS_BG_DELAY_US (20): a batch's minimum age at submit */
     uint64_t lock_spin_ns;      /* CTHREADS_LOCK_SPIN_US (20): spin on a held lock first */
-    int inflight;               /* CTHREADS_INFLIGHT (1): batches the thread keeps on the queue;
+    uint64_t inflight;          /* CTHREADS_INFLIGHT (1): batches the thread keeps on the queue;
                                    2 overlaps a submit's cost with the batch before it */
-    int spin_yield;             /* CTHREADS_SPIN_YIELD (1 on CPU devices, else 0): spin loops
+    uint64_t spin_yield;        /* CTHREADS_SPIN_YIELD (1 on CPU devices, else 0): spin loops
                                    sched_yield instead of pausing (the "device" needs the CPU) */
 } CtKnobs;
 
@@ -411,8 +412,11 @@ void ct_timeline_retire(CtDevice *dev);
 void ct_timeline_free_after_use(CtDevice *dev, CtAlloc *a);
 #define ct_ring_retire ct_timeline_retire /* the name launch.c uses */
 
+/* knobs.c */
+int ct_knobs_apply(CtState *st, CtKnobs *k, PyObject *given, int cpu_device);
+PyObject *ct_knobs_dict(const CtKnobs *k);
+
 /* batch.c */
-void ct_knobs_read(CtKnobs *k, int cpu_device);
 uint64_t ct_now_ns(void);
 void ct_lock(CtDevice *dev, pthread_mutex_t *m);
 VkResult ct_poll_counter(CtDevice *dev, uint64_t *value, int from_bg);

@@ -1,7 +1,8 @@
 /* cthreads._native — device: VkDevice, its queue, and the Device type.
  *
  * Python API:
- *   Device(instance: Instance, index: int, pipeline_cache: bytes | None = None)
+ *   Device(instance: Instance, index: int, pipeline_cache: bytes | None = None,
+ *          knobs: dict | None = None)          knobs: the policy knobs (knobs.c, config.py)
  *   Device.buffer(nbytes: int, kind: int = 0) -> Buffer   kind 0 device, 1 upload, 2 download
  *   Device.pipeline(spirv, push_size, spec=None, entry="main") -> Pipeline    (pipeline.c)
  *   Device.pipeline_cache_data() -> bytes                                     (pipeline.c)
@@ -57,16 +58,16 @@ Device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 static int
 Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"instance", "index", "pipeline_cache", NULL};
-    PyObject *inst_obj;
+    static char *kwlist[] = {"instance", "index", "pipeline_cache", "knobs", NULL};
+    PyObject *inst_obj, *knobs = NULL;
     int index;
     Py_buffer cache = {0};
     CtState *st = PyType_GetModuleState(Py_TYPE(self));
     if (st == NULL)
         return -1;
     self->st = st;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!i|z*", kwlist, st->InstanceType, &inst_obj,
-                                     &index, &cache))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!i|z*O", kwlist, st->InstanceType, &inst_obj,
+                                     &index, &cache, &knobs))
         return -1;
     int rc = -1;
     if (self->device != VK_NULL_HANDLE || self->inst != NULL) {
@@ -122,7 +123,9 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
                  self->props.deviceName);
         goto done;
     }
-    ct_knobs_read(&self->knobs, self->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU);
+    if (ct_knobs_apply(st, &self->knobs, knobs,
+                       self->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) < 0)
+        goto done;
     if (ct_pick_queue_family(inst, self->phys, &self->queue_family, &self->timestamp_bits) < 0) {
         ct_raise(st->VulkanNoDevice, "device '%s' has no compute queue", self->props.deviceName);
         goto done;
@@ -418,22 +421,6 @@ stats_counters(CtDevice *self)
 }
 
 static PyObject *
-stats_knobs(CtDevice *self)
-{
-    const CtKnobs *k = &self->knobs;
-    return Py_BuildValue(
-        "{s:i,s:i,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:i,s:i}", "coalesce", k->coalesce,
-        "batch_max", k->batch_max, "stream_ns", (unsigned long long)k->stream_ns,
-        "spin_ns", (unsigned long long)k->spin_ns, "poll_ns", (unsigned long long)k->poll_ns,
-        "bg_spin_ns", (unsigned long long)k->bg_spin_ns,
-        "bg_poll_ns", (unsigned long long)k->bg_poll_ns,
-        "bg_hot_ns", (unsigned long long)k->bg_hot_ns,
-        "bg_delay_ns", (unsigned long long)k->bg_delay_ns,
-        "lock_spin_ns", (unsigned long long)k->lock_spin_ns, "spin_yield", k->spin_yield,
-        "inflight", k->inflight);
-}
-
-static PyObject *
 Device_stats(CtDevice *self, PyObject *unused)
 {
     Py_ssize_t live = 0, pooled = 0, deferred = 0, pipelines = 0;
@@ -462,7 +449,7 @@ Device_stats(CtDevice *self, PyObject *unused)
     if (self->state == CT_ALIVE && self->timeline != VK_NULL_HANDLE)
         self->fn.vkGetSemaphoreCounterValue(self->device, self->timeline, &counter);
     uint64_t nbatches = CT_LOAD(self->nbatches);
-    PyObject *counters = stats_counters(self), *knobs = stats_knobs(self);
+    PyObject *counters = stats_counters(self), *knobs = ct_knobs_dict(&self->knobs);
     if (counters == NULL || knobs == NULL) {
         Py_XDECREF(counters);
         Py_XDECREF(knobs);
