@@ -410,35 +410,43 @@ int ct_timeline_sync(CtDevice *dev, uint64_t want, int flags);
 int ct_fold_completed(CtDevice *dev);
 void ct_timeline_retire(CtDevice *dev);
 void ct_timeline_free_after_use(CtDevice *dev, CtAlloc *a);
+void ct_note_bg_completed(CtDevice *dev, uint64_t v);
 #define ct_ring_retire ct_timeline_retire /* the name launch.c uses */
+
+/* stats.c */
+PyObject *ct_device_stats(CtDevice *dev, PyObject *unused);
 
 /* knobs.c */
 int ct_knobs_apply(CtState *st, CtKnobs *k, PyObject *given, int cpu_device);
 PyObject *ct_knobs_dict(const CtKnobs *k);
 
-/* batch.c */
+/* spin.c */
 uint64_t ct_now_ns(void);
 void ct_lock(CtDevice *dev, pthread_mutex_t *m);
 VkResult ct_poll_counter(CtDevice *dev, uint64_t *value, int from_bg);
-/* shared by batch.c and submitter.c */
 extern uint64_t ct_pauses_per_us;
 void ct_spin_step(CtDevice *dev, uint64_t ns);
-void ct_note_bg_completed(CtDevice *dev, uint64_t v);
 void ct_relax_ns(uint64_t ns);
 void ct_calibrate_pause(void);
+void ct_pause_without_gil(void);
+
+/* batch.c */
 VkResult ct_close_and_submit_unlock(CtDevice *dev, int i, int from_bg);
-int ct_bg_start(CtDevice *dev);
-void ct_bg_stop(CtDevice *dev);
 int ct_flush_pending(CtDevice *dev, uint64_t upto);
 int ct_flush_pending_ex(CtDevice *dev, uint64_t upto, int closing);
 int ct_nogil_enter(CtDevice *dev);
-/* ct_wait_value's own results (not VkResults a driver returns) */
-#define CT_WAIT_REFUSED ((VkResult)-0x70000001)     /* teardown began: nothing was waited for */
-#define CT_WAIT_INTERRUPTED ((VkResult)-0x70000002) /* a signal handler raised (exception set) */
-#define CT_WAIT_SLICE_NS 50000000ull /* blocking host waits take the GIL back this often */
 int ct_check_failed(CtDevice *dev, uint64_t value, int for_submit);
 uint64_t ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
                     Py_ssize_t nitems, PyObject *kept, int timed);
+
+/* submitter.c */
+int ct_bg_start(CtDevice *dev);
+void ct_bg_stop(CtDevice *dev);
+
+/* wait.c; ct_wait_value's own results (not VkResults a driver returns) */
+#define CT_WAIT_REFUSED ((VkResult)-0x70000001)     /* teardown began: nothing was waited for */
+#define CT_WAIT_INTERRUPTED ((VkResult)-0x70000002) /* a signal handler raised (exception set) */
+#define CT_WAIT_SLICE_NS 50000000ull /* blocking host waits take the GIL back this often */
 VkResult ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns, uint64_t *seen);
 int ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns);
 

@@ -25,6 +25,15 @@ ct_fold_completed(CtDevice *dev)
     return 1;
 }
 
+/* Publish a counter value the background thread saw (only that thread writes it; Python-side
+   calls fold it in with ct_fold_completed, without a system call). No GIL. */
+void
+ct_note_bg_completed(CtDevice *dev, uint64_t v)
+{
+    if (v > CT_LOAD(dev->bg_completed)) /* only the background thread writes it */
+        CT_STORE(dev->bg_completed, v);
+}
+
 /* Read the counter itself (a system call on some drivers). -1 on error: with quiet, no
    exception is set (callers under state_lock may not make Python objects). */
 static int
