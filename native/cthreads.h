@@ -107,11 +107,19 @@ typedef struct {
 
 /* ---- module state ---------------------------------------------------------------------- */
 
+/* the exception classes taken from cthreads.errors at module init, and the module's types:
+   listed once, for the struct and for module.c's init, traverse and clear */
+#define CT_STATE_CLASSES(X)                                                                 \
+    X(CThreadsGPUError) X(VulkanLoaderNotFound) X(VulkanNoDevice) X(VulkanInitFailed)       \
+    X(VulkanOutOfMemory) X(GpuInvalidArgument) X(GpuArgumentTypeError) X(GpuUseAfterDestroy) \
+    X(GpuDeviceLost)
+#define CT_STATE_TYPES(X) X(InstanceType) X(DeviceType) X(BufferType) X(PipelineType)
+
+#define CT_DECLARE_CLASS(name) PyObject *name;
+#define CT_DECLARE_TYPE(name) PyTypeObject *name;
 typedef struct {
-    PyObject *CThreadsGPUError, *VulkanLoaderNotFound, *VulkanNoDevice, *VulkanInitFailed,
-        *VulkanOutOfMemory, *GpuInvalidArgument, *GpuArgumentTypeError, *GpuUseAfterDestroy,
-        *GpuDeviceLost;
-    PyTypeObject *InstanceType, *DeviceType, *BufferType, *PipelineType;
+    CT_STATE_CLASSES(CT_DECLARE_CLASS)
+    CT_STATE_TYPES(CT_DECLARE_TYPE)
 } CtState;
 
 extern struct PyModuleDef ct_module_def;
@@ -311,6 +319,21 @@ typedef struct {
     uint32_t api;
 } CtFeatures;
 
+/* One type's slot table and spec (every type of the module is made this way); the slots are
+   the remaining arguments: CT_TYPE_SPEC(ct_x_spec, "X", CtX, 0, {Py_tp_doc, "..."}, ...). */
+#define CT_TYPE_SPEC(spec, tpname, ctype, extra_flags, ...)                                 \
+    static PyType_Slot spec##_slots[] = {__VA_ARGS__, {0, NULL}};                        \
+    PyType_Spec spec = {.name = "cthreads._native." tpname, .basicsize = sizeof(ctype),     \
+                        .flags = Py_TPFLAGS_DEFAULT | (extra_flags), .slots = spec##_slots}
+
+/* destroy a device's Vulkan object when there is one, and forget its handle */
+#define CT_DESTROY(dev, Kind, handle)                                                      \
+    do {                                                                                   \
+        if ((handle) != VK_NULL_HANDLE)                                                    \
+            (dev)->fn.vkDestroy##Kind((dev)->device, (handle), NULL);                      \
+        (handle) = VK_NULL_HANDLE;                                                         \
+    } while (0)
+
 /* fields read without their lock (documented per field) */
 #define CT_LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define CT_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
@@ -341,6 +364,7 @@ extern PFN_vkGetInstanceProcAddr ct_get_instance_proc;
 const char *ct_vk_result_name(VkResult r);
 PyObject *ct_raise_vk(CtState *st, VkResult r, const char *fmt, ...);
 PyObject *ct_raise(PyObject *cls, const char *fmt, ...);
+int ct_dict_or_none(CtState *st, PyObject *obj, const char *what);
 
 /* instance.c */
 extern PyType_Spec ct_instance_spec;

@@ -277,9 +277,7 @@ device_destroy(CtDevice *self)
         return;
     ct_pipelines_destroy_all(self);
     ct_memory_destroy_all(self);
-    if (self->cache != VK_NULL_HANDLE)
-        self->fn.vkDestroyPipelineCache(self->device, self->cache, NULL);
-    self->cache = VK_NULL_HANDLE;
+    CT_DESTROY(self, PipelineCache, self->cache);
     self->fn.vkDestroyDevice(self->device, NULL);
     self->device = VK_NULL_HANDLE;
     self->inst->ndevices--;
@@ -483,20 +481,11 @@ static PyGetSetDef Device_getset[] = {
     {NULL}
 };
 
-static PyType_Slot Device_slots[] = {
+CT_TYPE_SPEC(ct_device_spec, "Device", CtDevice, 0,
     {Py_tp_doc, "A VkDevice with one compute queue, a timeline semaphore, a command ring, "
                 "a buffer pool and a pipeline cache."},
     {Py_tp_init, Device_init},
     {Py_tp_new, Device_new},
     {Py_tp_dealloc, Device_dealloc},
     {Py_tp_methods, Device_methods},
-    {Py_tp_getset, Device_getset},
-    {0, NULL}
-};
-
-PyType_Spec ct_device_spec = {
-    .name = "cthreads._native.Device",
-    .basicsize = sizeof(CtDevice),
-    .flags = Py_TPFLAGS_DEFAULT,
-    .slots = Device_slots,
-};
+    {Py_tp_getset, Device_getset});

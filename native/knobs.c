@@ -52,13 +52,9 @@ ct_knobs_apply(CtState *st, CtKnobs *k, PyObject *given, int cpu_device)
     for (int i = 0; i < CT_NKNOBS; i++)
         *knob_field(k, i) = knob_defs[i].dflt;
     k->spin_yield = cpu_device ? 1 : 0;
-    if (given == NULL || given == Py_None)
-        return 0;
-    if (!PyDict_Check(given)) {
-        ct_raise(st->GpuArgumentTypeError, "knobs must be a dict of {name: int}, got %s",
-                 Py_TYPE(given)->tp_name);
-        return -1;
-    }
+    int rc = ct_dict_or_none(st, given, "knobs must be a dict of {name: int}");
+    if (rc <= 0)
+        return rc;
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(given, &pos, &key, &value)) {

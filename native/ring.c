@@ -74,13 +74,7 @@ ct_ring_destroy(CtDevice *dev)
     }
     if (dev->device == VK_NULL_HANDLE)
         return;
-    if (dev->query_pool != VK_NULL_HANDLE)
-        dev->fn.vkDestroyQueryPool(dev->device, dev->query_pool, NULL);
-    if (dev->cmd_pool != VK_NULL_HANDLE)
-        dev->fn.vkDestroyCommandPool(dev->device, dev->cmd_pool, NULL);
-    if (dev->timeline != VK_NULL_HANDLE)
-        dev->fn.vkDestroySemaphore(dev->device, dev->timeline, NULL);
-    dev->query_pool = VK_NULL_HANDLE;
-    dev->cmd_pool = VK_NULL_HANDLE;
-    dev->timeline = VK_NULL_HANDLE;
+    CT_DESTROY(dev, QueryPool, dev->query_pool);
+    CT_DESTROY(dev, CommandPool, dev->cmd_pool);
+    CT_DESTROY(dev, Semaphore, dev->timeline);
 }
