@@ -1,9 +1,10 @@
 """The only reader of the package's `CTHREADS_*` settings.
 
 Each setting is read when asked for (not at import), so tests and subprocesses can change the
-environment before first use. Two families live elsewhere on purpose: the native extension's
-benchmarking knobs (`CTHREADS_SPIN_US` and friends, read in C at device creation; see
-native/README.md) and the fuzzer's `CTHREADS_FUZZ_*` (cthreads/testing).
+environment before first use. That includes the native extension's benchmarking knobs
+(`CTHREADS_SPIN_US` and friends, `native_knobs()`), which the runtime hands to the native
+device when it creates one: no C file reads the environment. One family lives elsewhere on
+purpose: the fuzzer's `CTHREADS_FUZZ_*` (cthreads/testing).
 """
 
 from __future__ import annotations
@@ -99,3 +100,64 @@ def exit_wait() -> float:
     if not value >= 0:
         raise ValueError(f"CTHREADS_EXIT_WAIT must be a number of seconds >= 0; got {raw!r}")
     return value
+
+
+# The native submission policy's knobs (native/README.md "Policy knobs"): the variable, the
+# knob's name in the native Device (and in Device.stats()["knobs"]), the kind of value and, for
+# durations, the factor to the native unit (nanoseconds). Defaults live in native/knobs.c: a
+# variable that is unset or empty is left out, so the device keeps its default.
+_NATIVE_KNOBS = (
+    ("CTHREADS_COALESCE", "coalesce", "switch", 1),
+    ("CTHREADS_BATCH_MAX", "batch_max", "count", 1),
+    ("CTHREADS_STREAM_US", "stream_ns", "duration", 1000),
+    ("CTHREADS_SPIN_US", "spin_ns", "duration", 1000),
+    ("CTHREADS_POLL_NS", "poll_ns", "duration", 1),
+    ("CTHREADS_BG_SPIN_US", "bg_spin_ns", "duration", 1000),
+    ("CTHREADS_BG_POLL_NS", "bg_poll_ns", "duration", 1),
+    ("CTHREADS_BG_HOT_US", "bg_hot_ns", "duration", 1000),
+    ("CTHREADS_BG_DELAY_US", "bg_delay_ns", "duration", 1000),
+    ("CTHREADS_LOCK_SPIN_US", "lock_spin_ns", "duration", 1000),
+    ("CTHREADS_INFLIGHT", "inflight", "inflight", 1),
+    ("CTHREADS_SPIN_YIELD", "spin_yield", "switch", 1),
+)
+
+# kind -> lowest and highest native value, whole numbers only, what the error says is expected
+_KNOB_KINDS = {
+    "switch": (0, 1, True, "0 or 1"),
+    "count": (1, 2**31 - 1, True, "a whole number >= 1"),
+    "duration": (0, 2**63 - 1, False, "a number >= 0"),
+    "inflight": (1, 2, True, "1 or 2"),
+}
+
+
+def _native_knob(variable: str, kind: str, scale: int, raw: str) -> int:
+    lowest, highest, whole, expected = _KNOB_KINDS[kind]
+    try:
+        number = float(raw)
+    except ValueError:
+        number = float("nan")  # fails every comparison below
+    if not (lowest <= number * scale <= highest and (number.is_integer() or not whole)):
+        raise GpuInvalidArgument(
+            f"{variable} must be {expected}; got {raw!r}",
+            param=variable,
+            expected=expected,
+            got=repr(raw),
+            hint="set it to such a value, or unset it for the default (native/README.md lists "
+            "the knobs and their defaults)",
+        )
+    return int(number * scale)
+
+
+def native_knobs() -> dict[str, int]:
+    """The native submission policy's benchmarking knobs (`CTHREADS_COALESCE`,
+    `CTHREADS_BATCH_MAX`, `CTHREADS_*_US`, `CTHREADS_*_POLL_NS`, `CTHREADS_INFLIGHT`,
+    `CTHREADS_SPIN_YIELD`; native/README.md says what each does), each read once, as the
+    native Device takes them: {knob: int}, durations in nanoseconds. Unset variables are left
+    out (the device's default: `CTHREADS_SPIN_YIELD`'s depends on the device type). Raises
+    GpuInvalidArgument naming the variable for a value that is not allowed."""
+    knobs = {}
+    for variable, name, kind, scale in _NATIVE_KNOBS:
+        raw = os.environ.get(variable, "").strip()
+        if raw:
+            knobs[name] = _native_knob(variable, kind, scale, raw)
+    return knobs

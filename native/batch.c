@@ -1,171 +1,28 @@
-/* cthreads._native — batch: submission coalescing and timeline waits (the background
- * submitter thread that sends pending batches is in submitter.c).
+/* cthreads._native — batch: submission coalescing: the pending batch, closing and submitting
+ * batches, failures of submissions (the background thread that sends pending batches is in
+ * submitter.c, host waits in wait.c, clocks and spinning in spin.c).
  *
- * Python API: none directly (submit.c and device.c call it).
+ * Python API: none directly (submit.c, launch.c, wait.c and device.c call it).
  * A submit on an idle queue is recorded into its own command buffer and submitted at once.
  * While a batch is in flight, submits are appended to one open ("pending") command buffer,
  * which is submitted (a) by the device's background thread once the in-flight work completed
  * and the batch is knobs.bg_delay_ns old, (b) at once when a host waits for (or completed()
  * polls past) a value in it, or (c) when it holds knobs.batch_max commands or
- * CT_BATCH_MAX_BYTES bytes of copies/fills. Policy knobs: CTHREADS_* (ct_knobs_read).
+ * CT_BATCH_MAX_BYTES bytes of copies/fills. Policy knobs: dev->knobs (knobs.c, from config.py).
  * Each submit keeps its own timeline value; a batch signals the highest value it holds, so
  * counter >= v exactly when the batch holding v completed.
- * (The ring of batches itself — creation, destruction, retirement — is in ring.c.)
+ * (The ring of batches itself is created and destroyed in ring.c, retired in timeline.c.)
  * Locks: state_lock (pending batch, values, recording; command pool access), then queue_lock
  * (vkQueueSubmit). Holders never wait for the GIL, run Python code or make Python objects; the
  * background thread never touches Python at all: references a batch keeps are dropped by
- * ct_ring_retire, on the next Python-side call after completion.
+ * ct_timeline_sync (timeline.c), on the next Python-side call after completion.
  */
 #include "cthreads.h"
 
-#include <sched.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define LOAD CT_LOAD
 #define STORE CT_STORE
-
-/* ---- knobs, clocks, spinning ------------------------------------------------------------ *
- * The system calls of the hot paths are what costs (several µs each in a gVisor sandbox,
- * where every futex, sched_yield and driver ioctl is trapped): an append to the pending batch
- * makes none; spin loops use a CPU pause, never sched_yield, and are bounded before blocking. */
-
-uint64_t
-ct_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-env_u64(const char *name, uint64_t dflt, uint64_t scale)
-{
-    const char *v = getenv(name);
-    if (v == NULL || *v == '\0')
-        return dflt;
-    char *end = NULL;
-    double x = strtod(v, &end);
-    if (end == v || x < 0)
-        return dflt;
-    return (uint64_t)(x * (double)scale);
-}
-
-void
-ct_knobs_read(CtKnobs *k, int cpu_device)
-{
-    k->spin_yield = env_u64("CTHREADS_SPIN_YIELD", cpu_device ? 1 : 0, 1) != 0;
-    k->coalesce = env_u64("CTHREADS_COALESCE", 1, 1) != 0;
-    k->batch_max = (int)env_u64("CTHREADS_BATCH_MAX", 256, 1);
-    if (k->batch_max < 1)
-        k->batch_max = 1;
-    k->stream_ns = env_u64("CTHREADS_STREAM_US", 100000, 1000);
-    k->spin_ns = env_u64("CTHREADS_SPIN_US", 30000, 1000);
-    k->poll_ns = env_u64("CTHREADS_POLL_NS", 500, 1);
-    k->bg_spin_ns = env_u64("CTHREADS_BG_SPIN_US", 20000, 1000);
-    k->bg_poll_ns = env_u64("CTHREADS_BG_POLL_NS", 1000, 1);
-    k->bg_hot_ns = env_u64("CTHREADS_BG_HOT_US", 200000, 1000);
-    k->bg_delay_ns = env_u64("CTHREADS_BG_DELAY_US", 20000, 1000);
-    k->lock_spin_ns = env_u64("CTHREADS_LOCK_SPIN_US", 20000, 1000);
-    k->inflight = env_u64("CTHREADS_INFLIGHT", 1, 1) >= 2 ? 2 : 1;
-}
-
-/* pauses per microsecond, measured once (pause costs 10 to 150 cycles depending on the CPU) */
-uint64_t ct_pauses_per_us; /* CPU pauses per µs, calibrated once (also read by submitter.c) */
-
-void
-ct_calibrate_pause(void)
-{
-    if (LOAD(ct_pauses_per_us))
-        return;
-    uint64_t best = UINT64_MAX;
-    for (int rep = 0; rep < 3; rep++) {
-        uint64_t t0 = ct_now_ns();
-        for (int k = 0; k < 2000; k++)
-            ct_cpu_relax();
-        uint64_t dt = ct_now_ns() - t0;
-        if (dt < best)
-            best = dt;
-    }
-    uint64_t per = best == 0 ? 1000 : 2000ull * 1000 / best;
-    STORE(ct_pauses_per_us, per < 1 ? 1 : per);
-}
-
-/* spin about ns nanoseconds without a system call (or a clock read) */
-void
-ct_relax_ns(uint64_t ns)
-{
-    uint64_t n = ns * LOAD(ct_pauses_per_us) / 1000;
-    if (n == 0)
-        n = 1;
-    for (uint64_t k = 0; k < n; k++)
-        ct_cpu_relax();
-}
-
-/* One step of a spin loop: about ns of CPU pauses, or (CPU devices, whose work runs on the
-   host's cores) a sched_yield. */
-void
-ct_spin_step(CtDevice *dev, uint64_t ns)
-{
-    if (dev->knobs.spin_yield)
-        sched_yield();
-    else if (ns)
-        ct_relax_ns(ns);
-    else
-        ct_cpu_relax();
-}
-
-/* Lock m, spinning (CPU pause, no system call) for up to knobs.lock_spin_ns before blocking:
-   holders keep these locks for a few µs at most, less than a futex sleep/wake round trip. */
-void
-ct_lock(CtDevice *dev, pthread_mutex_t *m)
-{
-    if (pthread_mutex_trylock(m) == 0)
-        return;
-    uint64_t chunk = LOAD(ct_pauses_per_us), start = 0;
-    for (;;) {
-        for (uint64_t k = 0; k < chunk; k++) { /* ~1 µs */
-            ct_cpu_relax();
-            if (pthread_mutex_trylock(m) == 0)
-                return;
-        }
-        uint64_t t = ct_now_ns();
-        if (start == 0)
-            start = t;
-        else if (t - start >= dev->knobs.lock_spin_ns)
-            break;
-    }
-    CT_COUNT(dev->cnt.lock_blocks);
-    pthread_mutex_lock(m);
-}
-
-/* Read the timeline counter (counted: on some drivers it is an ioctl). */
-VkResult
-ct_poll_counter(CtDevice *dev, uint64_t *value, int from_bg)
-{
-    CT_COUNT(*(from_bg ? &dev->cnt.bg_polls : &dev->cnt.host_polls));
-    return dev->fn.vkGetSemaphoreCounterValue(dev->device, dev->timeline, value);
-}
-
-/* Take the counter value the background thread last saw (no system call). GIL held.
-   Returns 1 when dev->completed advanced. */
-int
-ct_fold_completed(CtDevice *dev)
-{
-    uint64_t b = LOAD(dev->bg_completed);
-    if (b <= dev->completed)
-        return 0;
-    dev->completed = b;
-    return 1;
-}
-
-void
-ct_note_bg_completed(CtDevice *dev, uint64_t v)
-{
-    if (v > LOAD(dev->bg_completed)) /* only the background thread writes it */
-        STORE(dev->bg_completed, v);
-}
 
 /* Wake the background thread if it sleeps (after a pending batch was published). No lock
    held. The thread announces its sleep (bg_sleeping, then a full fence, then it checks for
@@ -384,16 +241,6 @@ set_last_use(CtDevice *dev, CtAlloc *a, uint64_t value)
     (void)dev;
 }
 
-/* Give the GIL up for about a microsecond (another thread is in the middle of a submission,
-   which needs no GIL). */
-static void
-pause_without_gil(void)
-{
-    Py_BEGIN_ALLOW_THREADS
-    ct_relax_ns(1000);
-    Py_END_ALLOW_THREADS
-}
-
 /* Whether a submit opening a batch on a queue that looks idle should still be deferred to the
    background thread. state_lock held. One clock read (per batch, not per submit). */
 static int
@@ -412,18 +259,10 @@ defer_fresh(CtDevice *dev)
         last = bg;
     if (last >= t || t - last < dev->knobs.stream_ns) /* (the thread's clock read may be later) */
         return 1;
+    /* is the queue still busy? (what the thread saw, else a counter read: on some drivers an
+       ioctl; quiet, since no Python object may be made under state_lock; the GIL is held) */
     uint64_t sub = dev->submitted;
-    if (sub <= dev->completed)
-        return 0;
-    uint64_t b = LOAD(dev->bg_completed);
-    if (b > dev->completed)
-        dev->completed = b; /* (dev->completed is GIL-guarded: the GIL is held here) */
-    if (sub <= dev->completed)
-        return 0;
-    /* is the queue still busy? (a counter read; on some drivers an ioctl) */
-    uint64_t cur = 0;
-    if (ct_poll_counter(dev, &cur, 0) == VK_SUCCESS && cur > dev->completed)
-        dev->completed = cur;
+    ct_timeline_sync(dev, sub, CT_SYNC_READ | CT_SYNC_QUIET);
     return sub > dev->completed;
 }
 
@@ -452,7 +291,7 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
             uint64_t oldest = oldest_submitted(dev);
             pthread_mutex_unlock(&dev->state_lock);
             if (oldest == UINT64_MAX) /* the rest are being submitted right now */
-                pause_without_gil();
+                ct_pause_without_gil();
             else if (ct_wait_done(dev, oldest, UINT64_MAX) < 0)
                 return 0;
             continue;
@@ -515,7 +354,7 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
                     set_last_use(dev, ((CtBuffer *)o)->alloc, value);
             }
         }
-        int full = s->ncmds >= dev->knobs.batch_max || s->nbytes >= CT_BATCH_MAX_BYTES;
+        int full = (uint64_t)s->ncmds >= dev->knobs.batch_max || s->nbytes >= CT_BATCH_MAX_BYTES;
         if (!fresh && !full) { /* the common case of a stream: no system call at all */
             dev->cnt.appends++;
             pthread_mutex_unlock(&dev->state_lock);
@@ -545,141 +384,4 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
         }
         return value;
     }
-}
-
-/* ---- waiting ----------------------------------------------------------------------------- */
-
-/* Wait without the GIL until value completes or timeout_ns passes. *seen gets a counter value
-   known to be reached (0 when none). Polls for knobs.spin_ns (short kernels finish within
-   microseconds), pausing knobs.poll_ns between polls, then blocks in vkWaitSemaphores in
-   slices of CT_WAIT_SLICE_NS: between slices it takes the GIL back to run signal handlers
-   (Ctrl-C raises KeyboardInterrupt promptly: CT_WAIT_INTERRUPTED, exception set) and to see
-   a teardown that began meanwhile (CT_WAIT_REFUSED, no exception): a blocked waiter never
-   keeps teardown waiting for longer than a slice, and never touches a destroyed device. */
-VkResult
-ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns, uint64_t *seen)
-{
-    VkResult r = VK_SUCCESS;
-    *seen = 0;
-    if (LOAD(dev->bg_completed) >= value) {
-        *seen = LOAD(dev->bg_completed);
-        return VK_SUCCESS;
-    }
-    uint64_t spin = dev->knobs.spin_ns, poll = dev->knobs.poll_ns;
-    uint64_t start = 0, cur = 0, el = 0;
-    int done = 0;
-    if (spin > 0 || timeout_ns == 0) {
-        if (ct_nogil_enter(dev) < 0)
-            return CT_WAIT_REFUSED;
-        Py_BEGIN_ALLOW_THREADS
-        for (;;) {
-            r = ct_poll_counter(dev, &cur, 0);
-            if (r != VK_SUCCESS || cur >= value) {
-                done = 1;
-                if (r == VK_SUCCESS)
-                    *seen = cur;
-                break;
-            }
-            uint64_t t = ct_now_ns();
-            if (start == 0)
-                start = t;
-            el = t - start;
-            if (el >= spin || el >= timeout_ns)
-                break;
-            ct_spin_step(dev, poll);
-        }
-        Py_END_ALLOW_THREADS
-        dev->active--;
-    }
-    if (start == 0)
-        start = ct_now_ns();
-    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                              .semaphoreCount = 1, .pSemaphores = &dev->timeline,
-                              .pValues = &value};
-    while (!done) {
-        uint64_t left = UINT64_MAX;
-        if (timeout_ns != UINT64_MAX) {
-            el = ct_now_ns() - start;
-            left = el >= timeout_ns ? 0 : timeout_ns - el;
-        }
-        uint64_t slice = left < CT_WAIT_SLICE_NS ? left : CT_WAIT_SLICE_NS;
-        if (ct_nogil_enter(dev) < 0)
-            return CT_WAIT_REFUSED;
-        Py_BEGIN_ALLOW_THREADS
-        CT_COUNT(dev->cnt.host_blocks);
-        r = dev->fn.vkWaitSemaphores(dev->device, &wi, slice);
-        Py_END_ALLOW_THREADS
-        dev->active--;
-        if (r == VK_SUCCESS)
-            *seen = value;
-        if (r != VK_TIMEOUT || slice == left)
-            break;
-        if (PyErr_CheckSignals() < 0) /* (a no-op off the main thread) */
-            return CT_WAIT_INTERRUPTED;
-    }
-    if (r == VK_ERROR_DEVICE_LOST)
-        dev->lost = 1;
-    return r;
-}
-
-/* Wait until value completed: flushes the pending batch when it holds value, then waits and
-   retires. 1 done, 0 timeout, -1 error (exception set). GIL held, no lock held. */
-int
-ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns)
-{
-    if (value > dev->completed)
-        ct_fold_completed(dev);
-    if (value > dev->completed) {
-        if (value > LOAD(dev->submitted) && ct_flush_pending(dev, value) < 0)
-            return -1;
-        /* Host waits name the value the batch signals (the same condition: counter >= value
-           iff its batch completed), and start once that batch reached vkQueueSubmit. Older
-           validation layers (1.3.239) time out on waits for values no submission signals
-           exactly, or that are not submitted yet (fixed upstream in VVL PR #8519). */
-        uint64_t target = 0;
-        while (target == 0) {
-            int found = -1;
-            for (int i = 0; i < CT_RING && found < 0; i++) {
-                CtSlot *s = &dev->ring[i];
-                if (LOAD(s->state) != CT_SLOT_FREE && s->first <= value && value <= s->value)
-                    found = i;
-            }
-            if (found < 0) { /* retired meanwhile: it completed */
-                target = value;
-                break;
-            }
-            if (LOAD(dev->ring[found].state) == CT_SLOT_SUBMITTED)
-                target = dev->ring[found].value;
-            else if (LOAD(dev->pending) == found) { /* reopened? cannot happen; be safe */
-                if (ct_flush_pending(dev, value) < 0)
-                    return -1;
-            } else /* another thread is submitting it right now */
-                pause_without_gil();
-        }
-        uint64_t seen = 0;
-        VkResult r = ct_wait_value(dev, target, timeout_ns, &seen);
-        if (r == VK_TIMEOUT)
-            return 0;
-        if (r == CT_WAIT_INTERRUPTED) /* KeyboardInterrupt (or a handler's error) is set */
-            return -1;
-        if (r == CT_WAIT_REFUSED) { /* teardown began: GpuUseAfterDestroy */
-            if (ct_device_check(dev) == 0)
-                ct_raise(dev->st->GpuUseAfterDestroy, "the Vulkan device was shut down");
-            return -1;
-        }
-        if (r != VK_SUCCESS) {
-            ct_raise_vk(dev->st, r, "waiting for GPU work");
-            return -1;
-        }
-        if (ct_device_check(dev) < 0)
-            return -1;
-        if (seen > dev->completed) /* no second counter read: the wait told us */
-            dev->completed = seen;
-        if (dev->completed < value && ct_device_refresh_completed(dev) < 0)
-            return -1;
-    }
-    if (ct_check_failed(dev, value, 0) < 0)
-        return -1;
-    ct_ring_retire(dev);
-    return 1;
 }

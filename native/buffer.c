@@ -155,26 +155,29 @@ copy_host(CtBuffer *self, PyObject *obj, Py_ssize_t offset, int to_device)
     Py_RETURN_NONE;
 }
 
+/* write(src, offset=0) and read_into(dst, offset=0): kwlist names the object */
+static PyObject *
+copy_host_call(CtBuffer *self, PyObject *args, PyObject *kwds, char **kwlist, int to_buffer)
+{
+    PyObject *obj;
+    Py_ssize_t offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|n", kwlist, &obj, &offset))
+        return NULL;
+    return copy_host(self, obj, offset, to_buffer);
+}
+
 static PyObject *
 Buffer_write(CtBuffer *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"src", "offset", NULL};
-    PyObject *src;
-    Py_ssize_t offset = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|n", kwlist, &src, &offset))
-        return NULL;
-    return copy_host(self, src, offset, 1);
+    return copy_host_call(self, args, kwds, kwlist, 1);
 }
 
 static PyObject *
 Buffer_read_into(CtBuffer *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"dst", "offset", NULL};
-    PyObject *dst;
-    Py_ssize_t offset = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|n", kwlist, &dst, &offset))
-        return NULL;
-    return copy_host(self, dst, offset, 0);
+    return copy_host_call(self, args, kwds, kwlist, 0);
 }
 
 static PyObject *
@@ -266,18 +269,9 @@ static PyGetSetDef Buffer_getset[] = {
     {NULL}
 };
 
-static PyType_Slot Buffer_slots[] = {
+CT_TYPE_SPEC(ct_buffer_spec, "Buffer", CtBuffer, Py_TPFLAGS_DISALLOW_INSTANTIATION,
     {Py_tp_doc, "A device buffer from the pool; made by Device.buffer()."},
     {Py_tp_dealloc, Buffer_dealloc},
     {Py_tp_methods, Buffer_methods},
     {Py_tp_getset, Buffer_getset},
-    {Py_tp_repr, Buffer_repr},
-    {0, NULL}
-};
-
-PyType_Spec ct_buffer_spec = {
-    .name = "cthreads._native.Buffer",
-    .basicsize = sizeof(CtBuffer),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-    .slots = Buffer_slots,
-};
+    {Py_tp_repr, Buffer_repr});

@@ -107,11 +107,19 @@ typedef struct {
 
 /* ---- module state ---------------------------------------------------------------------- */
 
+/* the exception classes taken from cthreads.errors at module init, and the module's types:
+   listed once, for the struct and for module.c's init, traverse and clear */
+#define CT_STATE_CLASSES(X)                                                                 \
+    X(CThreadsGPUError) X(VulkanLoaderNotFound) X(VulkanNoDevice) X(VulkanInitFailed)       \
+    X(VulkanOutOfMemory) X(GpuInvalidArgument) X(GpuArgumentTypeError) X(GpuUseAfterDestroy) \
+    X(GpuDeviceLost)
+#define CT_STATE_TYPES(X) X(InstanceType) X(DeviceType) X(BufferType) X(PipelineType)
+
+#define CT_DECLARE_CLASS(name) PyObject *name;
+#define CT_DECLARE_TYPE(name) PyTypeObject *name;
 typedef struct {
-    PyObject *CThreadsGPUError, *VulkanLoaderNotFound, *VulkanNoDevice, *VulkanInitFailed,
-        *VulkanOutOfMemory, *GpuInvalidArgument, *GpuArgumentTypeError, *GpuUseAfterDestroy,
-        *GpuDeviceLost;
-    PyTypeObject *InstanceType, *DeviceType, *BufferType, *PipelineType;
+    CT_STATE_CLASSES(CT_DECLARE_CLASS)
+    CT_STATE_TYPES(CT_DECLARE_TYPE)
 } CtState;
 
 extern struct PyModuleDef ct_module_def;
@@ -177,11 +185,12 @@ enum { CT_UNINIT = 0, CT_ALIVE = 1, CT_CLOSING = 2, CT_DESTROYED = 3 };
 
 typedef struct CtPipeline CtPipeline;
 
-/* Submission policy, read from the environment at device creation (benchmarking knobs, not a
- * user API; native/README.md lists them). Times in nanoseconds. */
+/* Submission policy (benchmarking knobs, not a user API; native/README.md lists them), handed
+ * in by cthreads/config.py at device creation (knobs.c). Times in nanoseconds. All uint64_t:
+ * knobs.c sets and shows them through one table. */
 typedef struct {
-    int coalesce;               /* CTHREADS_COALESCE (1): 0 = every submit goes out at once */
-    int batch_max;              /* CTHREADS_BATCH_MAX (256): commands per batch */
+    uint64_t coalesce;          /* CTHREADS_COALESCE (1): 0 = every submit goes out at once */
+    uint64_t batch_max;         /* CTHREADS_BATCH_MAX (256): commands per batch */
     uint64_t stream_ns;         /* CTHREADS_STREAM_US (100): submits this close form a stream */
     uint64_t spin_ns;           /* CTHREADS_SPIN_US (30): a host wait polls this long */
     uint64_t poll_ns;           /* CTHREADS_POLL_NS (500): pause between a host's polls */
@@ -190,9 +199,9 @@ typedef struct {
     uint64_t bg_hot_ns;         /* CTHREADS_BG_HOT_US (200): watches for work after a submit */
     uint64_t bg_delay_ns;       /* CTHREADS_BG_DELAY_US (20): a batch's minimum age at submit */
     uint64_t lock_spin_ns;      /* CTHREADS_LOCK_SPIN_US (20): spin on a held lock first */
-    int inflight;               /* CTHREADS_INFLIGHT (1): batches the thread keeps on the queue;
+    uint64_t inflight;          /* CTHREADS_INFLIGHT (1): batches the thread keeps on the queue;
                                    2 overlaps a submit's cost with the batch before it */
-    int spin_yield;             /* CTHREADS_SPIN_YIELD (1 on CPU devices, else 0): spin loops
+    uint64_t spin_yield;        /* CTHREADS_SPIN_YIELD (1 on CPU devices, else 0): spin loops
                                    sched_yield instead of pausing (the "device" needs the CPU) */
 } CtKnobs;
 
@@ -310,6 +319,21 @@ typedef struct {
     uint32_t api;
 } CtFeatures;
 
+/* One type's slot table and spec (every type of the module is made this way); the slots are
+   the remaining arguments: CT_TYPE_SPEC(ct_x_spec, "X", CtX, 0, {Py_tp_doc, "..."}, ...). */
+#define CT_TYPE_SPEC(spec, tpname, ctype, extra_flags, ...)                                 \
+    static PyType_Slot spec##_slots[] = {__VA_ARGS__, {0, NULL}};                        \
+    PyType_Spec spec = {.name = "cthreads._native." tpname, .basicsize = sizeof(ctype),     \
+                        .flags = Py_TPFLAGS_DEFAULT | (extra_flags), .slots = spec##_slots}
+
+/* destroy a device's Vulkan object when there is one, and forget its handle */
+#define CT_DESTROY(dev, Kind, handle)                                                      \
+    do {                                                                                   \
+        if ((handle) != VK_NULL_HANDLE)                                                    \
+            (dev)->fn.vkDestroy##Kind((dev)->device, (handle), NULL);                      \
+        (handle) = VK_NULL_HANDLE;                                                         \
+    } while (0)
+
 /* fields read without their lock (documented per field) */
 #define CT_LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define CT_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
@@ -340,6 +364,7 @@ extern PFN_vkGetInstanceProcAddr ct_get_instance_proc;
 const char *ct_vk_result_name(VkResult r);
 PyObject *ct_raise_vk(CtState *st, VkResult r, const char *fmt, ...);
 PyObject *ct_raise(PyObject *cls, const char *fmt, ...);
+int ct_dict_or_none(CtState *st, PyObject *obj, const char *what);
 
 /* instance.c */
 extern PyType_Spec ct_instance_spec;
@@ -355,13 +380,11 @@ int ct_pick_queue_family(CtInstance *inst, VkPhysicalDevice pd, uint32_t *family
 /* device.c */
 extern PyType_Spec ct_device_spec;
 int ct_device_check(CtDevice *dev);             /* -1 + GpuUseAfterDestroy when not usable */
-int ct_device_refresh_completed(CtDevice *dev); /* updates dev->completed; -1 on error */
 
 /* memory.c */
 CtAlloc *ct_alloc_get(CtDevice *dev, VkDeviceSize nbytes, int kind);
 void ct_alloc_put(CtDevice *dev, CtAlloc *a);
 void ct_alloc_free(CtDevice *dev, CtAlloc *a);
-void ct_pool_trim(CtDevice *dev, int all_completed);
 void ct_memory_destroy_all(CtDevice *dev);
 int ct_memory_choose_types(CtDevice *dev);
 int ct_host_visible_device_local(const VkPhysicalDeviceMemoryProperties *mp);
@@ -400,33 +423,54 @@ void ct_record_barrier(CtDevice *dev, VkCommandBuffer cb, int to_host);
 /* ring.c */
 int ct_ring_create(CtDevice *dev);
 void ct_ring_destroy(CtDevice *dev);
-void ct_ring_retire(CtDevice *dev);
 
-/* batch.c */
-void ct_knobs_read(CtKnobs *k, int cpu_device);
+/* timeline.c: what has completed (dev->completed) and what that frees */
+#define CT_SYNC_READ 1       /* read the counter when dev->completed is below `want` */
+#define CT_SYNC_QUIET 2      /* a failed read sets no exception */
+#define CT_SYNC_RETIRE 4     /* retire completed batches and deferred frees */
+#define CT_SYNC_RETIRE_NEW 8 /* ... only when dev->completed advanced */
+#define CT_SYNC_TRIM 16      /* also free idle pooled allocations whose last use passed */
+int ct_timeline_sync(CtDevice *dev, uint64_t want, int flags);
+int ct_fold_completed(CtDevice *dev);
+void ct_timeline_retire(CtDevice *dev);
+void ct_timeline_free_after_use(CtDevice *dev, CtAlloc *a);
+void ct_note_bg_completed(CtDevice *dev, uint64_t v);
+#define ct_ring_retire ct_timeline_retire /* the name launch.c uses */
+
+/* stats.c */
+PyObject *ct_device_stats(CtDevice *dev, PyObject *unused);
+
+/* knobs.c */
+int ct_knobs_apply(CtState *st, CtKnobs *k, PyObject *given, int cpu_device);
+PyObject *ct_knobs_dict(const CtKnobs *k);
+
+/* spin.c */
 uint64_t ct_now_ns(void);
 void ct_lock(CtDevice *dev, pthread_mutex_t *m);
 VkResult ct_poll_counter(CtDevice *dev, uint64_t *value, int from_bg);
-int ct_fold_completed(CtDevice *dev);
-/* shared by batch.c and submitter.c */
 extern uint64_t ct_pauses_per_us;
 void ct_spin_step(CtDevice *dev, uint64_t ns);
-void ct_note_bg_completed(CtDevice *dev, uint64_t v);
 void ct_relax_ns(uint64_t ns);
 void ct_calibrate_pause(void);
+void ct_pause_without_gil(void);
+
+/* batch.c */
 VkResult ct_close_and_submit_unlock(CtDevice *dev, int i, int from_bg);
-int ct_bg_start(CtDevice *dev);
-void ct_bg_stop(CtDevice *dev);
 int ct_flush_pending(CtDevice *dev, uint64_t upto);
 int ct_flush_pending_ex(CtDevice *dev, uint64_t upto, int closing);
 int ct_nogil_enter(CtDevice *dev);
-/* ct_wait_value's own results (not VkResults a driver returns) */
-#define CT_WAIT_REFUSED ((VkResult)-0x70000001)     /* teardown began: nothing was waited for */
-#define CT_WAIT_INTERRUPTED ((VkResult)-0x70000002) /* a signal handler raised (exception set) */
-#define CT_WAIT_SLICE_NS 50000000ull /* blocking host waits take the GIL back this often */
 int ct_check_failed(CtDevice *dev, uint64_t value, int for_submit);
 uint64_t ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
                     Py_ssize_t nitems, PyObject *kept, int timed);
+
+/* submitter.c */
+int ct_bg_start(CtDevice *dev);
+void ct_bg_stop(CtDevice *dev);
+
+/* wait.c; ct_wait_value's own results (not VkResults a driver returns) */
+#define CT_WAIT_REFUSED ((VkResult)-0x70000001)     /* teardown began: nothing was waited for */
+#define CT_WAIT_INTERRUPTED ((VkResult)-0x70000002) /* a signal handler raised (exception set) */
+#define CT_WAIT_SLICE_NS 50000000ull /* blocking host waits take the GIL back this often */
 VkResult ct_wait_value(CtDevice *dev, uint64_t value, uint64_t timeout_ns, uint64_t *seen);
 int ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns);
 

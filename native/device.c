@@ -1,14 +1,17 @@
 /* cthreads._native — device: VkDevice, its queue, and the Device type.
  *
  * Python API:
- *   Device(instance: Instance, index: int, pipeline_cache: bytes | None = None)
+ *   Device(instance: Instance, index: int, pipeline_cache: bytes | None = None,
+ *          knobs: dict | None = None)          knobs: the policy knobs (knobs.c, config.py)
  *   Device.buffer(nbytes: int, kind: int = 0) -> Buffer   kind 0 device, 1 upload, 2 download
  *   Device.pipeline(spirv, push_size, spec=None, entry="main") -> Pipeline    (pipeline.c)
  *   Device.pipeline_cache_data() -> bytes                                     (pipeline.c)
  *   Device.submit(commands, keep=(), timed=False) -> int                      (submit.c)
  *   Device.wait(value, timeout=None) -> bool; completed() -> int;
- *   Device.elapsed_ms(value) -> float | None; last_value -> int               (submit.c)
- *   Device.wait_idle() -> None (submit.c); trim() -> None; stats() -> dict; destroy() -> None
+ *   Device.elapsed_ms(value) -> float | None (submit.c); last_value -> int
+ *   Device.wait_idle() -> None (submit.c); stats() -> dict (stats.c); trim() -> None;
+ *   destroy() -> None; _inject_submit_error(vk_result), _poke_u32(buffer, offset, value):
+ *   test hooks; _abandon() (exit with work running); _forget() (fork child)
  *   Device.alive -> bool; host_visible_device_local -> bool
  * Teardown order: stop new work, submit the pending batch, join the submission thread, wait for
  * host operations, wait idle, drop in-flight references,
@@ -41,22 +44,6 @@ ct_device_check(CtDevice *dev)
     return 0;
 }
 
-int
-ct_device_refresh_completed(CtDevice *dev)
-{
-    uint64_t v = 0;
-    VkResult r = ct_poll_counter(dev, &v, 0);
-    if (r != VK_SUCCESS) {
-        if (r == VK_ERROR_DEVICE_LOST)
-            dev->lost = 1;
-        ct_raise_vk(dev->st, r, "vkGetSemaphoreCounterValue");
-        return -1;
-    }
-    if (v > dev->completed)
-        dev->completed = v;
-    return 0;
-}
-
 static void device_destroy(CtDevice *self);
 
 static PyObject *
@@ -73,16 +60,16 @@ Device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 static int
 Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"instance", "index", "pipeline_cache", NULL};
-    PyObject *inst_obj;
+    static char *kwlist[] = {"instance", "index", "pipeline_cache", "knobs", NULL};
+    PyObject *inst_obj, *knobs = NULL;
     int index;
     Py_buffer cache = {0};
     CtState *st = PyType_GetModuleState(Py_TYPE(self));
     if (st == NULL)
         return -1;
     self->st = st;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!i|z*", kwlist, st->InstanceType, &inst_obj,
-                                     &index, &cache))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!i|z*O", kwlist, st->InstanceType, &inst_obj,
+                                     &index, &cache, &knobs))
         return -1;
     int rc = -1;
     if (self->device != VK_NULL_HANDLE || self->inst != NULL) {
@@ -138,7 +125,9 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
                  self->props.deviceName);
         goto done;
     }
-    ct_knobs_read(&self->knobs, self->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU);
+    if (ct_knobs_apply(st, &self->knobs, knobs,
+                       self->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) < 0)
+        goto done;
     if (ct_pick_queue_family(inst, self->phys, &self->queue_family, &self->timestamp_bits) < 0) {
         ct_raise(st->VulkanNoDevice, "device '%s' has no compute queue", self->props.deviceName);
         goto done;
@@ -288,9 +277,7 @@ device_destroy(CtDevice *self)
         return;
     ct_pipelines_destroy_all(self);
     ct_memory_destroy_all(self);
-    if (self->cache != VK_NULL_HANDLE)
-        self->fn.vkDestroyPipelineCache(self->device, self->cache, NULL);
-    self->cache = VK_NULL_HANDLE;
+    CT_DESTROY(self, PipelineCache, self->cache);
     self->fn.vkDestroyDevice(self->device, NULL);
     self->device = VK_NULL_HANDLE;
     self->inst->ndevices--;
@@ -393,115 +380,10 @@ Device_buffer(CtDevice *self, PyObject *args, PyObject *kwds)
 static PyObject *
 Device_trim(CtDevice *self, PyObject *unused)
 {
-    if (ct_device_check(self) < 0 || ct_device_refresh_completed(self) < 0)
+    if (ct_device_check(self) < 0 ||
+        ct_timeline_sync(self, UINT64_MAX, CT_SYNC_READ | CT_SYNC_RETIRE | CT_SYNC_TRIM) < 0)
         return NULL;
-    ct_ring_retire(self);
-    ct_pool_trim(self, 1);
     Py_RETURN_NONE;
-}
-
-/* the submission path's event counters (CtCounters) as a dict */
-static PyObject *
-stats_counters(CtDevice *self)
-{
-    CtCounters c;
-    if (self->locks_ready) { /* the (S) fields change under state_lock */
-        Py_BEGIN_ALLOW_THREADS
-        pthread_mutex_lock(&self->state_lock);
-        Py_END_ALLOW_THREADS
-    }
-#define CT_RD(f) c.f = __atomic_load_n(&self->cnt.f, __ATOMIC_RELAXED);
-    CT_RD(host_polls) CT_RD(bg_polls) CT_RD(host_blocks) CT_RD(bg_blocks) CT_RD(wakes)
-    CT_RD(bg_sleeps) CT_RD(lock_blocks) CT_RD(clock_reads) CT_RD(appends) CT_RD(deferred)
-    CT_RD(direct) CT_RD(full) CT_RD(flushes) CT_RD(bg_submits)
-#undef CT_RD
-    if (self->locks_ready)
-        pthread_mutex_unlock(&self->state_lock);
-    return Py_BuildValue(
-        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
-        /* timeline counter reads (vkGetSemaphoreCounterValue; an ioctl on some drivers) */
-        "host_polls", (unsigned long long)c.host_polls, "bg_polls", (unsigned long long)c.bg_polls,
-        /* blocking timeline waits (vkWaitSemaphores) */
-        "host_blocks", (unsigned long long)c.host_blocks, "bg_blocks", (unsigned long long)c.bg_blocks,
-        /* futex-level events: wake-ups of the sleeping thread, its sleeps, blocked locks */
-        "wakes", (unsigned long long)c.wakes, "bg_sleeps", (unsigned long long)c.bg_sleeps,
-        "lock_blocks", (unsigned long long)c.lock_blocks,
-        "clock_reads", (unsigned long long)c.clock_reads,
-        /* what submits did: appended, opened a pending batch, went out at once, filled one */
-        "appends", (unsigned long long)c.appends, "deferred", (unsigned long long)c.deferred,
-        "direct", (unsigned long long)c.direct, "full", (unsigned long long)c.full,
-        /* who submitted pending batches */
-        "flushes", (unsigned long long)c.flushes, "bg_submits", (unsigned long long)c.bg_submits);
-}
-
-static PyObject *
-stats_knobs(CtDevice *self)
-{
-    const CtKnobs *k = &self->knobs;
-    return Py_BuildValue(
-        "{s:i,s:i,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:i,s:i}", "coalesce", k->coalesce,
-        "batch_max", k->batch_max, "stream_ns", (unsigned long long)k->stream_ns,
-        "spin_ns", (unsigned long long)k->spin_ns, "poll_ns", (unsigned long long)k->poll_ns,
-        "bg_spin_ns", (unsigned long long)k->bg_spin_ns,
-        "bg_poll_ns", (unsigned long long)k->bg_poll_ns,
-        "bg_hot_ns", (unsigned long long)k->bg_hot_ns,
-        "bg_delay_ns", (unsigned long long)k->bg_delay_ns,
-        "lock_spin_ns", (unsigned long long)k->lock_spin_ns, "spin_yield", k->spin_yield,
-        "inflight", k->inflight);
-}
-
-static PyObject *
-Device_stats(CtDevice *self, PyObject *unused)
-{
-    Py_ssize_t live = 0, pooled = 0, deferred = 0, pipelines = 0;
-    VkDeviceSize live_bytes = 0;
-    for (CtAlloc *a = self->all; a != NULL; a = a->all_next) {
-        live++;
-        live_bytes += a->capacity;
-    }
-    for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; t++)
-        for (int c = 0; c < CT_NCLASS; c++)
-            for (CtAlloc *a = self->pools[t][c]; a != NULL; a = a->free_next)
-                pooled++;
-    for (CtAlloc *a = self->deferred; a != NULL; a = a->free_next)
-        deferred++;
-    for (CtPipeline *p = self->pipelines; p != NULL; p = p->next)
-        pipelines++;
-    int open = 0, in_flight = 0, keep = 0;
-    for (int i = 0; i < CT_RING; i++) {
-        int s = CT_LOAD(self->ring[i].state);
-        open += s == CT_SLOT_OPEN;
-        in_flight += s == CT_SLOT_SUBMITTED;
-        keep += (int)self->ring[i].nkeep;
-    }
-    int cbs = self->cmd_pool != VK_NULL_HANDLE ? CT_RING : 0;
-    uint64_t counter = self->completed; /* fresh, without submitting anything */
-    if (self->state == CT_ALIVE && self->timeline != VK_NULL_HANDLE)
-        self->fn.vkGetSemaphoreCounterValue(self->device, self->timeline, &counter);
-    uint64_t nbatches = CT_LOAD(self->nbatches);
-    PyObject *counters = stats_counters(self), *knobs = stats_knobs(self);
-    if (counters == NULL || knobs == NULL) {
-        Py_XDECREF(counters);
-        Py_XDECREF(knobs);
-        return NULL;
-    }
-    return Py_BuildValue(
-        "{s:n,s:n,s:n,s:K,s:n,s:n,s:K,s:K,s:n,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:K,s:K,s:N,s:N}",
-        /* Vulkan objects alive: one VkBuffer bound to one VkDeviceMemory per allocation */
-        "allocations", live, "vk_buffers", live, "vk_memory", live,
-        "allocated_bytes", (unsigned long long)live_bytes,
-        "buffers_in_use", live - pooled - deferred, "pooled", pooled,
-        "pooled_bytes", (unsigned long long)self->pooled_bytes,
-        "pool_cap", (unsigned long long)self->pool_cap,
-        "pipelines", pipelines, "command_buffers", cbs,
-        /* batches: open (pending), submitted and not yet retired, and references they hold */
-        "batches_pending", open, "batches_in_flight", in_flight, "ring_in_flight", open + in_flight,
-        "kept_objects", keep, "submit_thread", self->bg_started,
-        "queue_submits", (unsigned long long)nbatches,
-        "last_value", (unsigned long long)self->next_value,
-        "submitted", (unsigned long long)CT_LOAD(self->submitted),
-        "completed", (unsigned long long)counter,
-        "counters", counters, "knobs", knobs);
 }
 
 static PyObject *
@@ -576,7 +458,7 @@ static PyMethodDef Device_methods[] = {
     {"elapsed_ms", (PyCFunction)ct_device_elapsed_ms, METH_O, "elapsed_ms(value) -> float | None"},
     {"wait_idle", (PyCFunction)ct_device_wait_idle, METH_NOARGS, "wait_idle() -> None"},
     {"trim", (PyCFunction)Device_trim, METH_NOARGS, "trim() -> None: free idle pooled memory"},
-    {"stats", (PyCFunction)Device_stats, METH_NOARGS,
+    {"stats", (PyCFunction)ct_device_stats, METH_NOARGS,
      "stats() -> dict: Vulkan objects alive, pool and batch counters"},
     {"_inject_submit_error", (PyCFunction)Device_inject_submit_error, METH_O,
      "_inject_submit_error(vk_result) -> None: test hook, the next queue submission fails so"},
@@ -599,20 +481,11 @@ static PyGetSetDef Device_getset[] = {
     {NULL}
 };
 
-static PyType_Slot Device_slots[] = {
+CT_TYPE_SPEC(ct_device_spec, "Device", CtDevice, 0,
     {Py_tp_doc, "A VkDevice with one compute queue, a timeline semaphore, a command ring, "
                 "a buffer pool and a pipeline cache."},
     {Py_tp_init, Device_init},
     {Py_tp_new, Device_new},
     {Py_tp_dealloc, Device_dealloc},
     {Py_tp_methods, Device_methods},
-    {Py_tp_getset, Device_getset},
-    {0, NULL}
-};
-
-PyType_Spec ct_device_spec = {
-    .name = "cthreads._native.Device",
-    .basicsize = sizeof(CtDevice),
-    .flags = Py_TPFLAGS_DEFAULT,
-    .slots = Device_slots,
-};
+    {Py_tp_getset, Device_getset});

@@ -7,6 +7,7 @@
 #include "cthreads.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 
 const char *
 ct_vk_result_name(VkResult r)
@@ -28,22 +29,25 @@ ct_vk_result_name(VkResult r)
     }
 }
 
+/* kwargs[key] = text, when there is one */
+static int
+set_text(PyObject *kwargs, const char *key, const char *text)
+{
+    if (text == NULL)
+        return 0;
+    PyObject *v = PyUnicode_FromString(text);
+    int rc = v == NULL ? -1 : PyDict_SetItemString(kwargs, key, v);
+    Py_XDECREF(v);
+    return rc;
+}
+
 static PyObject *
 raise_with(PyObject *cls, PyObject *msg, const char *vk_name, const char *hint)
 {
     PyObject *args = PyTuple_Pack(1, msg);
     PyObject *kwargs = PyDict_New();
     int bad = (args == NULL || kwargs == NULL);
-    if (!bad && vk_name != NULL) {
-        PyObject *v = PyUnicode_FromString(vk_name);
-        bad = v == NULL || PyDict_SetItemString(kwargs, "vk_result", v) < 0;
-        Py_XDECREF(v);
-    }
-    if (!bad && hint != NULL) {
-        PyObject *v = PyUnicode_FromString(hint);
-        bad = v == NULL || PyDict_SetItemString(kwargs, "hint", v) < 0;
-        Py_XDECREF(v);
-    }
+    bad = bad || set_text(kwargs, "vk_result", vk_name) < 0 || set_text(kwargs, "hint", hint) < 0;
     if (!bad) {
         PyObject *exc = PyObject_Call(cls, args, kwargs);
         if (exc != NULL) {
@@ -70,6 +74,44 @@ ct_raise(PyObject *cls, const char *fmt, ...)
     return NULL;
 }
 
+/* An optional dict argument: 1 when obj is a dict, 0 when it is NULL or None, else -1 with
+   GpuArgumentTypeError ("<what>, got <type>"). */
+int
+ct_dict_or_none(CtState *st, PyObject *obj, const char *what)
+{
+    if (obj == NULL || obj == Py_None)
+        return 0;
+    if (PyDict_Check(obj))
+        return 1;
+    ct_raise(st->GpuArgumentTypeError, "%s, got %s", what, Py_TYPE(obj)->tp_name);
+    return -1;
+}
+
+#define CT_OOM_HINT "Free device buffers (release arenas, drop jobs) or use smaller inputs"
+
+/* the cthreads.errors class (a CtState field) and the advice for each VkResult that has one;
+   any other result is VulkanInitFailed with the driver-installation advice */
+static const struct {
+    VkResult r;
+    size_t cls;
+    const char *hint;
+} families[] = {
+    {VK_ERROR_OUT_OF_HOST_MEMORY, offsetof(CtState, VulkanOutOfMemory), CT_OOM_HINT},
+    {VK_ERROR_OUT_OF_DEVICE_MEMORY, offsetof(CtState, VulkanOutOfMemory), CT_OOM_HINT},
+    {VK_ERROR_OUT_OF_POOL_MEMORY, offsetof(CtState, VulkanOutOfMemory), CT_OOM_HINT},
+    {VK_ERROR_FRAGMENTED_POOL, offsetof(CtState, VulkanOutOfMemory), CT_OOM_HINT},
+    {VK_ERROR_FRAGMENTATION, offsetof(CtState, VulkanOutOfMemory), CT_OOM_HINT},
+    {VK_ERROR_TOO_MANY_OBJECTS, offsetof(CtState, VulkanOutOfMemory), CT_OOM_HINT},
+    {VK_ERROR_DEVICE_LOST, offsetof(CtState, GpuDeviceLost),
+     "The GPU driver reset the device; call cthreads.gpu.shutdown() and init() again"},
+    {VK_ERROR_INCOMPATIBLE_DRIVER, offsetof(CtState, VulkanNoDevice),
+     "No compatible Vulkan driver: install mesa-vulkan-drivers or a GPU driver"},
+    {VK_ERROR_LAYER_NOT_PRESENT, offsetof(CtState, VulkanInitFailed),
+     "Install vulkan-validationlayers or unset CTHREADS_VALIDATION"},
+    {VK_ERROR_INVALID_SHADER_NV, offsetof(CtState, GpuInvalidArgument),
+     "The SPIR-V module was rejected by the driver; check it with spirv-val"},
+};
+
 PyObject *
 ct_raise_vk(CtState *st, VkResult r, const char *fmt, ...)
 {
@@ -77,56 +119,29 @@ ct_raise_vk(CtState *st, VkResult r, const char *fmt, ...)
     va_start(ap, fmt);
     PyObject *what = PyUnicode_FromFormatV(fmt, ap);
     va_end(ap);
-    if (what == NULL)
-        return NULL;
-    PyObject *cls;
-    const char *hint;
-    switch (r) {
-    case VK_ERROR_OUT_OF_HOST_MEMORY:
-    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
-    case VK_ERROR_OUT_OF_POOL_MEMORY:
-    case VK_ERROR_FRAGMENTED_POOL:
-    case VK_ERROR_FRAGMENTATION:
-    case VK_ERROR_TOO_MANY_OBJECTS:
-        cls = st->VulkanOutOfMemory;
-        hint = "Free device buffers (release arenas, drop jobs) or use smaller inputs";
-        break;
-    case VK_ERROR_DEVICE_LOST:
-        cls = st->GpuDeviceLost;
-        hint = "The GPU driver reset the device; call cthreads.gpu.shutdown() and init() again";
-        break;
-    case VK_ERROR_INCOMPATIBLE_DRIVER:
-        cls = st->VulkanNoDevice;
-        hint = "No compatible Vulkan driver: install mesa-vulkan-drivers or a GPU driver";
-        break;
-    case VK_ERROR_LAYER_NOT_PRESENT:
-        cls = st->VulkanInitFailed;
-        hint = "Install vulkan-validationlayers or unset CTHREADS_VALIDATION";
-        break;
-    case VK_ERROR_INVALID_SHADER_NV:
-        cls = st->GpuInvalidArgument;
-        hint = "The SPIR-V module was rejected by the driver; check it with spirv-val";
-        break;
-    default:
-        cls = st->VulkanInitFailed;
-        hint = "Check the Vulkan driver installation (vulkaninfo) and CTHREADS_VALIDATION=1 output";
-        break;
-    }
-    PyObject *msg = PyUnicode_FromFormat("%U failed", what);
-    Py_DECREF(what);
+    PyObject *msg = what == NULL ? NULL : PyUnicode_FromFormat("%U failed", what);
+    Py_XDECREF(what);
     if (msg == NULL)
         return NULL;
-    /* GpuInvalidArgument takes no vk_result: put the name in the message instead */
-    if (cls == st->GpuInvalidArgument) {
-        PyObject *m2 = PyUnicode_FromFormat("%U (%s)", msg, ct_vk_result_name(r));
+    size_t cls_at = offsetof(CtState, VulkanInitFailed);
+    const char *hint = "Check the Vulkan driver installation (vulkaninfo) and CTHREADS_VALIDATION=1 "
+                       "output";
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if (families[i].r == r) {
+            cls_at = families[i].cls;
+            hint = families[i].hint;
+            break;
+        }
+    PyObject *cls = *(PyObject **)((char *)st + cls_at);
+    const char *vk_name = ct_vk_result_name(r);
+    if (cls == st->GpuInvalidArgument) { /* it takes no vk_result: the name goes in the text */
+        PyObject *m2 = PyUnicode_FromFormat("%U (%s)", msg, vk_name);
         Py_DECREF(msg);
-        if (m2 == NULL)
+        if ((msg = m2) == NULL)
             return NULL;
-        raise_with(cls, m2, NULL, hint);
-        Py_DECREF(m2);
-        return NULL;
+        vk_name = NULL;
     }
-    raise_with(cls, msg, ct_vk_result_name(r), hint);
+    raise_with(cls, msg, vk_name, hint);
     Py_DECREF(msg);
     return NULL;
 }

@@ -380,19 +380,10 @@ static PyGetSetDef Instance_getset[] = {
     {NULL}
 };
 
-static PyType_Slot Instance_slots[] = {
+CT_TYPE_SPEC(ct_instance_spec, "Instance", CtInstance, 0,
     {Py_tp_doc, "A VkInstance (with the validation layer when asked)."},
     {Py_tp_init, Instance_init},
     {Py_tp_new, Instance_new},
     {Py_tp_dealloc, Instance_dealloc},
     {Py_tp_methods, Instance_methods},
-    {Py_tp_getset, Instance_getset},
-    {0, NULL}
-};
-
-PyType_Spec ct_instance_spec = {
-    .name = "cthreads._native.Instance",
-    .basicsize = sizeof(CtInstance),
-    .flags = Py_TPFLAGS_DEFAULT,
-    .slots = Instance_slots,
-};
+    {Py_tp_getset, Instance_getset});

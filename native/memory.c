@@ -108,32 +108,6 @@ ct_alloc_free(CtDevice *dev, CtAlloc *a)
     PyMem_Free(a);
 }
 
-/* free pooled (and deferred) allocations whose last use completed */
-void
-ct_pool_trim(CtDevice *dev, int all_completed)
-{
-    (void)all_completed;
-    for (CtAlloc **pp = &dev->deferred; *pp != NULL;) {
-        CtAlloc *a = *pp;
-        if (a->last_use <= dev->completed) {
-            *pp = a->free_next;
-            ct_alloc_free(dev, a);
-        } else
-            pp = &a->free_next;
-    }
-    for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; t++)
-        for (int c = 0; c < CT_NCLASS; c++)
-            for (CtAlloc **pp = &dev->pools[t][c]; *pp != NULL;) {
-                CtAlloc *a = *pp;
-                if (a->last_use <= dev->completed) {
-                    *pp = a->free_next;
-                    dev->pooled_bytes -= a->capacity;
-                    ct_alloc_free(dev, a);
-                } else
-                    pp = &a->free_next;
-            }
-}
-
 static VkResult
 alloc_new(CtDevice *dev, VkDeviceSize capacity, uint32_t type, CtAlloc **out)
 {
@@ -186,6 +160,17 @@ alloc_new(CtDevice *dev, VkDeviceSize capacity, uint32_t type, CtAlloc **out)
     return VK_SUCCESS;
 }
 
+/* the earliest last use in a free list: once that completed, one of them is free */
+static uint64_t
+min_last_use(const CtAlloc *a)
+{
+    uint64_t v = UINT64_MAX;
+    for (; a != NULL; a = a->free_next)
+        if (a->last_use < v)
+            v = a->last_use;
+    return v;
+}
+
 CtAlloc *
 ct_alloc_get(CtDevice *dev, VkDeviceSize nbytes, int kind)
 {
@@ -220,19 +205,16 @@ ct_alloc_get(CtDevice *dev, VkDeviceSize nbytes, int kind)
             /* none free yet: take what the background thread saw complete (no system call)
                or, failing that, read the counter once */
             if (pass == 0 && (dev->pools[type][cls] == NULL ||
-                              (!ct_fold_completed(dev) && ct_device_refresh_completed(dev) < 0))) {
-                PyErr_Clear();
+                              ct_timeline_sync(dev, min_last_use(dev->pools[type][cls]),
+                                               CT_SYNC_READ | CT_SYNC_QUIET) <= 0))
                 break;
-            }
         }
     }
     CtAlloc *a = NULL;
     VkResult r = alloc_new(dev, capacity, type, &a);
     if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
-        if (ct_device_refresh_completed(dev) < 0)
+        if (ct_timeline_sync(dev, UINT64_MAX, CT_SYNC_READ | CT_SYNC_RETIRE | CT_SYNC_TRIM) < 0)
             return NULL;
-        ct_ring_retire(dev);
-        ct_pool_trim(dev, 1);
         r = alloc_new(dev, capacity, type, &a);
     }
     if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
@@ -255,18 +237,11 @@ void
 ct_alloc_put(CtDevice *dev, CtAlloc *a)
 {
     if (a->size_class < 0) {
-        if (a->last_use <= dev->completed)
-            ct_alloc_free(dev, a);
-        else {
-            a->free_next = dev->deferred;
-            dev->deferred = a;
-        }
+        ct_timeline_free_after_use(dev, a);
         return;
     }
     if (dev->pooled_bytes + a->capacity > dev->pool_cap) {
-        if (ct_device_refresh_completed(dev) < 0)
-            PyErr_Clear();
-        ct_pool_trim(dev, 1);
+        ct_timeline_sync(dev, UINT64_MAX, CT_SYNC_READ | CT_SYNC_QUIET | CT_SYNC_TRIM);
         if (dev->pooled_bytes + a->capacity > dev->pool_cap && a->last_use <= dev->completed) {
             ct_alloc_free(dev, a);
             return;

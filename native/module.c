@@ -79,15 +79,7 @@ module_exec(PyObject *m)
         Py_DECREF(errors);                                         \
         return -1;                                                 \
     }
-    GET_EXC(CThreadsGPUError)
-    GET_EXC(VulkanLoaderNotFound)
-    GET_EXC(VulkanNoDevice)
-    GET_EXC(VulkanInitFailed)
-    GET_EXC(VulkanOutOfMemory)
-    GET_EXC(GpuInvalidArgument)
-    GET_EXC(GpuArgumentTypeError)
-    GET_EXC(GpuUseAfterDestroy)
-    GET_EXC(GpuDeviceLost)
+    CT_STATE_CLASSES(GET_EXC)
 #undef GET_EXC
     Py_DECREF(errors);
 #define ADD_TYPE(field, spec, attr)                                                     \
@@ -113,48 +105,35 @@ module_exec(PyObject *m)
     return 0;
 }
 
+/* visit (or, with visit NULL, clear) every object the state holds */
 static int
-module_traverse(PyObject *m, visitproc visit, void *arg)
+state_objects(PyObject *m, visitproc visit, void *arg)
 {
     CtState *st = get_state(m);
     if (st == NULL)
         return 0;
-    Py_VISIT(st->CThreadsGPUError);
-    Py_VISIT(st->VulkanLoaderNotFound);
-    Py_VISIT(st->VulkanNoDevice);
-    Py_VISIT(st->VulkanInitFailed);
-    Py_VISIT(st->VulkanOutOfMemory);
-    Py_VISIT(st->GpuInvalidArgument);
-    Py_VISIT(st->GpuArgumentTypeError);
-    Py_VISIT(st->GpuUseAfterDestroy);
-    Py_VISIT(st->GpuDeviceLost);
-    Py_VISIT(st->InstanceType);
-    Py_VISIT(st->DeviceType);
-    Py_VISIT(st->BufferType);
-    Py_VISIT(st->PipelineType);
+#define ADDRESS(name) (PyObject **)&st->name,
+    PyObject **held[] = {CT_STATE_CLASSES(ADDRESS) CT_STATE_TYPES(ADDRESS)};
+#undef ADDRESS
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++) {
+        if (visit != NULL)
+            Py_VISIT(*held[i]);
+        else
+            Py_CLEAR(*held[i]);
+    }
     return 0;
+}
+
+static int
+module_traverse(PyObject *m, visitproc visit, void *arg)
+{
+    return state_objects(m, visit, arg);
 }
 
 static int
 module_clear(PyObject *m)
 {
-    CtState *st = get_state(m);
-    if (st == NULL)
-        return 0;
-    Py_CLEAR(st->CThreadsGPUError);
-    Py_CLEAR(st->VulkanLoaderNotFound);
-    Py_CLEAR(st->VulkanNoDevice);
-    Py_CLEAR(st->VulkanInitFailed);
-    Py_CLEAR(st->VulkanOutOfMemory);
-    Py_CLEAR(st->GpuInvalidArgument);
-    Py_CLEAR(st->GpuArgumentTypeError);
-    Py_CLEAR(st->GpuUseAfterDestroy);
-    Py_CLEAR(st->GpuDeviceLost);
-    Py_CLEAR(st->InstanceType);
-    Py_CLEAR(st->DeviceType);
-    Py_CLEAR(st->BufferType);
-    Py_CLEAR(st->PipelineType);
-    return 0;
+    return state_objects(m, NULL, NULL);
 }
 
 static void

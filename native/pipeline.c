@@ -19,12 +19,8 @@ pipeline_destroy(CtPipeline *p)
     CtDevice *dev = p->dev;
     if (dev == NULL || dev->device == VK_NULL_HANDLE)
         return;
-    if (p->pipeline != VK_NULL_HANDLE)
-        dev->fn.vkDestroyPipeline(dev->device, p->pipeline, NULL);
-    if (p->layout != VK_NULL_HANDLE)
-        dev->fn.vkDestroyPipelineLayout(dev->device, p->layout, NULL);
-    p->pipeline = VK_NULL_HANDLE;
-    p->layout = VK_NULL_HANDLE;
+    CT_DESTROY(dev, Pipeline, p->pipeline);
+    CT_DESTROY(dev, PipelineLayout, p->layout);
     if (p->prev)
         p->prev->next = p->next;
     else if (dev->pipelines == p)
@@ -58,13 +54,9 @@ parse_spec(CtState *st, PyObject *spec, VkSpecializationMapEntry **entries, uint
     *entries = NULL;
     *data = NULL;
     *count = 0;
-    if (spec == NULL || spec == Py_None)
-        return 0;
-    if (!PyDict_Check(spec)) {
-        ct_raise(st->GpuArgumentTypeError, "spec must be a dict {constant_id: value}, got %s",
-                 Py_TYPE(spec)->tp_name);
-        return -1;
-    }
+    int given = ct_dict_or_none(st, spec, "spec must be a dict {constant_id: value}");
+    if (given <= 0)
+        return given;
     Py_ssize_t n = PyDict_Size(spec);
     if (n == 0)
         return 0;
@@ -268,16 +260,7 @@ static PyGetSetDef Pipeline_getset[] = {
     {NULL}
 };
 
-static PyType_Slot Pipeline_slots[] = {
+CT_TYPE_SPEC(ct_pipeline_spec, "Pipeline", CtPipeline, Py_TPFLAGS_DISALLOW_INSTANTIATION,
     {Py_tp_doc, "A compute pipeline (push constants only); made by Device.pipeline()."},
     {Py_tp_dealloc, Pipeline_dealloc},
-    {Py_tp_getset, Pipeline_getset},
-    {0, NULL}
-};
-
-PyType_Spec ct_pipeline_spec = {
-    .name = "cthreads._native.Pipeline",
-    .basicsize = sizeof(CtPipeline),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-    .slots = Pipeline_slots,
-};
+    {Py_tp_getset, Pipeline_getset});

@@ -1,15 +1,12 @@
 /* cthreads._native — ring: the batches' command buffers, the timeline semaphore and the
- * timestamp query pool; dropping what a completed batch keeps (retirement).
+ * timestamp query pool: their creation and, at teardown, their destruction.
  *
- * Python API: none directly. ct_ring_retire runs with the GIL held and no lock held: the
- * references it drops may run finalizers, which may submit again.
+ * Python API: none directly (device.c creates and destroys the ring). What a completed batch
+ * gives back while the device lives (retirement) is timeline.c's job.
  */
 #include "cthreads.h"
 
 #include <string.h>
-
-#define LOAD CT_LOAD
-#define STORE CT_STORE
 
 int
 ct_ring_create(CtDevice *dev)
@@ -77,70 +74,7 @@ ct_ring_destroy(CtDevice *dev)
     }
     if (dev->device == VK_NULL_HANDLE)
         return;
-    if (dev->query_pool != VK_NULL_HANDLE)
-        dev->fn.vkDestroyQueryPool(dev->device, dev->query_pool, NULL);
-    if (dev->cmd_pool != VK_NULL_HANDLE)
-        dev->fn.vkDestroyCommandPool(dev->device, dev->cmd_pool, NULL);
-    if (dev->timeline != VK_NULL_HANDLE)
-        dev->fn.vkDestroySemaphore(dev->device, dev->timeline, NULL);
-    dev->query_pool = VK_NULL_HANDLE;
-    dev->cmd_pool = VK_NULL_HANDLE;
-    dev->timeline = VK_NULL_HANDLE;
-}
-
-static void
-record_timing(CtDevice *dev, uint32_t pair, uint64_t value)
-{
-    uint64_t t[2];
-    VkResult r = dev->fn.vkGetQueryPoolResults(dev->device, dev->query_pool, 2 * pair, 2,
-                                               sizeof t, t, sizeof t[0], VK_QUERY_RESULT_64_BIT);
-    if (r != VK_SUCCESS)
-        return;
-    uint64_t mask = dev->timestamp_bits >= 64 ? ~0ull : ((1ull << dev->timestamp_bits) - 1);
-    uint64_t ticks = (t[1] - t[0]) & mask;
-    dev->timings[value % CT_TIMINGS].value = value;
-    dev->timings[value % CT_TIMINGS].ms = (double)ticks * dev->props.limits.timestampPeriod / 1e6;
-}
-
-/* Recycle batches whose value completed (dev->completed must be fresh enough). GIL held. */
-void
-ct_ring_retire(CtDevice *dev)
-{
-    for (int i = 0; i < CT_RING; i++) {
-        CtSlot *s = &dev->ring[i];
-        if (LOAD(s->state) != CT_SLOT_SUBMITTED || s->value > dev->completed)
-            continue;
-        for (int t = 0; t < s->ntimed; t++) {
-            record_timing(dev, s->timed[t].pair, s->timed[t].value);
-            dev->qbusy[s->timed[t].pair] = 0;
-        }
-        s->ntimed = 0;
-        /* detach the references first: dropping them may run Python code (which may submit
-           into this very slot once it is free) */
-        PyObject *small[16], **keep = s->keep;
-        Py_ssize_t nk = s->nkeep;
-        if (nk <= 16) {
-            memcpy(small, keep, sizeof(PyObject *) * (size_t)nk);
-            keep = small;
-        } else {
-            s->keep = NULL;
-            s->keep_cap = 0;
-        }
-        s->nkeep = 0;
-        STORE(s->state, CT_SLOT_FREE);
-        for (Py_ssize_t k = 0; k < nk; k++)
-            Py_DECREF(keep[k]);
-        if (keep != small)
-            PyMem_Free(keep);
-    }
-    if (dev->deferred != NULL && dev->state == CT_ALIVE) {
-        for (CtAlloc **pp = &dev->deferred; *pp != NULL;) {
-            CtAlloc *a = *pp;
-            if (a->last_use <= dev->completed) {
-                *pp = a->free_next;
-                ct_alloc_free(dev, a);
-            } else
-                pp = &a->free_next;
-        }
-    }
+    CT_DESTROY(dev, QueryPool, dev->query_pool);
+    CT_DESTROY(dev, CommandPool, dev->cmd_pool);
+    CT_DESTROY(dev, Semaphore, dev->timeline);
 }

@@ -68,11 +68,8 @@ ct_device_submit(CtDevice *dev, PyObject *const *args, Py_ssize_t nargs, PyObjec
         return NULL;
     /* batches the background thread saw complete give their references back now (no system
        call; before parsing, since finalizers may run Python code) */
-    if (ct_fold_completed(dev)) {
-        ct_ring_retire(dev);
-        if (ct_device_check(dev) < 0)
-            return NULL;
-    }
+    if (ct_timeline_sync(dev, 0, CT_SYNC_RETIRE_NEW) > 0 && ct_device_check(dev) < 0)
+        return NULL;
     /* a list or tuple is used as is; the command tuples themselves are what the batch keeps
        (they are immutable and hold the pipelines and buffers) */
     PyObject *cmds = PyList_CheckExact(a[0]) || PyTuple_CheckExact(a[0]) ? Py_NewRef(a[0])
@@ -156,14 +153,14 @@ ct_device_wait(CtDevice *dev, PyObject *const *args, Py_ssize_t nargs, PyObject 
 PyObject *
 ct_device_completed(CtDevice *dev, PyObject *unused)
 {
-    if (ct_device_check(dev) < 0 || ct_device_refresh_completed(dev) < 0)
+    if (ct_device_check(dev) < 0 ||
+        ct_timeline_sync(dev, UINT64_MAX, CT_SYNC_READ | CT_SYNC_RETIRE) < 0)
         return NULL;
     /* polling past the in-flight work: submit the pending batch now rather than when the
        background thread wakes up */
     if (CT_LOAD(dev->pending) >= 0 && dev->completed >= CT_LOAD(dev->submitted) &&
         ct_flush_pending(dev, UINT64_MAX) < 0)
         return NULL;
-    ct_ring_retire(dev);
     return PyLong_FromUnsignedLongLong(dev->completed);
 }
 
@@ -185,11 +182,10 @@ ct_device_elapsed_ms(CtDevice *dev, PyObject *arg)
         return NULL;
     if (ct_device_check(dev) < 0)
         return NULL;
-    if (value > dev->completed && ct_device_refresh_completed(dev) < 0)
+    if (ct_timeline_sync(dev, value, CT_SYNC_READ | CT_SYNC_RETIRE) < 0)
         return NULL;
     if (value > dev->completed)
         Py_RETURN_NONE;
-    ct_ring_retire(dev);
     if (dev->timings[value % CT_TIMINGS].value == value)
         return PyFloat_FromDouble(dev->timings[value % CT_TIMINGS].ms);
     Py_RETURN_NONE;

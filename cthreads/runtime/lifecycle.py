@@ -80,12 +80,14 @@ def init() -> Device:
             return _device
         if _device is not None:  # lost: start over (on the same instance)
             _shutdown_locked(keep_instance=True)
+        # the native policy knobs, read and checked here: no C code reads the environment
+        knobs = config.native_knobs()
         try:
             instance = _get_instance()
             infos = [DeviceInfo.from_native(d) for d in instance.physical_devices()]
             info = choose(infos, config.device_selector())
             cache_file = PipelineCacheFile(info)
-            dev = native.module().Device(instance, info.index, cache_file.load())
+            dev = native.module().Device(instance, info.index, cache_file.load(), knobs)
         except CThreadsGPUError as exc:
             if not _inherited_device:
                 raise

@@ -1,0 +1,97 @@
+/* cthreads._native — stats: what a Device holds and what its submission path did, as a dict.
+ *
+ * Python API:
+ *   Device.stats() -> dict   Vulkan objects alive (allocations, pipelines, command buffers),
+ *       the pool, the batch state (pending, in flight, kept references, values), the event
+ *       counters of the submission path ("counters") and the policy knobs ("knobs", knobs.c).
+ *       Reading it submits nothing (the counter is read directly, not refreshed).
+ */
+#include "cthreads.h"
+
+/* the submission path's event counters (CtCounters) as a dict */
+static PyObject *
+stats_counters(CtDevice *self)
+{
+    CtCounters c;
+    if (self->locks_ready) { /* the (S) fields change under state_lock */
+        Py_BEGIN_ALLOW_THREADS
+        pthread_mutex_lock(&self->state_lock);
+        Py_END_ALLOW_THREADS
+    }
+#define CT_RD(f) c.f = __atomic_load_n(&self->cnt.f, __ATOMIC_RELAXED);
+    CT_RD(host_polls) CT_RD(bg_polls) CT_RD(host_blocks) CT_RD(bg_blocks) CT_RD(wakes)
+    CT_RD(bg_sleeps) CT_RD(lock_blocks) CT_RD(clock_reads) CT_RD(appends) CT_RD(deferred)
+    CT_RD(direct) CT_RD(full) CT_RD(flushes) CT_RD(bg_submits)
+#undef CT_RD
+    if (self->locks_ready)
+        pthread_mutex_unlock(&self->state_lock);
+    return Py_BuildValue(
+        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+        /* timeline counter reads (vkGetSemaphoreCounterValue; an ioctl on some drivers) */
+        "host_polls", (unsigned long long)c.host_polls, "bg_polls", (unsigned long long)c.bg_polls,
+        /* blocking timeline waits (vkWaitSemaphores) */
+        "host_blocks", (unsigned long long)c.host_blocks, "bg_blocks", (unsigned long long)c.bg_blocks,
+        /* futex-level events: wake-ups of the sleeping thread, its sleeps, blocked locks */
+        "wakes", (unsigned long long)c.wakes, "bg_sleeps", (unsigned long long)c.bg_sleeps,
+        "lock_blocks", (unsigned long long)c.lock_blocks,
+        "clock_reads", (unsigned long long)c.clock_reads,
+        /* what submits did: appended, opened a pending batch, went out at once, filled one */
+        "appends", (unsigned long long)c.appends, "deferred", (unsigned long long)c.deferred,
+        "direct", (unsigned long long)c.direct, "full", (unsigned long long)c.full,
+        /* who submitted pending batches */
+        "flushes", (unsigned long long)c.flushes, "bg_submits", (unsigned long long)c.bg_submits);
+}
+
+PyObject *
+ct_device_stats(CtDevice *self, PyObject *unused)
+{
+    Py_ssize_t live = 0, pooled = 0, deferred = 0, pipelines = 0;
+    VkDeviceSize live_bytes = 0;
+    for (CtAlloc *a = self->all; a != NULL; a = a->all_next) {
+        live++;
+        live_bytes += a->capacity;
+    }
+    for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; t++)
+        for (int c = 0; c < CT_NCLASS; c++)
+            for (CtAlloc *a = self->pools[t][c]; a != NULL; a = a->free_next)
+                pooled++;
+    for (CtAlloc *a = self->deferred; a != NULL; a = a->free_next)
+        deferred++;
+    for (CtPipeline *p = self->pipelines; p != NULL; p = p->next)
+        pipelines++;
+    int open = 0, in_flight = 0, keep = 0;
+    for (int i = 0; i < CT_RING; i++) {
+        int s = CT_LOAD(self->ring[i].state);
+        open += s == CT_SLOT_OPEN;
+        in_flight += s == CT_SLOT_SUBMITTED;
+        keep += (int)self->ring[i].nkeep;
+    }
+    int cbs = self->cmd_pool != VK_NULL_HANDLE ? CT_RING : 0;
+    uint64_t counter = self->completed; /* fresh, without submitting anything */
+    if (self->state == CT_ALIVE && self->timeline != VK_NULL_HANDLE)
+        self->fn.vkGetSemaphoreCounterValue(self->device, self->timeline, &counter);
+    uint64_t nbatches = CT_LOAD(self->nbatches);
+    PyObject *counters = stats_counters(self), *knobs = ct_knobs_dict(&self->knobs);
+    if (counters == NULL || knobs == NULL) {
+        Py_XDECREF(counters);
+        Py_XDECREF(knobs);
+        return NULL;
+    }
+    return Py_BuildValue(
+        "{s:n,s:n,s:n,s:K,s:n,s:n,s:K,s:K,s:n,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:K,s:K,s:N,s:N}",
+        /* Vulkan objects alive: one VkBuffer bound to one VkDeviceMemory per allocation */
+        "allocations", live, "vk_buffers", live, "vk_memory", live,
+        "allocated_bytes", (unsigned long long)live_bytes,
+        "buffers_in_use", live - pooled - deferred, "pooled", pooled,
+        "pooled_bytes", (unsigned long long)self->pooled_bytes,
+        "pool_cap", (unsigned long long)self->pool_cap,
+        "pipelines", pipelines, "command_buffers", cbs,
+        /* batches: open (pending), submitted and not yet retired, and references they hold */
+        "batches_pending", open, "batches_in_flight", in_flight, "ring_in_flight", open + in_flight,
+        "kept_objects", keep, "submit_thread", self->bg_started,
+        "queue_submits", (unsigned long long)nbatches,
+        "last_value", (unsigned long long)self->next_value,
+        "submitted", (unsigned long long)CT_LOAD(self->submitted),
+        "completed", (unsigned long long)counter,
+        "counters", counters, "knobs", knobs);
+}
