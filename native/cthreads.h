@@ -435,7 +435,6 @@ int ct_fold_completed(CtDevice *dev);
 void ct_timeline_retire(CtDevice *dev);
 void ct_timeline_free_after_use(CtDevice *dev, CtAlloc *a);
 void ct_note_bg_completed(CtDevice *dev, uint64_t v);
-#define ct_ring_retire ct_timeline_retire /* the name launch.c uses */
 
 /* stats.c */
 PyObject *ct_device_stats(CtDevice *dev, PyObject *unused);

@@ -316,8 +316,7 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
     CtDevice *dev = self->dev;
     /* batches the background thread saw complete give their references back first (as
        submit() does; finalizers may run Python code, so before anything is read) */
-    if (ct_fold_completed(dev)) {
-        ct_ring_retire(dev);
+    if (ct_timeline_sync(dev, 0, CT_SYNC_RETIRE_NEW)) {
         if (!device_usable(self))
             Py_RETURN_NONE;
     }
