@@ -19,6 +19,7 @@ from ..compiler.cache import cache_key
 from ..compiler.target import DEFAULT_TARGET
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..residency.arena import PACK_SIZE, _resident, resident_fits
+from ..residency.device_array import DeviceArray
 from . import fastpath, session, transfer
 from .aliasing import check_aliasing
 from .binding import ListArg, check_list, check_scalar, device_buffer_for, type_name
@@ -258,7 +259,12 @@ def describe_grid(grid: Any) -> str:
 
 def _shape_of(param: Any, value: Any, count: int, axis: int) -> tuple[int, int, int]:
     """The extents the kernel reads through `x.shape[k]` (k <= axis), padded to 3."""
-    shape = (len(value),) if isinstance(value, list) else tuple(memoryview(value).shape) or (count,)
+    if isinstance(value, list):
+        shape: tuple = (len(value),)
+    elif type(value) is DeviceArray:
+        shape = value.shape or (count,)
+    else:
+        shape = tuple(memoryview(value).shape) or (count,)
     if len(shape) <= axis:
         raise GpuInvalidArgument(
             f"kernel reads `{param.name}.shape[{axis}]` but the argument has {len(shape)} "
@@ -285,6 +291,14 @@ def _launch(
     count: dict[int, int] = {}
     for i, param in plan.list_params:
         value = args[i]
+        # -- DeviceArray (residency/device_array.py): resident, and itself its own record --
+        if type(value) is DeviceArray:
+            res = resident[i] = value.launch_record(param)
+            addr[i] = res.buffer.address
+            count[i] = res.count
+            lists.append(ListArg(i, param, value, res.count, res.nbytes, res.pack, None, None))
+            continue
+        # -- end DeviceArray --
         res = _resident.get(id(value))
         if res is not None and res.obj is value:
             if (
@@ -298,9 +312,7 @@ def _launch(
             resident[i] = res
             addr[i] = res.buffer.address
             count[i] = res.count
-            lists.append(
-                ListArg(i, param, value, res.count, res.nbytes, res.pack, None, res.view)
-            )
+            lists.append(ListArg(i, param, value, res.count, res.nbytes, res.pack, None, res.view))
         else:
             lists.append(check_list(i, param, value))
     if len(lists) > 1 and plan.writes_lists:
@@ -349,7 +361,8 @@ def _launch(
                 continue
             res = resident.get(arg.index)
             if res is not None:
-                writebacks.append((arg, res))
+                if res is not arg.value:  # a DeviceArray (its own record) stays on the device
+                    writebacks.append((arg, res))
                 continue
             dev_buf = dev_bufs[arg.index]
             if plan.direct_read and dev_buf.host_visible:
