@@ -314,3 +314,29 @@ def test_device_arrays_mix_with_host_arrays_and_lists():
     y = DeviceArray(8, "f32")
     gpu(saxpy, 8, 1.0, np.full(8, 4.0, np.float32), y).join()
     assert (y.numpy() == 4.0).all()
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_both_fast_launchers_step_aside_for_device_arrays(native):
+    from tests.devicehelp import use_launcher
+
+    use_launcher(saxpy, native)
+    try:
+        x = DeviceArray.from_numpy(np.full(32, 2.0, np.float32))
+        y = DeviceArray(32, "f32")
+        xs = np.full(32, 2.0, np.float32)
+        ys = np.zeros(32, np.float32)
+        for _ in range(3):  # fast-path launches (host arrays) and device-array ones, mixed
+            gpu(saxpy, 32, 1.0, xs, ys).join()
+            gpu(saxpy, 32, 1.0, x, y)
+        assert (y.numpy() == 6.0).all() and (ys == 6.0).all()
+    finally:
+        use_launcher(saxpy, True)
+
+
+def test_grid_and_timed_launches_take_device_arrays():
+    x = DeviceArray.from_numpy(np.ones(64, np.float32))
+    y = DeviceArray(64, "f32")
+    gpu(saxpy, 64, 1.0, x, y, grid=(64,)).join()
+    gpu(saxpy, 64, 1.0, x, y, timed=True).join()
+    assert (y.numpy() == 2.0).all()
