@@ -177,7 +177,7 @@ class DeviceArray:
         self = cls.__new__(cls)
         self._allocate(_shape(shape), dtype)
         try:
-            self._upload(self._host_bytes(data, "data", writable=False))
+            self._upload(self._host_bytes(data, "data", writable=False, raw=True))
         except BaseException:
             self.release()
             raise
@@ -354,11 +354,12 @@ class DeviceArray:
             [("fill", self.buffer, 0, self.nbytes, 0)], keep=(self.buffer,)
         )
 
-    def _host_bytes(self, host: Any, name: str, writable: bool) -> memoryview:
-        """The flat bytes of a host object matching this array (numpy: dtype and shape)."""
+    def _host_bytes(self, host: Any, name: str, writable: bool, raw: bool = False) -> memoryview:
+        """The flat bytes of a host object matching this array (numpy: dtype and shape, unless
+        `raw`: from_bytes() takes any buffer's bytes)."""
         import numpy
 
-        if isinstance(host, numpy.ndarray):
+        if isinstance(host, numpy.ndarray) and not raw:
             if host.dtype != self._dtype or host.shape != self.shape:
                 raise GpuInvalidArgument(
                     f"`{name}` is a numpy array of {host.dtype} with shape {host.shape}; this "

@@ -120,14 +120,16 @@ def test_round_trips_are_bit_exact(name):
     assert d.to_bytes() == a.tobytes()
     e = DeviceArray.from_bytes(a.tobytes(), (17, 3), name)
     assert e.numpy().tobytes() == a.tobytes()
+    raw = DeviceArray.from_bytes(a.view(np.uint8), (17, 3), name)  # any buffer's bytes
+    assert raw.numpy().tobytes() == a.tobytes()
     b = random_array(name, (17, 3), seed=99)
     d.copy_from(b)
     out = np.empty_like(b)
     d.copy_to(out)
     assert out.tobytes() == b.tobytes()
-    raw = bytearray(d.nbytes)
-    d.copy_to(raw)
-    assert bytes(raw) == b.tobytes()
+    into = bytearray(d.nbytes)
+    d.copy_to(into)
+    assert bytes(into) == b.tobytes()
 
 
 def test_from_numpy_takes_non_contiguous_arrays_as_row_major():
