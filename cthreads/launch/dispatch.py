@@ -312,7 +312,9 @@ def _launch(
             resident[i] = res
             addr[i] = res.buffer.address
             count[i] = res.count
-            lists.append(ListArg(i, param, value, res.count, res.nbytes, res.pack, None, res.view))
+            lists.append(
+                ListArg(i, param, value, res.count, res.nbytes, res.pack, None, res.view)
+            )
         else:
             lists.append(check_list(i, param, value))
     if len(lists) > 1 and plan.writes_lists:
