@@ -342,3 +342,18 @@ def test_grid_and_timed_launches_take_device_arrays():
     gpu(saxpy, 64, 1.0, x, y, grid=(64,)).join()
     gpu(saxpy, 64, 1.0, x, y, timed=True).join()
     assert (y.numpy() == 2.0).all()
+
+
+@pytest.mark.parametrize("name", ["u8", "f16", "f32", "u64"])
+def test_the_discrete_gpu_paths_round_trip(name, monkeypatch):
+    # fills and staging copies through the queue, as on a GPU over PCIe
+    monkeypatch.setattr(DeviceArray, "_direct", lambda self: False)
+    DeviceArray.from_numpy(random_array(name, 7, seed=3)).release()  # dirty pool memory
+    z = DeviceArray(7, name)  # 7 elements: a fill whose size is no multiple of 4 for u8/f16
+    assert not z.numpy().any()
+    a = random_array(name, (5, 7), seed=4)
+    d = DeviceArray.from_numpy(a)
+    assert d.numpy().tobytes() == a.tobytes()
+    b = random_array(name, (5, 7), seed=6)
+    d.copy_from(b)
+    assert d.to_bytes() == b.tobytes()

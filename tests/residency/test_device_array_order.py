@@ -33,6 +33,16 @@ def poke(n: int, base: int, x: list[float]) -> None:
 N = 1024
 
 
+@pytest.fixture(autouse=True, params=["unified", "discrete"])
+def memory_paths(request, monkeypatch):
+    """Each test twice: with lavapipe's unified memory (the host reads and writes the buffer
+    where it lies), and taking the paths of a discrete GPU (fills, staging copies through the
+    queue; the buffer is read in place only while unrelated work is queued)."""
+    if request.param == "discrete":
+        monkeypatch.setattr(DeviceArray, "_direct", lambda self: False)
+    return request.param
+
+
 def test_a_download_waits_only_for_launches_that_write_the_array():
     x = DeviceArray.from_numpy(np.arange(N, dtype=np.float32))
     y = DeviceArray(N, "f32")
