@@ -179,6 +179,9 @@ check_list(CtLauncher *self, const LParam *p, PyObject *a, PyObject **rec, PyObj
         PyErr_Clear();
         return 0;
     }
+    /* a self-record (DeviceArray) serves only its own element type, and is never empty */
+    if (own && (c != (Py_UCS4)(unsigned char)p->packs[0] || n == 0))
+        return 0;
     if (n < 0 || ((h & self->sz.hz_read_only) && p->writes) ||
         ((h & self->sz.hz_overlaps) && self->alias_check))
         return 0;
@@ -387,9 +390,11 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
     uint64_t v = ct_enqueue(dev, &op, 1, &self->ref[O_PIPE], 1, kept, 0);
     if (v == 0 || (value = PyLong_FromUnsignedLongLong(v)) == NULL)
         goto done;
+    /* written lists come back at join, except self-records (DeviceArray: its record is the
+       argument itself), which stay on the device */
     int nw = 0;
     for (int x = 0; x < nl; x++)
-        nw += self->params[listix[x]].writes;
+        nw += self->params[listix[x]].writes && rec[listix[x]] != PyTuple_GET_ITEM(args, listix[x]);
     if ((wb = PyList_New(nw)) == NULL)
         goto done;
     nw = 0;
@@ -399,11 +404,13 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
             goto done;
         if (!self->params[i].writes)
             continue;
-        PyObject *pair = PyTuple_Pack(2, Py_None, rec[i]);
-        if (pair == NULL || PyDict_SetItem(rdict[i], s_last_write, value) < 0) {
-            Py_XDECREF(pair);
+        if (PyDict_SetItem(rdict[i], s_last_write, value) < 0)
             goto done;
-        }
+        if (rec[i] == PyTuple_GET_ITEM(args, i))
+            continue;
+        PyObject *pair = PyTuple_Pack(2, Py_None, rec[i]);
+        if (pair == NULL)
+            goto done;
         PyList_SET_ITEM(wb, nw++, pair);
     }
     result = make_job(self, value, wb);

@@ -25,7 +25,7 @@ from ..errors import (
 )
 from ..launch import GpuJob, compile, gpu, prepare
 from ..launch import shutdown as _shutdown
-from ..residency import GpuArena
+from ..residency import DeviceArray, GpuArena
 from .atomics import (
     atomic_add,
     atomic_and,
@@ -85,6 +85,7 @@ __all__ = [
     "BlockDim",
     "BlockIdx",
     "CThreadsGPUError",
+    "DeviceArray",
     "GPUNotAvailable",
     "GlobalIdx",
     "Gpu",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..compiler.cache import cache_key
 from ..compiler.target import DEFAULT_TARGET
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
-from ..residency.arena import resident_of
+from ..residency.arena import SELF_RECORD_TYPES, resident_of
 from ..runtime import formats, transfer
 from . import session
 from .aliasing import check_aliasing
@@ -182,7 +182,12 @@ def describe_grid(grid: Any) -> str:
 
 def _shape_of(param: Any, value: Any, count: int, axis: int) -> tuple[int, int, int]:
     """The extents the kernel reads through `x.shape[k]` (k <= axis), padded to 3."""
-    shape = (len(value),) if isinstance(value, list) else tuple(memoryview(value).shape) or (count,)
+    if isinstance(value, list):
+        shape: tuple = (len(value),)
+    elif type(value) in SELF_RECORD_TYPES:  # a DeviceArray
+        shape = value.shape or (count,)
+    else:
+        shape = tuple(memoryview(value).shape) or (count,)
     if len(shape) <= axis:
         raise GpuInvalidArgument(
             f"kernel reads `{param.name}.shape[{axis}]` but the argument has {len(shape)} "
@@ -211,6 +216,14 @@ def _launch(
         i = param.index
         value = args[i]
         res = resident_of(value)
+        if res is value:
+            # a self-record (a DeviceArray): it checks itself against the parameter and stays
+            # on the device (no writeback)
+            res = resident[i] = value.launch_record(param)
+            addr[i] = res.buffer.address
+            count[i] = res.count
+            lists.append(ListArg(i, param, value, res.count, res.nbytes, res.pack, None, None))
+            continue
         if res is not None:
             if (
                 res.generation != generation
@@ -276,7 +289,8 @@ def _launch(
                 continue
             res = resident.get(arg.index)
             if res is not None:
-                writebacks.append((arg, res))
+                if res is not arg.value:  # a self-record (DeviceArray) stays on the device
+                    writebacks.append((arg, res))
                 continue
             dev_buf = dev_bufs[arg.index]
             if plan.direct_read and dev_buf.host_visible:

@@ -92,5 +92,6 @@ def serves(pack: str, fmt: ElementFormat) -> bool:
 
 
 def accepted_packs(fmt: ElementFormat) -> str:
-    """The pack codes of resident memory a list of `fmt` accepts (see `serves`)."""
-    return "BC" if fmt.pack == "C" else fmt.pack
+    """The pack codes of resident memory a list of `fmt` accepts (see `serves`), its own code
+    first (the C launcher takes a DeviceArray, whose type must match exactly, only with that)."""
+    return "CB" if fmt.pack == "C" else fmt.pack

@@ -32,6 +32,12 @@ def test_saxpy(tmp_path):
     assert out.count("matches numpy") == 2
 
 
+def test_device_arrays(tmp_path):
+    out = ok(run("device_arrays.py", "--small", cwd=tmp_path))
+    assert "150 launches on device arrays of 10000 float32, one read back" in out
+    assert "matches numpy" in out
+
+
 def test_mandelbrot(tmp_path):
     Image = pytest.importorskip("PIL.Image", reason="Pillow is in the test extra: pip install -e '.[test]'")
     out = ok(run("mandelbrot.py", "--small", "-o", "m.png", cwd=tmp_path))
