@@ -43,6 +43,8 @@ from .grammar import (
     ExecutionMode,
     ExecutionModel,
     FunctionControl,
+    LoopControl,
+    MemoryAccess,
     MemoryModel,
     Op,
     StorageClass,
@@ -265,7 +267,7 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
             Module.emit(
                 code, Op.AccessChain, m.t_pointer(PSB, t), ac, pblock, m.const(self.t_i32, idx)
             )
-            Module.emit(code, Op.Load, t, val, ac, 2, align)  # MemoryAccess.Aligned = 2
+            Module.emit(code, Op.Load, t, val, ac, MemoryAccess.Aligned, align)
         else:
             Module.emit(
                 code,
@@ -454,7 +456,7 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
             emit(code, Op.Label, header)
             emit(code, Op.Phi, i32, var, start, pred, nxt, cont)
             emit(code, Op.ULessThan, self.t_bool, inside, var, extent)
-            emit(code, Op.LoopMerge, merge, cont, 0)
+            emit(code, Op.LoopMerge, merge, cont, LoopControl.None_)
             emit(code, Op.BranchConditional, inside, body_l, merge)
             emit(code, Op.Label, body_l)
             outer.append((header, cont, merge, var, nxt, step))
@@ -469,7 +471,7 @@ class Codegen(VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
             emit(code, Op.Label, header)
             emit(code, Op.Phi, i32, g, g0, pred, g_next, cont)
             emit(code, Op.ULessThan, self.t_bool, inside, g, total)  # unsigned: total is a u32
-            emit(code, Op.LoopMerge, merge, cont, 0)
+            emit(code, Op.LoopMerge, merge, cont, LoopControl.None_)
             emit(code, Op.BranchConditional, inside, loop_body, merge)
             emit(code, Op.Label, loop_body)
             vals[("g", None)] = g

@@ -18,10 +18,18 @@ from .. import ir
 from ..ranges import shared_accesses_in_range
 from .builder import Module
 from .codegen_expr import CodegenError, UnsupportedFeature
-from .grammar import BuiltIn, Capability, Op, Scope, StorageClass
+from .codegen_stmt import BARRIER_SEMANTICS
+from .grammar import (
+    BuiltIn,
+    Capability,
+    LoopControl,
+    MemorySemantics,
+    Op,
+    Scope,
+    SelectionControl,
+    StorageClass,
+)
 
-SEM_RELAXED = 0
-BARRIER_SEMANTICS = 0x8 | 0x40 | 0x100  # AcquireRelease | UniformMemory | WorkgroupMemory
 _INT_ATOMIC = {
     ir.AtomicOp.ADD: Op.AtomicIAdd,
     ir.AtomicOp.MIN: Op.AtomicSMin,
@@ -92,7 +100,7 @@ class MemoryGen:
             self.br(header)
             self.begin(header)
             Module.emit(self.code, Op.Phi, i32, j, flat, pre, j_next, cont)
-            self.ins(Op.LoopMerge, merge, cont, 0)
+            self.ins(Op.LoopMerge, merge, cont, LoopControl.None_)
             self.br(test)
             self.begin(test)
             c = self.op(Op.SLessThan, self.t_bool, j, info.size_id)
@@ -142,7 +150,7 @@ class MemoryGen:
     def _open_guard(self, idx: int, length: int) -> tuple[int, int]:
         inb = self.op(Op.ULessThan, self.t_bool, idx, length)
         access, merge = self.m.new_id(), self.m.new_id()
-        self.ins(Op.SelectionMerge, merge, 0)
+        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
         self.ins(Op.BranchConditional, inb, access, merge)
         self.begin(access)
         return access, merge
@@ -181,7 +189,7 @@ class MemoryGen:
         else:
             ptr = self.op(Op.AccessChain, li.elem_ptr, li.base, self.c0, idx)
         sc = self.ki(scope)
-        sem = self.ki(SEM_RELAXED)
+        sem = self.ki(MemorySemantics.Relaxed)
         if elem.is_int:
             t = self.ty(elem)
             if elem.bits == 64:
@@ -237,7 +245,7 @@ class MemoryGen:
         self.br(header)
         self.begin(header)
         Module.emit(self.code, Op.Phi, i32, old_bits, first, pre, prev, cont)
-        self.ins(Op.LoopMerge, merge, cont, 0)
+        self.ins(Op.LoopMerge, merge, cont, LoopControl.None_)
         self.br(body)
         self.begin(body)
         old = self.op(Op.Bitcast, f32, old_bits)

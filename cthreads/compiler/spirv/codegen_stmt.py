@@ -17,13 +17,22 @@ from typing import ClassVar
 
 from .. import ir
 from .codegen_expr import CodegenError
-from .grammar import BuiltIn, Op, StorageClass
+from .grammar import (
+    BuiltIn,
+    LoopControl,
+    MemoryAccess,
+    MemorySemantics,
+    Op,
+    Scope,
+    SelectionControl,
+    StorageClass,
+)
 
-ALIGNED = 2  # MemoryAccess.Aligned
-SCOPE_WORKGROUP = 2
-# AcquireRelease | UniformMemory | WorkgroupMemory: orders shared arrays (workgroup memory) and
-# list (buffer) memory between the invocations of a workgroup.
-BARRIER_SEMANTICS = 0x8 | 0x40 | 0x100
+# Orders shared arrays (workgroup memory) and list (buffer) memory between the invocations of
+# a workgroup.
+BARRIER_SEMANTICS = (
+    MemorySemantics.AcquireRelease | MemorySemantics.UniformMemory | MemorySemantics.WorkgroupMemory
+)
 
 
 class StmtGen:
@@ -133,7 +142,7 @@ class StmtGen:
         new = self.m.new_id
         then_l, merge = new(), new()
         else_l = new() if s.orelse else merge
-        self.ins(Op.SelectionMerge, merge, 0)
+        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
         self.ins(Op.BranchConditional, c, then_l, else_l)
         self.begin(then_l)
         self.stmts(s.then)
@@ -191,7 +200,7 @@ class StmtGen:
     def _when(self, c: int, then) -> None:
         """A selection without else: `then()` emits the taken block's code."""
         then_l, merge = self.m.new_id(), self.m.new_id()
-        self.ins(Op.SelectionMerge, merge, 0)
+        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
         self.ins(Op.BranchConditional, c, then_l, merge)
         self.begin(then_l)
         then()
@@ -204,7 +213,7 @@ class StmtGen:
         header, cond_l, body_l, cont, merge = new(), new(), new(), new(), new()
         self.br(header)
         self.begin(header)
-        self.ins(Op.LoopMerge, merge, cont, 0)
+        self.ins(Op.LoopMerge, merge, cont, LoopControl.None_)
         self.br(cond_l)
         self.begin(cond_l)  # the condition may itself need blocks (guarded loads, int **)
         c = self.expr(s.cond)
@@ -238,7 +247,7 @@ class StmtGen:
         self.terminated = True
 
     def _barrier(self, s: ir.Barrier) -> None:
-        sc = self.ki(SCOPE_WORKGROUP)
+        sc = self.ki(Scope.Workgroup)
         self.ins(Op.ControlBarrier, sc, sc, self.ki(BARRIER_SEMANTICS))
 
     # ---------------------------------------------------------------- list access
@@ -246,7 +255,7 @@ class StmtGen:
         """Open `if uint(idx) < len`: returns (access block, merge block); in the access block."""
         inb = self.op(Op.ULessThan, self.t_bool, idx, li.len)
         access, merge = self.m.new_id(), self.m.new_id()
-        self.ins(Op.SelectionMerge, merge, 0)
+        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
         self.ins(Op.BranchConditional, inb, access, merge)
         self.begin(access)
         return access, merge
@@ -264,7 +273,7 @@ class StmtGen:
         pre = self.cur_label
         access, merge = self._guard(li, idx)
         ptr = self.op(Op.AccessChain, li.elem_ptr, li.base, self.c0, idx)
-        v = self.op(Op.Load, li.storage, ptr, ALIGNED, li.align)
+        v = self.op(Op.Load, li.storage, ptr, MemoryAccess.Aligned, li.align)
         if li.elem.is_bool:  # one byte -> bool (any nonzero byte is True)
             u32 = self.m.t_int(32, False)
             v = self.op(
@@ -292,7 +301,7 @@ class StmtGen:
             w = self.op(Op.Select, u32, val, self.m.const(u32, 1), self.m.const(u32, 0))
             val = self.op(Op.UConvert, li.storage, w)
         ptr = self.op(Op.AccessChain, li.elem_ptr, li.base, self.c0, idx)
-        self.ins(Op.Store, ptr, val, ALIGNED, li.align)
+        self.ins(Op.Store, ptr, val, MemoryAccess.Aligned, li.align)
         self.br(merge)
         self.begin(merge)
 
