@@ -23,7 +23,7 @@ NAN, INF = float("nan"), float("inf")
 class MathGen:
     """Mixin over ExprGen: `call()` and the power recipes."""
 
-    def call(self, e: ir.Call) -> int:
+    def visit_Call(self, e: ir.Call) -> int:
         spec = INTRINSICS.get(e.name)
         if spec is None or len(e.args) != spec.arity:
             raise CodegenError(f"unknown intrinsic {e.name}/{len(e.args)}")
@@ -42,7 +42,7 @@ class MathGen:
         return r
 
     def _promote(self, a: ir.Expr) -> int:
-        return self._cast(ir.Cast(ir.F32, a))
+        return self.visit_Cast(ir.Cast(ir.F32, a))
 
     # ------------------------------------------------------------------- recipes
     def _r_abs(self, e: ir.Call, args: list[int]) -> int:

@@ -132,7 +132,7 @@ class MemoryGen:
     def _to_storage(self, info: SharedInfo, v: int) -> int:
         return self.op(Op.Bitcast, self.t_i32, v) if info.int_view else v
 
-    def shared_load(self, e: ir.SharedLoad) -> int:
+    def visit_SharedLoad(self, e: ir.SharedLoad) -> int:
         info = self.shared_info[e.array]
         known = self._in_range(e, info.size)
         if known is False:
@@ -155,7 +155,7 @@ class MemoryGen:
         self.begin(access)
         return access, merge
 
-    def _shared_store(self, s: ir.SharedStore) -> None:
+    def visit_SharedStore(self, s: ir.SharedStore) -> None:
         info = self.shared_info[s.array]
         known = self._in_range(s, info.size)
         if known is False:
@@ -171,7 +171,7 @@ class MemoryGen:
         self.begin(merge)
 
     # ---------------------------------------------------------------------- atomics
-    def _atomic(self, s: ir.Atomic) -> None:
+    def visit_Atomic(self, s: ir.Atomic) -> None:
         elem = s.value.type
         idx = self.expr(s.index)
         val = self.expr(s.value)

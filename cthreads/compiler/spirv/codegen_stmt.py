@@ -13,8 +13,6 @@ around the access; reads outside give zero through an OpPhi, writes outside are 
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from .. import ir
 from .codegen_expr import CodegenError
 from .grammar import (
@@ -37,8 +35,6 @@ BARRIER_SEMANTICS = (
 
 class StmtGen:
     """Mixin: the body function. Needs ExprGen's helpers and codegen.Codegen's declarations."""
-
-    STMTS: ClassVar[dict] = {}
 
     def emit_body(self, fn, args: dict, access: dict | None = None) -> None:
         """Emit the kernel body into `fn`. `access` (vector body only, codegen_vec.py) maps a
@@ -107,22 +103,20 @@ class StmtGen:
 
     # -------------------------------------------------------------------- statements
     def stmts(self, body: tuple[ir.Stmt, ...]) -> None:
-        table = self.STMTS
+        visitors = self.VISITORS
         for s in body:
             if self.terminated:
                 return  # after break/continue/return: unreachable, like Python
-            fn = table.get(type(s))
-            if fn is None:
-                raise CodegenError(f"unknown statement node {type(s).__name__}")
-            fn(self, s)
+            visit = visitors.get(type(s)) or self.visitor(type(s), ir.Stmt, "statement")
+            visit(self, s)
 
-    def _assign(self, s: ir.Assign) -> None:
+    def visit_Assign(self, s: ir.Assign) -> None:
         var = self.local_vars.get(s.name)
         if var is None:
             raise CodegenError(f"local `{s.name}` is not declared in Kernel.locals")
         self.ins(Op.Store, var, self.expr(s.value))
 
-    def _if(self, s: ir.If) -> None:
+    def visit_If(self, s: ir.If) -> None:
         links, final = ir.elif_chain(s)
         # Flat when long, or when nesting it would pass the budget the frontend checked (its
         # count assumed a flat chain where the source had one; the passes may have shortened it).
@@ -208,7 +202,7 @@ class StmtGen:
             self.br(merge)
         self.begin(merge)
 
-    def _loop(self, s: ir.Loop) -> None:
+    def visit_Loop(self, s: ir.Loop) -> None:
         new = self.m.new_id
         header, cond_l, body_l, cont, merge = new(), new(), new(), new(), new()
         self.br(header)
@@ -232,21 +226,21 @@ class StmtGen:
             self.br(header)
         self.begin(merge)
 
-    def _break(self, s: ir.Break) -> None:
+    def visit_Break(self, s: ir.Break) -> None:
         if not self.loops:
             raise CodegenError("`break` outside a loop")
         self.br(self.loops[-1][0])
 
-    def _continue(self, s: ir.Continue) -> None:
+    def visit_Continue(self, s: ir.Continue) -> None:
         if not self.loops:
             raise CodegenError("`continue` outside a loop")
         self.br(self.loops[-1][1])
 
-    def _return(self, s: ir.Return) -> None:
+    def visit_Return(self, s: ir.Return) -> None:
         self.ins(Op.Return)
         self.terminated = True
 
-    def _barrier(self, s: ir.Barrier) -> None:
+    def visit_Barrier(self, s: ir.Barrier) -> None:
         sc = self.ki(Scope.Workgroup)
         self.ins(Op.ControlBarrier, sc, sc, self.ki(BARRIER_SEMANTICS))
 
@@ -260,7 +254,7 @@ class StmtGen:
         self.begin(access)
         return access, merge
 
-    def load(self, e: ir.Load) -> int:
+    def visit_Load(self, e: ir.Load) -> int:
         li = self.lists[e.list_index]
         redirect = self.access.get(e.list_index)
         if redirect is not None:  # vector body: the index is this lane's own, in range
@@ -283,7 +277,7 @@ class StmtGen:
         self.begin(merge)
         return self.op(Op.Phi, self.ty(e.type), v, access, zero, pre)
 
-    def _store(self, s: ir.Store) -> None:
+    def visit_Store(self, s: ir.Store) -> None:
         li = self.lists[s.list_index]
         redirect = self.access.get(s.list_index)
         if redirect is not None:  # vector body: record the lane's value; main writes it back
@@ -304,15 +298,3 @@ class StmtGen:
         self.ins(Op.Store, ptr, val, MemoryAccess.Aligned, li.align)
         self.br(merge)
         self.begin(merge)
-
-
-StmtGen.STMTS = {
-    ir.Assign: StmtGen._assign,
-    ir.Store: StmtGen._store,
-    ir.If: StmtGen._if,
-    ir.Loop: StmtGen._loop,
-    ir.Break: StmtGen._break,
-    ir.Continue: StmtGen._continue,
-    ir.Return: StmtGen._return,
-    ir.Barrier: StmtGen._barrier,
-}
