@@ -9,15 +9,11 @@ and appear only on a line of their own or as the value of an assignment.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from .. import ir
 from ..ir import I32, AtomicOp
 from . import typerules as tr
 from .signature import ALLOWED_LOCAL_TYPES, python_type_name, type_from_node
-
-if TYPE_CHECKING:
-    from .stmts import StmtLowerer
 
 SHARED_FORM = "name = shared(float, 256) at the top level of the kernel body"
 _SIZE_ALLOWED = (
@@ -56,18 +52,13 @@ def atomic_form(name: str) -> str:
     )
 
 
-class MemoryLowerer:
-    """Lowers the two call forms that are statements, not values."""
-
-    def __init__(self, stmts: StmtLowerer):
-        self.s = stmts
-        self.ctx = stmts.ctx
-        self.x = stmts.x
+class MemoryLowering:
+    """Mixin of stmts.StmtLowerer: the two call forms that are statements, not values."""
 
     # ------------------------------------------------------------------ shared arrays
 
     def declare_shared(self, node: ast.Assign, call: ast.Call) -> list[ir.Stmt]:
-        s, ctx = self.s, self.ctx
+        s, ctx = self, self.ctx
         target = node.targets[0]
         if len(node.targets) != 1 or not isinstance(target, ast.Name):
             s.fail(
@@ -146,13 +137,13 @@ class MemoryLowerer:
         value = passes.map_expr(self.x.expr(node), fold)
         if not isinstance(value, ir.Const) or not value.type.is_int:
             what = "a float" if value.type.is_float else "not known when compiling"
-            self.s.fail(
+            self.fail(
                 node,
                 f"the size of a shared array must be a constant int; this is {what}",
                 _SIZE_ALLOWED,
             )
         if value.value < 1:
-            self.s.fail(
+            self.fail(
                 node,
                 f"the size of a shared array must be at least 1; this is {value.value}",
                 _SIZE_ALLOWED,
@@ -166,7 +157,7 @@ class MemoryLowerer:
     ) -> tuple[list[ir.Stmt], ir.Expr | None]:
         """The `ir.Atomic` for `name(xs, i, v)` and, when `want_result`, a local holding the old
         value."""
-        s, x = self.s, self.x
+        s, x = self, self.x
         op = ATOMIC_OPS[name]
         if call.keywords:
             s.fail(call.keywords[0], f"{name}() takes positional arguments", atomic_form(name))
