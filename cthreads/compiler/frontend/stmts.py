@@ -8,6 +8,8 @@ One `visit_<Node>` per supported statement. Locals keep the type of their first 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from .. import ir
 from ..ir import Scalar
@@ -162,9 +164,15 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, Located):
                 f"{ir.ELIF_FLATTEN} or more conditions counts as two levels)",
             )
 
-    def deeper(self, node: ast.stmt):
-        """Context manager: one more structured level (a loop) around lowering `node`."""
-        return _Deeper(self, node)
+    @contextmanager
+    def deeper(self, node: ast.stmt) -> Iterator[None]:
+        """One more structured level (a loop) around lowering `node`."""
+        self.ctx.nesting += 1
+        self.check_nesting(node)
+        try:
+            yield
+        finally:
+            self.ctx.nesting -= 1
 
     def visit_While(self, node: ast.While) -> list[ir.Stmt]:
         if node.orelse:
@@ -429,18 +437,6 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, Located):
             out, old = self.value_call(node.value, special)  # type: ignore[arg-type]
             return out + self.assign_local(target, name, old, annotated=t)  # type: ignore[arg-type]
         return self.assign_local(target, name, self.x.expr(node.value), annotated=t)
-
-
-class _Deeper:
-    def __init__(self, s: StmtLowerer, node: ast.stmt):
-        self.s, self.node = s, node
-
-    def __enter__(self) -> None:
-        self.s.ctx.nesting += 1
-        self.s.check_nesting(self.node)
-
-    def __exit__(self, *exc) -> None:
-        self.s.ctx.nesting -= 1
 
 
 def _pos(node: ast.AST) -> dict:
