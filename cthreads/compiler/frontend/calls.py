@@ -33,39 +33,39 @@ class CallLowering:
     def callee(self, node: ast.Call) -> tuple[str, str]:
         """(kind, name): kind is 'builtin', 'intrinsic', 'barrier', 'barrier-class', 'shared'
         (a shared array declaration) or 'atomic' (name: 'atomic_add', ...)."""
-        x, func = self, node.func
+        func = node.func
         text = ast.unparse(func)
-        if isinstance(func, ast.Name) and func.id in x.ctx.py_locals:
-            p = x.ctx.param(func.id)
+        if isinstance(func, ast.Name) and func.id in self.ctx.py_locals:
+            p = self.ctx.param(func.id)
             what = "parameter" if p is not None else "local variable"
-            x.fail(
+            self.fail(
                 func,
                 f"`{func.id}` is a {what} here, not a function, so it cannot be called",
                 FUNCTIONS_ALLOWED,
             )
-        if not x.is_static(func):
+        if not self.is_static(func):
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
                 kind, inner = self.callee(func.value)  # `Barrier(4).arrive_and_wait()`
                 if kind == "barrier-class":
                     self.reject_barrier_construction(func.value, inner)
             root = chain_root(func)
-            p = x.ctx.param(root.id) if isinstance(root, ast.Name) else None
+            p = self.ctx.param(root.id) if isinstance(root, ast.Name) else None
             if isinstance(func, ast.Attribute) and p is not None and p.is_list:
-                x.fail(
+                self.fail(
                     func,
                     f"lists have no methods in kernels (`{text}`): their length is fixed by the caller",
                     f"{root.id}[i] = value, and len({root.id})",
                 )
-            x.fail(func, f"`{text}` cannot be called in a kernel", FUNCTIONS_ALLOWED)
+            self.fail(func, f"`{text}` cannot be called in a kernel", FUNCTIONS_ALLOWED)
         if isinstance(func, ast.Attribute):
-            base = x.resolve_static(func.value)
+            base = self.resolve_static(func.value)
             if base is MISSING and text == "Barrier.arrive_and_wait":
                 return "barrier", text  # cthreads-gpu compatibility: no import needed
             tag = gpu_tag(base)
             if tag == "Barrier" and func.attr == "arrive_and_wait":
                 return "barrier", text
             if tag == "Barrier-instance":
-                x.fail(
+                self.fail(
                     func,
                     f"`{text}` waits on a host thread barrier, which does not exist on the device",
                     "Barrier.arrive_and_wait() on the class (a workgroup barrier)",
@@ -73,14 +73,14 @@ class CallLowering:
             if base is math and func.attr in INTRINSICS:
                 return "intrinsic", func.attr
             if base is math and hasattr(math, func.attr):
-                x.fail(func, f"`{text}` has no device counterpart", _math_allowed())
+                self.fail(func, f"`{text}` has no device counterpart", _math_allowed())
             obj = (
-                x.ctx.env.attribute(base, func.attr, dotted_path(func) or "")
+                self.ctx.env.attribute(base, func.attr, dotted_path(func) or "")
                 if base is not MISSING
                 else MISSING
             )
         else:
-            obj = x.ctx.env.lookup(func.id)
+            obj = self.ctx.env.lookup(func.id)
             if obj is MISSING:
                 # As in cthreads-gpu, the bare names work without an import: kernels written for
                 # it (`sqrt(x)`, `__sync_threads()`, `Barrier.arrive_and_wait()`) compile as-is.
@@ -91,12 +91,12 @@ class CallLowering:
                 if func.id == "Barrier":
                     return "barrier-class", text
                 if func.id == "shared" or func.id in ATOMIC_OPS or func.id in sg.SUBGROUP_NAMES:
-                    x.fail(
+                    self.fail(
                         func,
                         f"function `{text}` is not defined",
                         f"from cthreads.gpu import {func.id}",
                     )
-                x.fail(func, f"function `{text}` is not defined", FUNCTIONS_ALLOWED)
+                self.fail(func, f"function `{text}` is not defined", FUNCTIONS_ALLOWED)
         name = builtin_of(obj)
         if name is not None:
             return "builtin", name
@@ -117,26 +117,26 @@ class CallLowering:
         if tag == "Barrier":
             return "barrier-class", text
         if obj is builtins.print:
-            x.fail(
+            self.fail(
                 func,
                 "print() is not available on the device",
                 "write values into a list parameter and read them after join()",
             )
         if obj is builtins.round:
-            x.fail(
+            self.fail(
                 func,
                 "round() is not supported in kernels",
                 "math.floor(x + 0.5), int(x) (truncates) or math.ceil(x)",
             )
         if obj is MISSING:
-            x.fail(func, f"function `{text}` is not defined", FUNCTIONS_ALLOWED)
+            self.fail(func, f"function `{text}` is not defined", FUNCTIONS_ALLOWED)
         if hasattr(obj, "__gpu_kernel_meta__"):
-            x.fail(
+            self.fail(
                 func,
                 f"calling another @Gpu kernel (`{text}`) from a kernel is not supported",
                 "write the code inline",
             )
-        x.fail(func, f"calls to `{text}` are not supported in kernels", FUNCTIONS_ALLOWED)
+        self.fail(func, f"calls to `{text}` are not supported in kernels", FUNCTIONS_ALLOWED)
 
     def is_barrier(self, node: ast.Call) -> bool:
         """Whether statement-level call `node` is a barrier (validated)."""
