@@ -17,14 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
+from cthreads.examples_kernels import (
+    mandelbrot,
+    mandelbrot_colors,
+    mandelbrot_reference,
+    mandelbrot_view,
+    saxpy,
+)
 from cthreads.gpu import GlobalIdx, Gpu, GpuArena, GPUNotAvailable, device_name, gpu, prepare
-
-
-@Gpu
-def saxpy(n: int, a: float, x: list[float], y: list[float]) -> None:
-    i: int = GlobalIdx.x
-    if i < n:
-        y[i] = a * x[i] + y[i]
 
 
 @Gpu
@@ -32,45 +32,6 @@ def relax(n: int, src: list[float], dst: list[float]) -> None:
     i: int = GlobalIdx.x
     if i > 0 and i < n - 1:
         dst[i] = 0.25 * src[i - 1] + 0.5 * src[i] + 0.25 * src[i + 1]
-
-
-@Gpu
-def mandelbrot(
-    n: int, width: int, x0: float, y0: float, step: float, max_iter: int, counts: list[int]
-) -> None:
-    i: int = GlobalIdx.x
-    if i < n:
-        cr: float = x0 + (i % width) * step
-        ci: float = y0 + (i // width) * step
-        zr: float = 0.0
-        zi: float = 0.0
-        k: int = 0
-        while k < max_iter and zr * zr + zi * zi <= 4.0:
-            t: float = zr * zr - zi * zi + cr
-            zi = 2.0 * zr * zi + ci
-            zr = t
-            k += 1
-        counts[i] = k
-
-
-def _mandelbrot_reference(
-    idx: np.ndarray, width: int, x0: float, y0: float, step: float, max_iter: int
-) -> np.ndarray:
-    """The kernel's computation in numpy float32, for the pixel indexes `idx`."""
-    f = np.float32
-    cr = f(x0) + (idx % width).astype(f) * f(step)
-    ci = f(y0) + (idx // width).astype(f) * f(step)
-    zr, zi = np.zeros_like(cr), np.zeros_like(ci)
-    k = np.zeros(idx.shape, np.int32)
-    for _ in range(max_iter):
-        live = zr * zr + zi * zi <= f(4.0)
-        if not live.any():
-            break
-        t = zr * zr - zi * zi + cr
-        zi = np.where(live, f(2.0) * zr * zi + ci, zi)
-        zr = np.where(live, t, zr)
-        k += live
-    return k
 
 
 def _write_png(path: Path, rgb: np.ndarray) -> None:
@@ -157,20 +118,16 @@ def main() -> int:
     ok &= _check("await gpu(...) inside asyncio", asyncio.run(served()), _ms(t0))
 
     width, height, max_iter = 640, 400, 256
-    step = 3.2 / width
-    x0, y0 = -0.6 - step * width / 2, -step * height / 2
+    x0, y0, step = mandelbrot_view(width, height)
     counts = np.zeros(width * height, np.int32)
     t0 = time.perf_counter()
     gpu(mandelbrot, width * height, width, x0, y0, step, max_iter, counts).join()
     timing = _ms(t0)
     rows = np.arange(0, width * height).reshape(height, width)[::16].ravel()  # every 16th row
-    same = np.array_equal(counts[rows], _mandelbrot_reference(rows, width, x0, y0, step, max_iter))
+    same = np.array_equal(counts[rows], mandelbrot_reference(rows, width, x0, y0, step, max_iter))
     ok &= _check(f"Mandelbrot {width}x{height}, {max_iter} iterations", same, timing)
-    t = np.sqrt(counts.reshape(height, width) / max_iter)
-    rgb = np.stack([9 * (1 - t) * t**3, 15 * (1 - t) ** 2 * t**2, 8.5 * (1 - t) ** 3 * t], -1)
-    rgb[counts.reshape(height, width) >= max_iter] = 0.0
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "mandelbrot.png").resolve()
-    _write_png(out, (np.clip(rgb, 0, 1) * 255).astype(np.uint8))
+    _write_png(out, mandelbrot_colors(counts.reshape(height, width), max_iter))
     print(f"  wrote the Mandelbrot picture to {out}")
     print("all results verified" if ok else "SOME RESULTS WRONG")
     return 0 if ok else 2

@@ -17,14 +17,8 @@ import time
 
 import numpy as np
 
-from cthreads.gpu import GlobalIdx, Gpu, GPUNotAvailable, device_name, gpu, prepare
-
-
-@Gpu
-def saxpy(n: int, a: float, x: list[float], y: list[float]) -> None:
-    i: int = GlobalIdx.x
-    if i < n:
-        y[i] = a * x[i] + y[i]
+from cthreads.examples_kernels import saxpy  # the kernel the demo runs too
+from cthreads.gpu import GPUNotAvailable, device_name, gpu, prepare
 
 
 def on_lists(n: int, a: float) -> float:

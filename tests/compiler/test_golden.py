@@ -1,15 +1,15 @@
 """`.spvasm` text goldens (spirv-dis, friendly names, no colour) for a handful of kernels.
 
-Regenerate after an intended codegen change with `CTHREADS_REGEN_GOLDEN=1 pytest tests/compiler`
+Regenerate after an intended codegen change with `CTHREADS_UPDATE_GOLDEN=1 pytest tests/compiler`
 and review the diff like code.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from goldenhelp import check_golden
 from ir_kernels import ZOO
 
 from cthreads.compiler.compile import compile_kernel
@@ -21,20 +21,12 @@ NAMES = ["saxpy", "boolops", "collatz", "blocks", "many", "control"]
 VECTOR = ["saxpy"]  # golden of the 4-wide form, `<name>_x4.spvasm`
 
 
-def _check(text: str, path: Path, name: str) -> None:
-    if os.environ.get("CTHREADS_REGEN_GOLDEN") == "1":
-        GOLDEN.mkdir(exist_ok=True)
-        path.write_text(text)
-    assert path.exists(), f"missing golden {path}; run with CTHREADS_REGEN_GOLDEN=1"
-    assert text == path.read_text(), f"{name}: SPIR-V changed; regenerate goldens if intended"
-
-
 @pytest.mark.skipif(not tools.available("spirv-dis"), reason="spirv-tools not installed")
 @pytest.mark.parametrize("name", NAMES)
 def test_spvasm_golden(name):
     """The scalar form (one logical invocation per grid-stride step)."""
     ck = compile_kernel(ZOO[name], Target(), validate=False, vectorize=False)
-    _check(tools.disassemble(ck.spirv), GOLDEN / f"{name}.spvasm", name)
+    check_golden(GOLDEN / f"{name}.spvasm", tools.disassemble(ck.spirv))
 
 
 @pytest.mark.skipif(not tools.available("spirv-dis"), reason="spirv-tools not installed")
@@ -43,4 +35,4 @@ def test_spvasm_golden_vector(name):
     """The 4-wide form: vec4 loads/stores of every list in full blocks, scalar tail."""
     ck = compile_kernel(ZOO[name], Target(), validate=False, vectorize=True)
     assert ck.elements_per_invocation == 4
-    _check(tools.disassemble(ck.spirv), GOLDEN / f"{name}_x4.spvasm", f"{name}_x4")
+    check_golden(GOLDEN / f"{name}_x4.spvasm", tools.disassemble(ck.spirv))

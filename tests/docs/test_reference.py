@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from goldenhelp import check_golden
 
 from cthreads.compiler import reference
 from cthreads.compiler.frontend.memory import ATOMIC_OPS
@@ -15,12 +16,7 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference.md"
 
 def test_reference_page_is_up_to_date():
     text = reference.render()
-    if os.environ.get("CTHREADS_UPDATE_GOLDEN") == "1":
-        PAGE.write_text(text)
-    assert PAGE.read_text() == text, (
-        "docs/reference.md is out of date: run "
-        "`python -m cthreads.compiler.reference > docs/reference.md`"
-    )
+    check_golden(PAGE, text, hint="run `python -m cthreads.compiler.reference > docs/reference.md`")
 
 
 def test_reference_lists_every_table_entry():

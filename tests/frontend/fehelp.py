@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from goldenhelp import check_golden  # noqa: F401 - the suite's one golden switch
 
 from cthreads.compiler.printer import format_kernel
 from cthreads.errors import GpuCompileError
@@ -13,8 +14,6 @@ from cthreads.gpu.kernel import GpuKernel
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden"
-# Set CTHREADS_UPDATE_GOLDEN=1 to rewrite the golden files from the current output.
-UPDATE = os.environ.get("CTHREADS_UPDATE_GOLDEN", "") not in ("", "0")
 
 
 def kernel(fn, **options) -> GpuKernel:
@@ -39,9 +38,9 @@ def rejects(fn, reason: str, at: str, allowed: str | None = None) -> GpuCompileE
     assert reason in err.reason, f"{reason!r} not in {err.reason!r}"
     assert err.filename == fn.__code__.co_filename
     assert err.line is not None and err.col is not None
-    assert err.line[err.col - 1 :].startswith(at), (
-        f"caret at {err.line[err.col - 1 :]!r}, wanted {at!r}"
-    )
+    assert err.line[err.col - 1 :].startswith(
+        at
+    ), f"caret at {err.line[err.col - 1 :]!r}, wanted {at!r}"
     assert err.allowed, "every compile error says what is allowed instead"
     if allowed is not None:
         assert allowed in err.allowed, f"{allowed!r} not in {err.allowed!r}"
@@ -52,16 +51,3 @@ def rejects(fn, reason: str, at: str, allowed: str | None = None) -> GpuCompileE
 def relative(text: str) -> str:
     """Golden texts name files relative to tests/frontend (stable across checkouts)."""
     return text.replace(str(HERE) + os.sep, "")
-
-
-def check_golden(path: Path, actual: str) -> None:
-    if UPDATE or not path.exists():
-        if not UPDATE and os.environ.get("CI"):
-            pytest.fail(f"missing golden file {path} (run with CTHREADS_UPDATE_GOLDEN=1)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual)
-        return
-    expected = path.read_text()
-    assert actual == expected, (
-        f"{path.name} differs from its golden (CTHREADS_UPDATE_GOLDEN=1 rewrites)"
-    )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import builtins
 import math
-from typing import TYPE_CHECKING
 
 from .. import ir
 from ..intrinsics import INTRINSICS
@@ -21,55 +20,52 @@ from .names import MISSING, builtin_of, chain_root, dotted_path, gpu_tag, intrin
 from .signature import EXPLICIT
 from .unsupported import FUNCTIONS_ALLOWED
 
-if TYPE_CHECKING:
-    from .exprs import ExprLowerer
-
 _RESULT = {"f": F32, "i": I32, "b": BOOL}
 _BARRIER_ALLOWED = "Barrier.arrive_and_wait() or __sync_threads() (a workgroup barrier)"
 
 
-class CallLowerer:
-    def __init__(self, exprs: ExprLowerer):
-        self.x = exprs
+class CallLowering:
+    """Mixin of exprs.ExprLowerer: a call as a value (`visit_Call` delegates to `call_value`)
+    and the resolution of callees, which stmts.StmtLowerer asks too (`x.callee`)."""
 
     # ---------------------------------------------------------------- resolution
 
     def callee(self, node: ast.Call) -> tuple[str, str]:
         """(kind, name): kind is 'builtin', 'intrinsic', 'barrier', 'barrier-class', 'shared'
         (a shared array declaration) or 'atomic' (name: 'atomic_add', ...)."""
-        x, func = self.x, node.func
+        func = node.func
         text = ast.unparse(func)
-        if isinstance(func, ast.Name) and func.id in x.ctx.py_locals:
-            p = x.ctx.param(func.id)
+        if isinstance(func, ast.Name) and func.id in self.ctx.py_locals:
+            p = self.ctx.param(func.id)
             what = "parameter" if p is not None else "local variable"
-            x.fail(
+            self.fail(
                 func,
                 f"`{func.id}` is a {what} here, not a function, so it cannot be called",
                 FUNCTIONS_ALLOWED,
             )
-        if not x.is_static(func):
+        if not self.is_static(func):
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
                 kind, inner = self.callee(func.value)  # `Barrier(4).arrive_and_wait()`
                 if kind == "barrier-class":
                     self.reject_barrier_construction(func.value, inner)
             root = chain_root(func)
-            p = x.ctx.param(root.id) if isinstance(root, ast.Name) else None
+            p = self.ctx.param(root.id) if isinstance(root, ast.Name) else None
             if isinstance(func, ast.Attribute) and p is not None and p.is_list:
-                x.fail(
+                self.fail(
                     func,
                     f"lists have no methods in kernels (`{text}`): their length is fixed by the caller",
                     f"{root.id}[i] = value, and len({root.id})",
                 )
-            x.fail(func, f"`{text}` cannot be called in a kernel", FUNCTIONS_ALLOWED)
+            self.fail(func, f"`{text}` cannot be called in a kernel", FUNCTIONS_ALLOWED)
         if isinstance(func, ast.Attribute):
-            base = x.resolve_static(func.value)
+            base = self.resolve_static(func.value)
             if base is MISSING and text == "Barrier.arrive_and_wait":
                 return "barrier", text  # cthreads-gpu compatibility: no import needed
             tag = gpu_tag(base)
             if tag == "Barrier" and func.attr == "arrive_and_wait":
                 return "barrier", text
             if tag == "Barrier-instance":
-                x.fail(
+                self.fail(
                     func,
                     f"`{text}` waits on a host thread barrier, which does not exist on the device",
                     "Barrier.arrive_and_wait() on the class (a workgroup barrier)",
@@ -77,14 +73,14 @@ class CallLowerer:
             if base is math and func.attr in INTRINSICS:
                 return "intrinsic", func.attr
             if base is math and hasattr(math, func.attr):
-                x.fail(func, f"`{text}` has no device counterpart", _math_allowed())
+                self.fail(func, f"`{text}` has no device counterpart", _math_allowed())
             obj = (
-                x.ctx.env.attribute(base, func.attr, dotted_path(func) or "")
+                self.ctx.env.attribute(base, func.attr, dotted_path(func) or "")
                 if base is not MISSING
                 else MISSING
             )
         else:
-            obj = x.ctx.env.lookup(func.id)
+            obj = self.ctx.env.lookup(func.id)
             if obj is MISSING:
                 # As in cthreads-gpu, the bare names work without an import: kernels written for
                 # it (`sqrt(x)`, `__sync_threads()`, `Barrier.arrive_and_wait()`) compile as-is.
@@ -95,12 +91,12 @@ class CallLowerer:
                 if func.id == "Barrier":
                     return "barrier-class", text
                 if func.id == "shared" or func.id in ATOMIC_OPS or func.id in sg.SUBGROUP_NAMES:
-                    x.fail(
+                    self.fail(
                         func,
                         f"function `{text}` is not defined",
                         f"from cthreads.gpu import {func.id}",
                     )
-                x.fail(func, f"function `{text}` is not defined", FUNCTIONS_ALLOWED)
+                self.fail(func, f"function `{text}` is not defined", FUNCTIONS_ALLOWED)
         name = builtin_of(obj)
         if name is not None:
             return "builtin", name
@@ -121,26 +117,26 @@ class CallLowerer:
         if tag == "Barrier":
             return "barrier-class", text
         if obj is builtins.print:
-            x.fail(
+            self.fail(
                 func,
                 "print() is not available on the device",
                 "write values into a list parameter and read them after join()",
             )
         if obj is builtins.round:
-            x.fail(
+            self.fail(
                 func,
                 "round() is not supported in kernels",
                 "math.floor(x + 0.5), int(x) (truncates) or math.ceil(x)",
             )
         if obj is MISSING:
-            x.fail(func, f"function `{text}` is not defined", FUNCTIONS_ALLOWED)
+            self.fail(func, f"function `{text}` is not defined", FUNCTIONS_ALLOWED)
         if hasattr(obj, "__gpu_kernel_meta__"):
-            x.fail(
+            self.fail(
                 func,
                 f"calling another @Gpu kernel (`{text}`) from a kernel is not supported",
                 "write the code inline",
             )
-        x.fail(func, f"calls to `{text}` are not supported in kernels", FUNCTIONS_ALLOWED)
+        self.fail(func, f"calls to `{text}` are not supported in kernels", FUNCTIONS_ALLOWED)
 
     def is_barrier(self, node: ast.Call) -> bool:
         """Whether statement-level call `node` is a barrier (validated)."""
@@ -150,11 +146,11 @@ class CallLowerer:
         if kind != "barrier":
             return False
         if node.args or node.keywords:
-            self.x.fail(node, f"{text}() takes no arguments", _BARRIER_ALLOWED)
+            self.fail(node, f"{text}() takes no arguments", _BARRIER_ALLOWED)
         return True
 
     def reject_barrier_construction(self, node: ast.Call, text: str) -> None:
-        self.x.fail(
+        self.fail(
             node,
             f"`{text}(...)` creates a host thread barrier; it cannot be created inside a kernel",
             _BARRIER_ALLOWED,
@@ -162,10 +158,10 @@ class CallLowerer:
 
     # ------------------------------------------------------------------- values
 
-    def value(self, node: ast.Call) -> ir.Expr:
+    def call_value(self, node: ast.Call) -> ir.Expr:
         kind, name = self.callee(node)
         if kind == "barrier":
-            self.x.fail(
+            self.fail(
                 node,
                 f"`{name}()` is a statement and has no value",
                 f"{name}() on a line of its own",
@@ -173,26 +169,26 @@ class CallLowerer:
         if kind == "barrier-class":
             self.reject_barrier_construction(node, name)
         if kind == "shared":
-            self.x.fail(
+            self.fail(
                 node,
                 "shared() declares a workgroup shared array; it is not a value",
                 SHARED_FORM,
             )
         if kind == "atomic":
-            self.x.fail(
+            self.fail(
                 node,
                 f"`{name}()` changes memory, so it cannot be part of an expression",
                 atomic_form(name),
             )
         if kind == "subgroup":
-            return sg.value(self.x, node, name)
+            return self.subgroup_value(node, name)
         for kw in node.keywords:
-            self.x.fail(
+            self.fail(
                 kw, "keyword arguments are not supported in kernel calls", "positional arguments"
             )
         for arg in node.args:
             if isinstance(arg, ast.Starred):
-                self.x.fail(
+                self.fail(
                     arg,
                     "starred arguments (`*x`) are not supported in kernels",
                     "pass each value separately",
@@ -223,33 +219,33 @@ class CallLowerer:
             )
             if t.is_int:  # wraps like the cast of a run-time value, and as on the host
                 v = (v - lo) % (hi - lo + 1) + lo
-                self.x.ctx.note_type(t, node)
+                self.ctx.note_type(t, node)
                 return tr.const(v, t)
-        return tr.cast(self.x.expr(arg), t)
+        return tr.cast(self.expr(arg), t)
 
     def arity(self, node: ast.Call, name: str, lo: int, hi: int) -> None:
         n = len(node.args)
         if not lo <= n <= hi:
             want = str(lo) if lo == hi else f"{lo} to {hi}" if hi < 99 else f"at least {lo}"
-            self.x.fail(
+            self.fail(
                 node, f"{name}() takes {want} argument(s) in kernels; got {n}", FUNCTIONS_ALLOWED
             )
 
     def builtin_abs(self, node: ast.Call) -> ir.Expr:
         self.arity(node, "abs", 1, 1)
-        v = self.x.expr(node.args[0])
+        v = self.expr(node.args[0])
         t = tr.arith_type(v.type)
         return ir.Call(t, "abs", (tr.cast(v, t),))
 
     def _minmax(self, node: ast.Call, name: str, op: BinOp) -> ir.Expr:
         if len(node.args) == 1:
-            self.x.fail(
+            self.fail(
                 node,
                 f"{name}() of a list is not supported in kernels",
                 f"{name}(a, b, ...) of values, or a for-range loop over the list",
             )
         self.arity(node, name, 2, 99)
-        values = tr.adapt_all([self.x.expr(a) for a in node.args])
+        values = tr.adapt_all([self.expr(a) for a in node.args])
         t = values[0].type
         for v in values[1:]:
             t = tr.join(t, v.type)
@@ -270,7 +266,7 @@ class CallLowerer:
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)
         ):
-            self.x.fail(
+            self.fail(
                 node.args[0],
                 f"{name}() of a string is not supported in kernels",
                 f"a number{extra}",
@@ -281,7 +277,7 @@ class CallLowerer:
         if not node.args:
             return tr.const(0)
         self._no_strings(node, "int")
-        return tr.cast(self.x.expr(node.args[0]), I32)
+        return tr.cast(self.expr(node.args[0]), I32)
 
     def builtin_float(self, node: ast.Call) -> ir.Expr:
         self.arity(node, "float", 0, 1)
@@ -292,35 +288,35 @@ class CallLowerer:
             if arg.value.strip().lower().lstrip("+-") in ("inf", "infinity", "nan"):
                 return tr.const(float(arg.value))
             self._no_strings(node, "float", " (float('inf') and float('nan') work)")
-        return tr.cast(self.x.expr(arg), F32)
+        return tr.cast(self.expr(arg), F32)
 
     def builtin_bool(self, node: ast.Call) -> ir.Expr:
         self.arity(node, "bool", 0, 1)
         if not node.args:
             return tr.const(False)
         self._no_strings(node, "bool")
-        return tr.truthy(self.x.expr(node.args[0]))
+        return tr.truthy(self.expr(node.args[0]))
 
     def builtin_len(self, node: ast.Call) -> ir.Expr:
         self.arity(node, "len", 1, 1)
-        space, i = self.x.array_ref(node.args[0], "passed to len()")
+        space, i = self.array_ref(node.args[0], "passed to len()")
         if space == "shared":
-            return tr.const(self.x.ctx.shared_arrays[i].size)
+            return tr.const(self.ctx.shared_arrays[i].size)
         return ir.ListLen(I32, i)
 
     def builtin_pow(self, node: ast.Call) -> ir.Expr:
         if len(node.args) == 3:
-            self.x.fail(
+            self.fail(
                 node,
                 "pow() with a modulus is not supported in kernels",
                 "pow(a, b) % m (or a loop for large exponents)",
             )
         self.arity(node, "pow", 2, 2)
         a, b = node.args
-        return self.x.binary(node, ast.Pow(), self.x.expr(a), self.x.expr(b), None, b)
+        return self.binary(node, ast.Pow(), self.expr(a), self.expr(b), None, b)
 
     def builtin_range(self, node: ast.Call) -> ir.Expr:
-        self.x.fail(
+        self.fail(
             node, "range() can only be used as `for i in range(...)`", "for i in range(a, b, step):"
         )
 
@@ -330,17 +326,17 @@ class CallLowerer:
         spec = INTRINSICS[name]
         shown = ast.unparse(node.func)
         if name == "log" and len(node.args) == 2:  # math.log(x, base)
-            x, base = (tr.cast(self.x.expr(a), F32) for a in node.args)
+            x, base = (tr.cast(self.expr(a), F32) for a in node.args)
             return ir.Binary(
                 F32, BinOp.DIV, ir.Call(F32, "log", (x,)), ir.Call(F32, "log", (base,))
             )
         if len(node.args) != spec.arity:
-            self.x.fail(
+            self.fail(
                 node,
                 f"{shown}() takes {spec.arity} argument(s); got {len(node.args)}",
                 f"{shown}({', '.join('xyz'[: spec.arity])})",
             )
-        args = [self.x.expr(a) for a in node.args]
+        args = [self.expr(a) for a in node.args]
         if spec.args == "n":
             args = tr.adapt_all(args)
             t = tr.arith_type(args[0].type)
@@ -354,7 +350,7 @@ class CallLowerer:
             ft = F32
             if any(a.type == F64 for a in args):
                 if name not in F64_INTRINSICS:
-                    self.x.fail(
+                    self.fail(
                         node,
                         f"{shown}() is not available for f64: GLSL.std.450 defines it for "
                         "16/32-bit floats only",

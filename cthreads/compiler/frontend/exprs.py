@@ -14,24 +14,24 @@ import types
 from .. import ir
 from ..ir import BOOL, I32, BinOp, UnOp
 from . import typerules as tr
-from .calls import CallLowerer
+from .calls import CallLowering
 from .context import Context
 from .names import MISSING, chain_root, dotted_path, gpu_tag
 from .operators import INT_RANGE as _INT_RANGE
 from .operators import OperatorLowering
 from .signature import python_type_name
 from .source import Located
+from .subgroup import SubgroupValues
 from .unsupported import FUNCTIONS_ALLOWED, VALUES_ALLOWED, describe
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 
 
-class ExprLowerer(OperatorLowering, Located):
+class ExprLowerer(CallLowering, SubgroupValues, OperatorLowering, Located):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.source = ctx.source
         self.kernel_name = ctx.kernel_name
-        self.calls = CallLowerer(self)
 
     def expr(self, node: ast.expr) -> ir.Expr:
         visit = getattr(self, "visit_" + type(node).__name__, None)
@@ -348,4 +348,4 @@ class ExprLowerer(OperatorLowering, Located):
         return ir.ListShape(I32, li, int(k.value))
 
     def visit_Call(self, node: ast.Call) -> ir.Expr:
-        return self.calls.value(node)
+        return self.call_value(node)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import TYPE_CHECKING
 
 from .. import ir
 from ..ir import BOOL, I32, BinOp, CmpOp
@@ -18,104 +17,135 @@ from . import typerules as tr
 from .names import walk_body
 from .source import keyword_position
 
-if TYPE_CHECKING:
-    from .stmts import StmtLowerer
 
+class LoopLowering:
+    """Mixin of stmts.StmtLowerer: `for v in range(...)` (`visit_For` delegates here)."""
 
-def lower_for(s: StmtLowerer, node: ast.For) -> list[ir.Stmt]:
-    ctx = s.ctx
-    if node.orelse:
-        s.fail(
-            keyword_position(s.source, node.body[-1], node.orelse[0], "else"),
-            "`for ... else` is not supported in kernels",
-            "a flag local set before `break`, tested after the loop",
+    def for_range(self, node: ast.For) -> list[ir.Stmt]:
+        ctx = self.ctx
+        if node.orelse:
+            self.fail(
+                keyword_position(self.source, node.body[-1], node.orelse[0], "else"),
+                "`for ... else` is not supported in kernels",
+                "a flag local set before `break`, tested after the loop",
+            )
+        if not isinstance(node.target, ast.Name):
+            self.fail(node.target, "a for loop must assign a single name", "for i in range(n):")
+        args = self.range_args(node)
+        var = node.target.id
+        p = ctx.param(var)
+        if p is not None and p.is_list:
+            self.assign_local(node.target, var, tr.const(0))  # reports: a list cannot be assigned
+        info = ctx.locals.get(var)
+        if info is not None and info.type != I32:
+            self.fail(
+                node.target,
+                f"loop variable `{var}` is {tr.a_type(info.type)} local (line {info.line}), but range() gives ints",
+                "a new name for the loop variable",
+            )
+
+        values = [tr.cast(a, I32) for a in args]
+        start, stop, step = (
+            values
+            if len(values) == 3
+            else (
+                (values[0], values[1], tr.const(1))
+                if len(values) == 2
+                else (tr.const(0), values[0], tr.const(1))
+            )
         )
-    if not isinstance(node.target, ast.Name):
-        s.fail(node.target, "a for loop must assign a single name", "for i in range(n):")
-    args = _range_args(s, node)
-    var = node.target.id
-    p = ctx.param(var)
-    if p is not None and p.is_list:
-        s.assign_local(node.target, var, tr.const(0))  # reports: a list cannot be assigned
-    info = ctx.locals.get(var)
-    if info is not None and info.type != I32:
-        s.fail(
-            node.target,
-            f"loop variable `{var}` is {tr.a_type(info.type)} local (line {info.line}), but range() gives ints",
-            "a new name for the loop variable",
-        )
+        body_stores = _stored_names(node.body)
+        out: list[ir.Stmt] = []
 
-    values = [tr.cast(a, I32) for a in args]
-    start, stop, step = (
-        values
-        if len(values) == 3
-        else (
-            (values[0], values[1], tr.const(1))
-            if len(values) == 2
-            else (tr.const(0), values[0], tr.const(1))
-        )
-    )
-    body_stores = _stored_names(node.body)
-    out: list[ir.Stmt] = []
+        def once(value: ir.Expr, what: str) -> ir.Expr:
+            # The range is evaluated once: keep a copy unless nothing in the loop can change it.
+            if _invariant(value, body_stores | {var}):
+                return value
+            name = ctx.hidden(what)
+            ctx.declare(name, I32, node)
+            out.append(ir.Assign(name, value))
+            return ir.LocalRef(I32, name)
 
-    def once(value: ir.Expr, what: str) -> ir.Expr:
-        # The range is evaluated once: keep a copy unless nothing in the loop can change it.
-        if _invariant(value, body_stores | {var}):
-            return value
-        name = ctx.hidden(what)
-        ctx.declare(name, I32, node)
-        out.append(ir.Assign(name, value))
-        return ir.LocalRef(I32, name)
-
-    stop, step = once(stop, "stop"), once(step, "step")
-    # The loop variable itself can count when the body never assigns it and nobody reads it
-    # after the loop (where Python leaves the last value, not the one past the end).
-    direct = var not in body_stores and _loads_outside(ctx, node, var) == 0
-    if direct:
-        if info is None:
-            ctx.declare(var, I32, node)
-        counter = var
-    else:
-        counter = ctx.hidden("i")
-        ctx.declare(counter, I32, node)
-        if info is None:
-            ctx.declare(var, I32, node)
-            ctx.locals[var].top_level = False  # set only inside the loop: zero it at entry
-    out.append(ir.Assign(counter, start))
-    k = ir.LocalRef(I32, counter)
-
-    if isinstance(step, ir.Const):
-        if step.value > 0:
-            cond: ir.Expr = ir.Compare(BOOL, CmpOp.LT, k, stop)
-        elif step.value < 0:
-            cond = ir.Compare(BOOL, CmpOp.GT, k, stop)
+        stop, step = once(stop, "stop"), once(step, "step")
+        # The loop variable itself can count when the body never assigns it and nobody reads it
+        # after the loop (where Python leaves the last value, not the one past the end).
+        direct = var not in body_stores and _loads_outside(ctx, node, var) == 0
+        if direct:
+            if info is None:
+                ctx.declare(var, I32, node)
+            counter = var
         else:
-            cond = tr.const(False)  # range(a, b, 0): no iterations (documented)
-    else:
-        zero = tr.const(0)
-        up = ir.Binary(
-            BOOL,
-            BinOp.AND,
-            ir.Compare(BOOL, CmpOp.GT, step, zero),
-            ir.Compare(BOOL, CmpOp.LT, k, stop),
-        )
-        down = ir.Binary(
-            BOOL,
-            BinOp.AND,
-            ir.Compare(BOOL, CmpOp.LT, step, zero),
-            ir.Compare(BOOL, CmpOp.GT, k, stop),
-        )
-        cond = ir.Binary(BOOL, BinOp.OR, up, down)
+            counter = ctx.hidden("i")
+            ctx.declare(counter, I32, node)
+            if info is None:
+                ctx.declare(var, I32, node)
+                ctx.locals[var].top_level = False  # set only inside the loop: zero it at entry
+        out.append(ir.Assign(counter, start))
+        k = ir.LocalRef(I32, counter)
 
-    ctx.loop_depth += 1
-    try:
-        body = s.nested(node.body)
-    finally:
-        ctx.loop_depth -= 1
-    if not direct:
-        body = (ir.Assign(var, k), *body)
-    out.append(ir.Loop(cond, body, _advance(ctx, node, counter, stop, step)))
-    return out
+        if isinstance(step, ir.Const):
+            if step.value > 0:
+                cond: ir.Expr = ir.Compare(BOOL, CmpOp.LT, k, stop)
+            elif step.value < 0:
+                cond = ir.Compare(BOOL, CmpOp.GT, k, stop)
+            else:
+                cond = tr.const(False)  # range(a, b, 0): no iterations (documented)
+        else:
+            zero = tr.const(0)
+            up = ir.Binary(
+                BOOL,
+                BinOp.AND,
+                ir.Compare(BOOL, CmpOp.GT, step, zero),
+                ir.Compare(BOOL, CmpOp.LT, k, stop),
+            )
+            down = ir.Binary(
+                BOOL,
+                BinOp.AND,
+                ir.Compare(BOOL, CmpOp.LT, step, zero),
+                ir.Compare(BOOL, CmpOp.GT, k, stop),
+            )
+            cond = ir.Binary(BOOL, BinOp.OR, up, down)
+
+        ctx.loop_depth += 1
+        try:
+            body = self.nested(node.body)
+        finally:
+            ctx.loop_depth -= 1
+        if not direct:
+            body = (ir.Assign(var, k), *body)
+        out.append(ir.Loop(cond, body, _advance(ctx, node, counter, stop, step)))
+        return out
+
+    def range_args(self, node: ast.For) -> list[ir.Expr]:
+        it = node.iter
+        allowed = "for i in range(n), range(a, b) or range(a, b, step); index lists with x[i]"
+        if isinstance(it, ast.Name):
+            p = self.ctx.param(it.id)
+            if p is not None and p.is_list:
+                self.fail(
+                    it,
+                    f"kernels cannot iterate over a list directly (`for ... in {it.id}`)",
+                    f"for i in range(len({it.id})): v = {it.id}[i]",
+                )
+        if not isinstance(it, ast.Call):
+            self.fail(it, "only `for ... in range(...)` loops are supported in kernels", allowed)
+        if not (self.x.is_static(it.func) and self.x.resolve_static(it.func) is builtins.range):
+            self.fail(it, "only `for ... in range(...)` loops are supported in kernels", allowed)
+        if it.keywords:
+            self.fail(it.keywords[0], "range() takes no keyword arguments", allowed)
+        if not 1 <= len(it.args) <= 3:
+            self.fail(it, f"range() takes 1 to 3 arguments; got {len(it.args)}", allowed)
+        values = []
+        for a in it.args:
+            if isinstance(a, ast.Starred):
+                self.fail(a, "starred arguments (`*x`) are not supported in kernels", allowed)
+            value = self.x.expr(a)
+            if value.type.is_float:
+                self.fail(
+                    a, "range() arguments must be ints, but this is a float", "int(...) to convert"
+                )
+            values.append(value)
+        return values
 
 
 def _advance(ctx, node: ast.For, counter: str, stop: ir.Expr, step: ir.Expr) -> tuple:
@@ -147,36 +177,6 @@ def _advance(ctx, node: ast.For, counter: str, stop: ir.Expr, step: ir.Expr) -> 
         down = ir.Compare(BOOL, CmpOp.LT, nxt, k)
         wrapped = ir.Compare(BOOL, CmpOp.EQ, down, ir.Compare(BOOL, CmpOp.GT, step, tr.const(0)))
     return (ir.Assign(name, plain), ir.Assign(counter, ir.Select(I32, wrapped, stop, nxt)))
-
-
-def _range_args(s: StmtLowerer, node: ast.For) -> list[ir.Expr]:
-    it = node.iter
-    allowed = "for i in range(n), range(a, b) or range(a, b, step); index lists with x[i]"
-    if isinstance(it, ast.Name):
-        p = s.ctx.param(it.id)
-        if p is not None and p.is_list:
-            s.fail(
-                it,
-                f"kernels cannot iterate over a list directly (`for ... in {it.id}`)",
-                f"for i in range(len({it.id})): v = {it.id}[i]",
-            )
-    if not isinstance(it, ast.Call):
-        s.fail(it, "only `for ... in range(...)` loops are supported in kernels", allowed)
-    if not (s.x.is_static(it.func) and s.x.resolve_static(it.func) is builtins.range):
-        s.fail(it, "only `for ... in range(...)` loops are supported in kernels", allowed)
-    if it.keywords:
-        s.fail(it.keywords[0], "range() takes no keyword arguments", allowed)
-    if not 1 <= len(it.args) <= 3:
-        s.fail(it, f"range() takes 1 to 3 arguments; got {len(it.args)}", allowed)
-    values = []
-    for a in it.args:
-        if isinstance(a, ast.Starred):
-            s.fail(a, "starred arguments (`*x`) are not supported in kernels", allowed)
-        value = s.x.expr(a)
-        if value.type.is_float:
-            s.fail(a, "range() arguments must be ints, but this is a float", "int(...) to convert")
-        values.append(value)
-    return values
 
 
 def _stored_names(body: list[ast.stmt]) -> set[str]:

@@ -9,15 +9,11 @@ and appear only on a line of their own or as the value of an assignment.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from .. import ir
 from ..ir import I32, AtomicOp
 from . import typerules as tr
 from .signature import ALLOWED_LOCAL_TYPES, python_type_name, type_from_node
-
-if TYPE_CHECKING:
-    from .stmts import StmtLowerer
 
 SHARED_FORM = "name = shared(float, 256) at the top level of the kernel body"
 _SIZE_ALLOWED = (
@@ -56,21 +52,16 @@ def atomic_form(name: str) -> str:
     )
 
 
-class MemoryLowerer:
-    """Lowers the two call forms that are statements, not values."""
-
-    def __init__(self, stmts: StmtLowerer):
-        self.s = stmts
-        self.ctx = stmts.ctx
-        self.x = stmts.x
+class MemoryLowering:
+    """Mixin of stmts.StmtLowerer: the two call forms that are statements, not values."""
 
     # ------------------------------------------------------------------ shared arrays
 
     def declare_shared(self, node: ast.Assign, call: ast.Call) -> list[ir.Stmt]:
-        s, ctx = self.s, self.ctx
+        ctx = self.ctx
         target = node.targets[0]
         if len(node.targets) != 1 or not isinstance(target, ast.Name):
-            s.fail(
+            self.fail(
                 node,
                 f"shared() declares a workgroup shared array; it cannot be assigned to `{ast.unparse(node.targets[0])}`"
                 if len(node.targets) == 1
@@ -79,7 +70,7 @@ class MemoryLowerer:
             )
         name = target.id
         if ctx.block_depth:
-            s.fail(
+            self.fail(
                 node,
                 f"shared array `{name}` must be declared at the top level of the kernel body "
                 "(it exists once per workgroup, not per branch or iteration)",
@@ -87,28 +78,28 @@ class MemoryLowerer:
             )
         p = ctx.param(name)
         if p is not None:
-            s.fail(
+            self.fail(
                 target,
                 f"`{name}` is a {python_type_name(p.type)} parameter; a shared array needs a new name",
                 SHARED_FORM,
             )
         if name in ctx.shared or name in ctx.locals:
-            s.fail(
+            self.fail(
                 target,
                 f"`{name}` is already defined above; a shared array needs a new name",
                 SHARED_FORM,
             )
         if call.keywords:
-            s.fail(call.keywords[0], "shared() takes positional arguments", "shared(float, 256)")
+            self.fail(call.keywords[0], "shared() takes positional arguments", "shared(float, 256)")
         if len(call.args) != 2:
-            s.fail(
+            self.fail(
                 call,
                 f"shared() takes 2 arguments (type, size); got {len(call.args)}",
                 "shared(float, 256)",
             )
         elem = type_from_node(call.args[0])
         if not isinstance(elem, ir.Scalar):
-            s.fail(
+            self.fail(
                 call.args[0],
                 f"unsupported shared array element type `{ast.unparse(call.args[0])}`",
                 ALLOWED_LOCAL_TYPES,
@@ -123,7 +114,7 @@ class MemoryLowerer:
             parts = ", ".join(
                 f"`{a.name}` {a.size * elem_bytes(a.elem)}" for a in [*ctx.shared_arrays, array]
             )
-            s.fail(
+            self.fail(
                 call,
                 f"shared arrays need {used} bytes ({parts}), more than the {ctx.max_shared_memory} "
                 "bytes of workgroup memory this device has (maxComputeSharedMemorySize)",
@@ -146,13 +137,13 @@ class MemoryLowerer:
         value = passes.map_expr(self.x.expr(node), fold)
         if not isinstance(value, ir.Const) or not value.type.is_int:
             what = "a float" if value.type.is_float else "not known when compiling"
-            self.s.fail(
+            self.fail(
                 node,
                 f"the size of a shared array must be a constant int; this is {what}",
                 _SIZE_ALLOWED,
             )
         if value.value < 1:
-            self.s.fail(
+            self.fail(
                 node,
                 f"the size of a shared array must be at least 1; this is {value.value}",
                 _SIZE_ALLOWED,
@@ -166,18 +157,18 @@ class MemoryLowerer:
     ) -> tuple[list[ir.Stmt], ir.Expr | None]:
         """The `ir.Atomic` for `name(xs, i, v)` and, when `want_result`, a local holding the old
         value."""
-        s, x = self.s, self.x
+        x = self.x
         op = ATOMIC_OPS[name]
         if call.keywords:
-            s.fail(call.keywords[0], f"{name}() takes positional arguments", atomic_form(name))
+            self.fail(call.keywords[0], f"{name}() takes positional arguments", atomic_form(name))
         for arg in call.args:
             if isinstance(arg, ast.Starred):
-                s.fail(
+                self.fail(
                     arg, "starred arguments (`*x`) are not supported in kernels", atomic_form(name)
                 )
         want = 4 if op is AtomicOp.COMPARE_EXCHANGE else 3
         if len(call.args) != want:
-            s.fail(
+            self.fail(
                 call, f"{name}() takes {want} arguments; got {len(call.args)}", atomic_form(name)
             )
         space, index = x.array_ref(call.args[0], f"updated by {name}()", atomic=True)
@@ -188,33 +179,33 @@ class MemoryLowerer:
             p = self.ctx.params[index]
             elem, shown = p.type.elem, f"`{p.name}` ({python_type_name(p.type)})"  # type: ignore[union-attr]
         if not elem.is_bool and elem not in ATOMIC_TYPES:
-            s.fail(
+            self.fail(
                 call.args[0],
                 f"atomics need int, float, u32, i64 or u64 elements (32/64-bit ints, float32); "
                 f"{shown} holds {elem}",
                 "a list[int], list[float], list[u32], list[i64] or list[u64]",
             )
         if space == "shared" and elem.bits == 64:
-            s.fail(
+            self.fail(
                 call.args[0],
                 f"64-bit atomics work on lists, not on shared arrays; {shown} holds {elem}",
                 "a shared array of int or u32, or atomics on a list[i64]/list[u64]",
             )
         if elem.is_bool:
-            s.fail(
+            self.fail(
                 call.args[0],
                 f"atomics need int or float elements; {shown} holds bools",
                 "a list[int] of 0/1 values",
             )
         if elem.is_float and op in _INT_ONLY:
-            s.fail(
+            self.fail(
                 call,
                 f"{name}() works on int elements; {shown} holds floats",
                 "atomic_add, atomic_min, atomic_max, atomic_exchange or atomic_compare_exchange on floats",
             )
         idx = x.index(call.args[1])
         values = [
-            s.coerce(a, x.expr(a), elem, f"an element of {shown} in {name}()")
+            self.coerce(a, x.expr(a), elem, f"an element of {shown} in {name}()")
             for a in call.args[2:]
         ]
         comparator = None

@@ -8,6 +8,8 @@ One `visit_<Node>` per supported statement. Locals keep the type of their first 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from .. import ir
 from ..ir import Scalar
@@ -15,26 +17,26 @@ from . import subgroup as sg
 from . import typerules as tr
 from .context import Context
 from .exprs import ExprLowerer
-from .loops import lower_for
-from .memory import MemoryLowerer
+from .loops import LoopLowering
+from .memory import MemoryLowering
 from .signature import ALLOWED_LOCAL_TYPES, python_type_name, type_from_node
 from .source import Located, keyword_position
+from .subgroup import SubgroupLowering
 from .unsupported import describe
 
 _WHY_LOCAL_TYPES = "a local keeps the type of its first assignment"
 
 
-class StmtLowerer(Located):
+class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, Located):
     def __init__(self, ctx: Context, exprs: ExprLowerer):
         self.ctx, self.x = ctx, exprs
         self.source, self.kernel_name = ctx.source, ctx.kernel_name
-        self.memory = MemoryLowerer(self)
 
     def special_call(self, node: ast.expr) -> tuple[str, str] | None:
         """(kind, name) when `node` is a call of `shared` or an atomic; None otherwise."""
         if not isinstance(node, ast.Call):
             return None
-        kind, name = self.x.calls.callee(node)
+        kind, name = self.x.callee(node)
         if kind == "subgroup" and name in sg.SUBGROUP_OPS:
             return kind, name
         return (kind, name) if kind in ("shared", "atomic") else None
@@ -45,8 +47,8 @@ class StmtLowerer(Located):
         """An atomic or subgroup operation as the value of an assignment: its statements and a
         local holding the result."""
         if special[0] == "subgroup":
-            return sg.lower(self, call, special[1], want_result=True)
-        return self.memory.atomic(call, special[1], want_result=True)
+            return self.subgroup_call(call, special[1], want_result=True)
+        return self.atomic(call, special[1], want_result=True)
 
     def block(self, body: list[ast.stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
@@ -77,13 +79,13 @@ class StmtLowerer(Located):
         v = node.value
         if isinstance(v, ast.Constant) and (isinstance(v.value, str) or v.value is Ellipsis):
             return []  # docstrings, string "comments" and `...` do nothing in Python either
-        if isinstance(v, ast.Call) and self.x.calls.is_barrier(v):
+        if isinstance(v, ast.Call) and self.x.is_barrier(v):
             return [ir.Barrier()]
         special = self.special_call(v)
         if special is not None and special[0] == "atomic":
-            return self.memory.atomic(v, special[1], want_result=False)[0]
+            return self.atomic(v, special[1], want_result=False)[0]
         if special is not None and special[0] == "subgroup":
-            return sg.lower(self, v, special[1], want_result=False)[0]
+            return self.subgroup_call(v, special[1], want_result=False)[0]
         self.x.expr(v)  # reports errors inside the expression first
         if isinstance(v, ast.Compare) and len(v.ops) == 1 and isinstance(v.ops[0], ast.Eq):
             self.fail(v, "this comparison has no effect", "did you mean `=` (assignment)?")
@@ -162,9 +164,15 @@ class StmtLowerer(Located):
                 f"{ir.ELIF_FLATTEN} or more conditions counts as two levels)",
             )
 
-    def deeper(self, node: ast.stmt):
-        """Context manager: one more structured level (a loop) around lowering `node`."""
-        return _Deeper(self, node)
+    @contextmanager
+    def deeper(self, node: ast.stmt) -> Iterator[None]:
+        """One more structured level (a loop) around lowering `node`."""
+        self.ctx.nesting += 1
+        self.check_nesting(node)
+        try:
+            yield
+        finally:
+            self.ctx.nesting -= 1
 
     def visit_While(self, node: ast.While) -> list[ir.Stmt]:
         if node.orelse:
@@ -184,7 +192,7 @@ class StmtLowerer(Located):
 
     def visit_For(self, node: ast.For) -> list[ir.Stmt]:
         with self.deeper(node):
-            return lower_for(self, node)
+            return self.for_range(node)
 
     # --------------------------------------------------------------- assignment
 
@@ -197,7 +205,7 @@ class StmtLowerer(Located):
                     self.assign_local(t, t.id, tr.const(0))
         special = self.special_call(node.value)
         if special is not None and special[0] == "shared":
-            return self.memory.declare_shared(node, node.value)  # type: ignore[arg-type]
+            return self.declare_shared(node, node.value)  # type: ignore[arg-type]
         if special is not None:  # old = atomic_add(xs, i, v), s = subgroup_add(x)
             out, old = self.value_call(node.value, special)  # type: ignore[arg-type]
             for target in targets:
@@ -429,18 +437,6 @@ class StmtLowerer(Located):
             out, old = self.value_call(node.value, special)  # type: ignore[arg-type]
             return out + self.assign_local(target, name, old, annotated=t)  # type: ignore[arg-type]
         return self.assign_local(target, name, self.x.expr(node.value), annotated=t)
-
-
-class _Deeper:
-    def __init__(self, s: StmtLowerer, node: ast.stmt):
-        self.s, self.node = s, node
-
-    def __enter__(self) -> None:
-        self.s.ctx.nesting += 1
-        self.s.check_nesting(self.node)
-
-    def __exit__(self, *exc) -> None:
-        self.s.ctx.nesting -= 1
 
 
 def _pos(node: ast.AST) -> dict:

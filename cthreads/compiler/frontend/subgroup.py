@@ -17,14 +17,10 @@ needed for them).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from .. import ir
 from ..ir import BOOL, I32, SubgroupOp
 from . import typerules as tr
-
-if TYPE_CHECKING:
-    from .stmts import StmtLowerer
 
 # name -> what (ir.SubgroupValue)
 SUBGROUP_VALUES = {
@@ -87,75 +83,83 @@ def subgroup_form(name: str) -> str:
     )
 
 
-def value(x, node: ast.Call, name: str) -> ir.Expr:
-    """A subgroup builtin value, or the error for an operation used inside an expression."""
-    if name in SUBGROUP_VALUES:
-        if node.args or node.keywords:
-            x.fail(node, f"{name}() takes no arguments", f"{name}()")
-        return ir.SubgroupValue(I32, SUBGROUP_VALUES[name], x.ctx.source.position(node)[0])
-    x.fail(
-        node,
-        f"`{name}()` depends on which invocations run it together, so it cannot be part of an "
-        "expression",
-        subgroup_form(name),
-    )
+class SubgroupValues:
+    """Mixin of exprs.ExprLowerer: the subgroup builtins that are values."""
 
-
-def lower(
-    s: StmtLowerer, call: ast.Call, name: str, want_result: bool
-) -> tuple[list[ir.Stmt], ir.Expr | None]:
-    """The `ir.Subgroup` for `name(args)` and a local holding its result."""
-    if name in SUBGROUP_VALUES:  # `n = subgroup_size()`: an ordinary value
-        return [], s.x.expr(call)
-    op, names = SUBGROUP_OPS[name]
-    if not want_result:
-        s.fail(call, f"`{name}()` alone has no effect", subgroup_form(name))
-    if call.keywords:
-        s.fail(call.keywords[0], f"{name}() takes positional arguments", subgroup_form(name))
-    for arg in call.args:
-        if isinstance(arg, ast.Starred):
-            s.fail(
-                arg, "starred arguments (`*x`) are not supported in kernels", subgroup_form(name)
-            )
-    if len(call.args) != len(names):
-        s.fail(
-            call,
-            f"{name}() takes {len(names)} argument(s) ({', '.join(names) or 'none'}); "
-            f"got {len(call.args)}",
+    def subgroup_value(self, node: ast.Call, name: str) -> ir.Expr:
+        """A subgroup builtin value, or the error for an operation used inside an expression."""
+        if name in SUBGROUP_VALUES:
+            if node.args or node.keywords:
+                self.fail(node, f"{name}() takes no arguments", f"{name}()")
+            return ir.SubgroupValue(I32, SUBGROUP_VALUES[name], self.ctx.source.position(node)[0])
+        self.fail(
+            node,
+            f"`{name}()` depends on which invocations run it together, so it cannot be part of an "
+            "expression",
             subgroup_form(name),
         )
-    val: ir.Expr | None = None
-    lane: ir.Expr | None = None
-    narrow: ir.Scalar | None = None
-    if names and names[0] == "cond":
-        val = s.x.condition(call.args[0])
-        t = I32 if op is SubgroupOp.BALLOT else BOOL
-    elif names:
-        val = s.x.expr(call.args[0])
-        if op in _ARITH or op in _SCANS:
-            val = tr.cast(val, tr.arith_type(val.type))  # bools add up as ints
-        narrow = val.type if tr.is_narrow(val.type) else None
-        if narrow is not None:  # computed in 32 bits, converted back below
-            val = tr.cast(val, tr.wide(narrow))
-        t = val.type
-    else:
-        t = BOOL
-    if len(names) == 2:
-        lane = s.x.expr(call.args[1])
-        if lane.type.is_float:
-            s.fail(
-                call.args[1],
-                f"the {names[1]} of {name}() must be an int, but this is a float",
-                "int(...) to convert",
+
+
+class SubgroupLowering:
+    """Mixin of stmts.StmtLowerer: the subgroup operations, statements like atomics."""
+
+    def subgroup_call(
+        self, call: ast.Call, name: str, want_result: bool
+    ) -> tuple[list[ir.Stmt], ir.Expr | None]:
+        """The `ir.Subgroup` for `name(args)` and a local holding its result."""
+        if name in SUBGROUP_VALUES:  # `n = subgroup_size()`: an ordinary value
+            return [], self.x.expr(call)
+        op, names = SUBGROUP_OPS[name]
+        if not want_result:
+            self.fail(call, f"`{name}()` alone has no effect", subgroup_form(name))
+        if call.keywords:
+            self.fail(call.keywords[0], f"{name}() takes positional arguments", subgroup_form(name))
+        for arg in call.args:
+            if isinstance(arg, ast.Starred):
+                self.fail(
+                    arg,
+                    "starred arguments (`*x`) are not supported in kernels",
+                    subgroup_form(name),
+                )
+        if len(call.args) != len(names):
+            self.fail(
+                call,
+                f"{name}() takes {len(names)} argument(s) ({', '.join(names) or 'none'}); "
+                f"got {len(call.args)}",
+                subgroup_form(name),
             )
-        lane = tr.cast(lane, I32)
-    ctx = s.ctx
-    result = ctx.hidden("sg")
-    ctx.declare(result, t, call)
-    stmt = ir.Subgroup(op, t, result, val, lane, ctx.source.position(call)[0])
-    if narrow is not None:
-        return [stmt], tr.cast(ir.LocalRef(t, result), narrow)  # wraps / rounds back
-    return [stmt], ir.LocalRef(t, result)
+        val: ir.Expr | None = None
+        lane: ir.Expr | None = None
+        narrow: ir.Scalar | None = None
+        if names and names[0] == "cond":
+            val = self.x.condition(call.args[0])
+            t = I32 if op is SubgroupOp.BALLOT else BOOL
+        elif names:
+            val = self.x.expr(call.args[0])
+            if op in _ARITH or op in _SCANS:
+                val = tr.cast(val, tr.arith_type(val.type))  # bools add up as ints
+            narrow = val.type if tr.is_narrow(val.type) else None
+            if narrow is not None:  # computed in 32 bits, converted back below
+                val = tr.cast(val, tr.wide(narrow))
+            t = val.type
+        else:
+            t = BOOL
+        if len(names) == 2:
+            lane = self.x.expr(call.args[1])
+            if lane.type.is_float:
+                self.fail(
+                    call.args[1],
+                    f"the {names[1]} of {name}() must be an int, but this is a float",
+                    "int(...) to convert",
+                )
+            lane = tr.cast(lane, I32)
+        ctx = self.ctx
+        result = ctx.hidden("sg")
+        ctx.declare(result, t, call)
+        stmt = ir.Subgroup(op, t, result, val, lane, ctx.source.position(call)[0])
+        if narrow is not None:
+            return [stmt], tr.cast(ir.LocalRef(t, result), narrow)  # wraps / rounds back
+        return [stmt], ir.LocalRef(t, result)
 
 
 def missing_features(kernel: ir.Kernel, target) -> tuple[str, int, str] | None:

@@ -71,10 +71,16 @@ class UnsupportedFeature(Exception):
 
 
 class ExprGen:
-    """Mixin: expression lowering. Needs `m`, `code`, `ty()`, `glsl()` and the function state;
-    `DISPATCH` (expression class -> method) is filled in by codegen.Codegen."""
+    """Mixin: expression lowering. Needs `m`, `code`, `ty()`, `glsl()` and the function state.
 
-    DISPATCH: ClassVar[dict] = {}
+    The codegen is one visitor over the IR: IR class `ir.X` is emitted by method `visit_X`,
+    wherever among the mixins of codegen.Codegen it is defined (docs/internals.md)."""
+
+    VISITORS: ClassVar[dict] = {}  # IR class -> visit_<class> function, filled on first use
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.VISITORS = {}  # each class its own: a subclass may override a visit method
 
     # --------------------------------------------------------------- emission helpers
     def op(self, opcode: int, t: int, *ops: int) -> int:
@@ -121,34 +127,45 @@ class ExprGen:
 
     # ------------------------------------------------------------------- dispatch
     def expr(self, e: ir.Expr) -> int:
-        fn = self.DISPATCH.get(type(e))
-        if fn is None:
-            raise CodegenError(f"unknown expression node {type(e).__name__}")
-        return fn(self, e)
+        visit = self.VISITORS.get(type(e)) or self.visitor(type(e), ir.Expr, "expression")
+        return visit(self, e)
 
-    def _const(self, e: ir.Const) -> int:
+    @classmethod
+    def visitor(cls, node_type: type, base: type, what: str):
+        """`visit_<node_type>` of this class, remembered; a node outside `base` or without a
+        visit method is IR the codegen does not know (a frontend or pass bug)."""
+        fn = getattr(cls, "visit_" + node_type.__name__, None)
+        if fn is None or not issubclass(node_type, base):
+            raise CodegenError(f"unknown {what} node {node_type.__name__}")
+        cls.VISITORS[node_type] = fn
+        return fn
+
+    def visit_Const(self, e: ir.Const) -> int:
         return self.m.const(self.ty(e.type), e.value)
 
-    def _local(self, e: ir.LocalRef) -> int:
+    def visit_LocalRef(self, e: ir.LocalRef) -> int:
         var = self.local_vars.get(e.name)
         if var is None:
             raise CodegenError(f"local `{e.name}` is not declared in Kernel.locals")
         return self.op(Op.Load, self.ty(e.type), var)
 
-    def _param(self, e: ir.ParamRef) -> int:
+    def visit_ParamRef(self, e: ir.ParamRef) -> int:
         return self.args[("scalar", e.index)]
 
-    def _builtin(self, e: ir.Builtin) -> int:
+    def visit_Builtin(self, e: ir.Builtin) -> int:
         return self.builtin_vals[(e.kind, e.axis)]
 
-    def _len(self, e: ir.ListLen) -> int:
+    def visit_ListLen(self, e: ir.ListLen) -> int:
         return self.lists[e.list_index].len
 
-    def _select(self, e: ir.Select) -> int:
+    def visit_ListShape(self, e: ir.ListShape) -> int:
+        return self.args[(f"shape{e.axis}", e.list_index)]
+
+    def visit_Select(self, e: ir.Select) -> int:
         c = self.expr(e.cond)
         return self.op(Op.Select, self.ty(e.type), c, self.expr(e.if_true), self.expr(e.if_false))
 
-    def _unary(self, e: ir.Unary) -> int:
+    def visit_Unary(self, e: ir.Unary) -> int:
         x = self.expr(e.operand)
         t, kind = self.ty(e.type), e.type.kind
         if e.op is ir.UnOp.NEG and kind != B:
@@ -159,7 +176,7 @@ class ExprGen:
             return self.op(Op.Not, t, x)
         raise CodegenError(f"unary {e.op.value} on {e.type}")
 
-    def _compare(self, e: ir.Compare) -> int:
+    def visit_Compare(self, e: ir.Compare) -> int:
         lt = e.lhs.type
         a, b = self.expr(e.lhs), self.expr(e.rhs)
         table = _CMP[lt.kind]
@@ -196,7 +213,7 @@ class ExprGen:
         v = self.op(Op.Select, it, big, m.const(it, 2**k - 1), v)
         return self.op(Op.Select, it, self.op(Op.IsNan, bt, x), self.zero(dst), v)
 
-    def _cast(self, e: ir.Cast) -> int:
+    def visit_Cast(self, e: ir.Cast) -> int:
         src, dst = e.operand.type, e.type
         x = self.expr(e.operand)
         if src == dst:
@@ -254,7 +271,7 @@ class ExprGen:
         return self.op(Op.Select, f32, nan, x, self.op(Op.Select, f32, big, inf, r))
 
     # --------------------------------------------------------------------- binary
-    def _binary(self, e: ir.Binary) -> int:
+    def visit_Binary(self, e: ir.Binary) -> int:
         kind, op = e.type.kind, e.op
         if kind == B:
             opc = _BOOL_BIN.get(op)
@@ -344,9 +361,7 @@ class ExprGen:
         GLSL.std.450 NMin/NMax (NaN operand -> the other one) is exactly Python's answer,
         whatever a driver does with ties or NaN inside it."""
         bt = self.t_bool
-        keep = self.op(
-            Op.LogicalOr, bt, self.is_nan_bits(a, t), self.op(Op.FOrdEqual, bt, a, b)
-        )
+        keep = self.op(Op.LogicalOr, bt, self.is_nan_bits(a, t), self.op(Op.FOrdEqual, bt, a, b))
         other = self.ext(G.NMin if is_min else G.NMax, t, a, b)
         return self.op(Op.Select, t, keep, a, other)
 

@@ -14,7 +14,7 @@ from .. import ir
 from ..intrinsics import INTRINSICS
 from .codegen_expr import CodegenError
 from .grammar import GLSLstd450 as G
-from .grammar import Op
+from .grammar import LoopControl, Op
 
 LOG10_2 = math.log10(2.0)
 NAN, INF = float("nan"), float("inf")
@@ -23,7 +23,7 @@ NAN, INF = float("nan"), float("inf")
 class MathGen:
     """Mixin over ExprGen: `call()` and the power recipes."""
 
-    def call(self, e: ir.Call) -> int:
+    def visit_Call(self, e: ir.Call) -> int:
         spec = INTRINSICS.get(e.name)
         if spec is None or len(e.args) != spec.arity:
             raise CodegenError(f"unknown intrinsic {e.name}/{len(e.args)}")
@@ -42,7 +42,7 @@ class MathGen:
         return r
 
     def _promote(self, a: ir.Expr) -> int:
-        return self._cast(ir.Cast(ir.F32, a))
+        return self.visit_Cast(ir.Cast(ir.F32, a))
 
     # ------------------------------------------------------------------- recipes
     def _r_abs(self, e: ir.Call, args: list[int]) -> int:
@@ -177,7 +177,7 @@ class MathGen:
         self.ins(Op.Phi, t, b, a, pre, b2, cont)
         self.ins(Op.Phi, t, x, e, pre, x2, cont)
         more = self.op(Op.INotEqual, bt, x, self.c0)
-        self.ins(Op.LoopMerge, merge, cont, 0)
+        self.ins(Op.LoopMerge, merge, cont, LoopControl.None_)
         self.ins(Op.BranchConditional, more, body, merge)
         self.begin(body)
         odd = self.op(Op.INotEqual, bt, self.op(Op.BitwiseAnd, t, x, one), self.c0)

@@ -18,10 +18,18 @@ from .. import ir
 from ..ranges import shared_accesses_in_range
 from .builder import Module
 from .codegen_expr import CodegenError, UnsupportedFeature
-from .grammar import BuiltIn, Capability, Op, Scope, StorageClass
+from .codegen_stmt import BARRIER_SEMANTICS
+from .grammar import (
+    BuiltIn,
+    Capability,
+    LoopControl,
+    MemorySemantics,
+    Op,
+    Scope,
+    SelectionControl,
+    StorageClass,
+)
 
-SEM_RELAXED = 0
-BARRIER_SEMANTICS = 0x8 | 0x40 | 0x100  # AcquireRelease | UniformMemory | WorkgroupMemory
 _INT_ATOMIC = {
     ir.AtomicOp.ADD: Op.AtomicIAdd,
     ir.AtomicOp.MIN: Op.AtomicSMin,
@@ -92,7 +100,7 @@ class MemoryGen:
             self.br(header)
             self.begin(header)
             Module.emit(self.code, Op.Phi, i32, j, flat, pre, j_next, cont)
-            self.ins(Op.LoopMerge, merge, cont, 0)
+            self.ins(Op.LoopMerge, merge, cont, LoopControl.None_)
             self.br(test)
             self.begin(test)
             c = self.op(Op.SLessThan, self.t_bool, j, info.size_id)
@@ -124,7 +132,7 @@ class MemoryGen:
     def _to_storage(self, info: SharedInfo, v: int) -> int:
         return self.op(Op.Bitcast, self.t_i32, v) if info.int_view else v
 
-    def shared_load(self, e: ir.SharedLoad) -> int:
+    def visit_SharedLoad(self, e: ir.SharedLoad) -> int:
         info = self.shared_info[e.array]
         known = self._in_range(e, info.size)
         if known is False:
@@ -142,12 +150,12 @@ class MemoryGen:
     def _open_guard(self, idx: int, length: int) -> tuple[int, int]:
         inb = self.op(Op.ULessThan, self.t_bool, idx, length)
         access, merge = self.m.new_id(), self.m.new_id()
-        self.ins(Op.SelectionMerge, merge, 0)
+        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
         self.ins(Op.BranchConditional, inb, access, merge)
         self.begin(access)
         return access, merge
 
-    def _shared_store(self, s: ir.SharedStore) -> None:
+    def visit_SharedStore(self, s: ir.SharedStore) -> None:
         info = self.shared_info[s.array]
         known = self._in_range(s, info.size)
         if known is False:
@@ -163,7 +171,7 @@ class MemoryGen:
         self.begin(merge)
 
     # ---------------------------------------------------------------------- atomics
-    def _atomic(self, s: ir.Atomic) -> None:
+    def visit_Atomic(self, s: ir.Atomic) -> None:
         elem = s.value.type
         idx = self.expr(s.index)
         val = self.expr(s.value)
@@ -181,7 +189,7 @@ class MemoryGen:
         else:
             ptr = self.op(Op.AccessChain, li.elem_ptr, li.base, self.c0, idx)
         sc = self.ki(scope)
-        sem = self.ki(SEM_RELAXED)
+        sem = self.ki(MemorySemantics.Relaxed)
         if elem.is_int:
             t = self.ty(elem)
             if elem.bits == 64:
@@ -237,7 +245,7 @@ class MemoryGen:
         self.br(header)
         self.begin(header)
         Module.emit(self.code, Op.Phi, i32, old_bits, first, pre, prev, cont)
-        self.ins(Op.LoopMerge, merge, cont, 0)
+        self.ins(Op.LoopMerge, merge, cont, LoopControl.None_)
         self.br(body)
         self.begin(body)
         old = self.op(Op.Bitcast, f32, old_bits)

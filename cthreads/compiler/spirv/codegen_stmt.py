@@ -13,23 +13,28 @@ around the access; reads outside give zero through an OpPhi, writes outside are 
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from .. import ir
 from .codegen_expr import CodegenError
-from .grammar import BuiltIn, Op, StorageClass
+from .grammar import (
+    BuiltIn,
+    LoopControl,
+    MemoryAccess,
+    MemorySemantics,
+    Op,
+    Scope,
+    SelectionControl,
+    StorageClass,
+)
 
-ALIGNED = 2  # MemoryAccess.Aligned
-SCOPE_WORKGROUP = 2
-# AcquireRelease | UniformMemory | WorkgroupMemory: orders shared arrays (workgroup memory) and
-# list (buffer) memory between the invocations of a workgroup.
-BARRIER_SEMANTICS = 0x8 | 0x40 | 0x100
+# Orders shared arrays (workgroup memory) and list (buffer) memory between the invocations of
+# a workgroup.
+BARRIER_SEMANTICS = (
+    MemorySemantics.AcquireRelease | MemorySemantics.UniformMemory | MemorySemantics.WorkgroupMemory
+)
 
 
 class StmtGen:
     """Mixin: the body function. Needs ExprGen's helpers and codegen.Codegen's declarations."""
-
-    STMTS: ClassVar[dict] = {}
 
     def emit_body(self, fn, args: dict, access: dict | None = None) -> None:
         """Emit the kernel body into `fn`. `access` (vector body only, codegen_vec.py) maps a
@@ -98,22 +103,20 @@ class StmtGen:
 
     # -------------------------------------------------------------------- statements
     def stmts(self, body: tuple[ir.Stmt, ...]) -> None:
-        table = self.STMTS
+        visitors = self.VISITORS
         for s in body:
             if self.terminated:
                 return  # after break/continue/return: unreachable, like Python
-            fn = table.get(type(s))
-            if fn is None:
-                raise CodegenError(f"unknown statement node {type(s).__name__}")
-            fn(self, s)
+            visit = visitors.get(type(s)) or self.visitor(type(s), ir.Stmt, "statement")
+            visit(self, s)
 
-    def _assign(self, s: ir.Assign) -> None:
+    def visit_Assign(self, s: ir.Assign) -> None:
         var = self.local_vars.get(s.name)
         if var is None:
             raise CodegenError(f"local `{s.name}` is not declared in Kernel.locals")
         self.ins(Op.Store, var, self.expr(s.value))
 
-    def _if(self, s: ir.If) -> None:
+    def visit_If(self, s: ir.If) -> None:
         links, final = ir.elif_chain(s)
         # Flat when long, or when nesting it would pass the budget the frontend checked (its
         # count assumed a flat chain where the source had one; the passes may have shortened it).
@@ -133,7 +136,7 @@ class StmtGen:
         new = self.m.new_id
         then_l, merge = new(), new()
         else_l = new() if s.orelse else merge
-        self.ins(Op.SelectionMerge, merge, 0)
+        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
         self.ins(Op.BranchConditional, c, then_l, else_l)
         self.begin(then_l)
         self.stmts(s.then)
@@ -191,7 +194,7 @@ class StmtGen:
     def _when(self, c: int, then) -> None:
         """A selection without else: `then()` emits the taken block's code."""
         then_l, merge = self.m.new_id(), self.m.new_id()
-        self.ins(Op.SelectionMerge, merge, 0)
+        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
         self.ins(Op.BranchConditional, c, then_l, merge)
         self.begin(then_l)
         then()
@@ -199,12 +202,12 @@ class StmtGen:
             self.br(merge)
         self.begin(merge)
 
-    def _loop(self, s: ir.Loop) -> None:
+    def visit_Loop(self, s: ir.Loop) -> None:
         new = self.m.new_id
         header, cond_l, body_l, cont, merge = new(), new(), new(), new(), new()
         self.br(header)
         self.begin(header)
-        self.ins(Op.LoopMerge, merge, cont, 0)
+        self.ins(Op.LoopMerge, merge, cont, LoopControl.None_)
         self.br(cond_l)
         self.begin(cond_l)  # the condition may itself need blocks (guarded loads, int **)
         c = self.expr(s.cond)
@@ -223,22 +226,22 @@ class StmtGen:
             self.br(header)
         self.begin(merge)
 
-    def _break(self, s: ir.Break) -> None:
+    def visit_Break(self, s: ir.Break) -> None:
         if not self.loops:
             raise CodegenError("`break` outside a loop")
         self.br(self.loops[-1][0])
 
-    def _continue(self, s: ir.Continue) -> None:
+    def visit_Continue(self, s: ir.Continue) -> None:
         if not self.loops:
             raise CodegenError("`continue` outside a loop")
         self.br(self.loops[-1][1])
 
-    def _return(self, s: ir.Return) -> None:
+    def visit_Return(self, s: ir.Return) -> None:
         self.ins(Op.Return)
         self.terminated = True
 
-    def _barrier(self, s: ir.Barrier) -> None:
-        sc = self.ki(SCOPE_WORKGROUP)
+    def visit_Barrier(self, s: ir.Barrier) -> None:
+        sc = self.ki(Scope.Workgroup)
         self.ins(Op.ControlBarrier, sc, sc, self.ki(BARRIER_SEMANTICS))
 
     # ---------------------------------------------------------------- list access
@@ -246,12 +249,12 @@ class StmtGen:
         """Open `if uint(idx) < len`: returns (access block, merge block); in the access block."""
         inb = self.op(Op.ULessThan, self.t_bool, idx, li.len)
         access, merge = self.m.new_id(), self.m.new_id()
-        self.ins(Op.SelectionMerge, merge, 0)
+        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
         self.ins(Op.BranchConditional, inb, access, merge)
         self.begin(access)
         return access, merge
 
-    def load(self, e: ir.Load) -> int:
+    def visit_Load(self, e: ir.Load) -> int:
         li = self.lists[e.list_index]
         redirect = self.access.get(e.list_index)
         if redirect is not None:  # vector body: the index is this lane's own, in range
@@ -264,7 +267,7 @@ class StmtGen:
         pre = self.cur_label
         access, merge = self._guard(li, idx)
         ptr = self.op(Op.AccessChain, li.elem_ptr, li.base, self.c0, idx)
-        v = self.op(Op.Load, li.storage, ptr, ALIGNED, li.align)
+        v = self.op(Op.Load, li.storage, ptr, MemoryAccess.Aligned, li.align)
         if li.elem.is_bool:  # one byte -> bool (any nonzero byte is True)
             u32 = self.m.t_int(32, False)
             v = self.op(
@@ -274,7 +277,7 @@ class StmtGen:
         self.begin(merge)
         return self.op(Op.Phi, self.ty(e.type), v, access, zero, pre)
 
-    def _store(self, s: ir.Store) -> None:
+    def visit_Store(self, s: ir.Store) -> None:
         li = self.lists[s.list_index]
         redirect = self.access.get(s.list_index)
         if redirect is not None:  # vector body: record the lane's value; main writes it back
@@ -292,18 +295,6 @@ class StmtGen:
             w = self.op(Op.Select, u32, val, self.m.const(u32, 1), self.m.const(u32, 0))
             val = self.op(Op.UConvert, li.storage, w)
         ptr = self.op(Op.AccessChain, li.elem_ptr, li.base, self.c0, idx)
-        self.ins(Op.Store, ptr, val, ALIGNED, li.align)
+        self.ins(Op.Store, ptr, val, MemoryAccess.Aligned, li.align)
         self.br(merge)
         self.begin(merge)
-
-
-StmtGen.STMTS = {
-    ir.Assign: StmtGen._assign,
-    ir.Store: StmtGen._store,
-    ir.If: StmtGen._if,
-    ir.Loop: StmtGen._loop,
-    ir.Break: StmtGen._break,
-    ir.Continue: StmtGen._continue,
-    ir.Return: StmtGen._return,
-    ir.Barrier: StmtGen._barrier,
-}

@@ -70,11 +70,11 @@ class SubgroupGen:
     def _sg_u32(self, builtin: int) -> int:
         return self.op(Op.Load, self.m.t_int(32, False), self._sg_input(builtin))
 
-    def subgroup_value(self, e: ir.SubgroupValue) -> int:
+    def visit_SubgroupValue(self, e: ir.SubgroupValue) -> int:
         return self.op(Op.Bitcast, self.t_i32, self._sg_u32(_VALUE_BUILTIN[e.what]))
 
     # ------------------------------------------------------------------------ operations
-    def _subgroup(self, s: ir.Subgroup) -> None:
+    def visit_Subgroup(self, s: ir.Subgroup) -> None:
         m = self.m
         m.capability(Capability.GroupNonUniform)
         sc = self.ki(Scope.Subgroup)

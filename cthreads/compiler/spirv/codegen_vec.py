@@ -21,8 +21,7 @@ loop is correct for any dispatch size either way.
 from __future__ import annotations
 
 from .builder import Function
-from .codegen_stmt import ALIGNED
-from .grammar import Decoration, Op, StorageClass
+from .grammar import Decoration, LoopControl, MemoryAccess, Op, SelectionControl, StorageClass
 from .grammar import GLSLstd450 as G
 from .vectorize import WIDTH, VecPlan
 
@@ -109,13 +108,13 @@ class VecGen:
         self.begin(header)
         ins(Op.Phi, i32, b, g0, entry, b_next, cont)
         inside = op(Op.ULessThan, bt, b, blocks)
-        ins(Op.LoopMerge, merge, cont, 0)
+        ins(Op.LoopMerge, merge, cont, LoopControl.None_)
         ins(Op.BranchConditional, inside, body_l, merge)
         self.begin(body_l)
         base = op(Op.ShiftLeftLogical, i32, b, two)
         full = op(Op.ULessThan, bt, b, full_blocks)
         vec_l, tail_l, sel = new(), new(), new()
-        ins(Op.SelectionMerge, sel, 0)
+        ins(Op.SelectionMerge, sel, SelectionControl.None_)
         ins(Op.BranchConditional, full, vec_l, tail_l)
         self.begin(vec_l)
         self._vec_block(vals, inputs, vbody_id, vptr, cells, b, base)
@@ -137,7 +136,7 @@ class VecGen:
             if i in plan.reads:
                 _, p4, v4 = self.vviews[i]
                 ptr = op(Op.AccessChain, p4, vptr[i], self.c0, b)
-                loaded[i] = op(Op.Load, v4, ptr, ALIGNED, 16)
+                loaded[i] = op(Op.Load, v4, ptr, MemoryAccess.Aligned, 16)
         got: dict[int, list[tuple[int, int]]] = {i: [] for i in plan.writes}
         for lane in range(WIDTH):
             g = op(Op.IAdd, self.t_i32, base, self.ki(lane)) if lane else base
@@ -174,21 +173,21 @@ class VecGen:
         for _, f in lanes[1:]:
             every = op(Op.LogicalAnd, self.t_bool, every, f)
         whole, part, done = new(), new(), new()
-        ins(Op.SelectionMerge, done, 0)
+        ins(Op.SelectionMerge, done, SelectionControl.None_)
         ins(Op.BranchConditional, every, whole, part)
         self.begin(whole)
         vec = op(Op.CompositeConstruct, v4, *(c for c, _ in lanes))
-        ins(Op.Store, op(Op.AccessChain, p4, vp, self.c0, b), vec, ALIGNED, 16)
+        ins(Op.Store, op(Op.AccessChain, p4, vp, self.c0, b), vec, MemoryAccess.Aligned, 16)
         self.br(done)
         self.begin(part)
         for lane, (c, f) in enumerate(lanes):
             yes, skip = new(), new()
-            ins(Op.SelectionMerge, skip, 0)
+            ins(Op.SelectionMerge, skip, SelectionControl.None_)
             ins(Op.BranchConditional, f, yes, skip)
             self.begin(yes)
             g = op(Op.IAdd, self.t_i32, base, self.ki(lane)) if lane else base
             ptr = op(Op.AccessChain, li.elem_ptr, addr, self.c0, g)
-            ins(Op.Store, ptr, c, ALIGNED, li.align)
+            ins(Op.Store, ptr, c, MemoryAccess.Aligned, li.align)
             self.br(skip)
             self.begin(skip)
         self.br(done)
@@ -209,7 +208,7 @@ class VecGen:
             Op.LogicalAnd, bt, op(Op.SLessThan, bt, lane, self.ki(WIDTH)),
             op(Op.ULessThan, bt, g, total),
         )  # fmt: skip
-        ins(Op.LoopMerge, merge, cont, 0)
+        ins(Op.LoopMerge, merge, cont, LoopControl.None_)
         ins(Op.BranchConditional, go, body_l, merge)
         self.begin(body_l)
         args = [g if a == ("g", None) else vals[a] for a in inputs]
