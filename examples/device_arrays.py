@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from cthreads.examples_kernels import saxpy
 from cthreads.gpu import DeviceArray, GlobalIdx, Gpu, GPUNotAvailable, device_name, gpu, prepare
 
 
@@ -24,13 +25,6 @@ def scale(n: int, a: float, x: list[float], out: list[float]) -> None:
     i: int = GlobalIdx.x
     if i < n:
         out[i] = a * x[i]
-
-
-@Gpu
-def saxpy(n: int, a: float, x: list[float], y: list[float]) -> None:
-    i: int = GlobalIdx.x
-    if i < n:
-        y[i] = a * x[i] + y[i]
 
 
 @Gpu
