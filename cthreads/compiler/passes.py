@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from . import ir
 from .frontend import typerules as tr
@@ -19,100 +19,13 @@ from .ir import BinOp, CmpOp, UnOp
 ExprFn = Callable[[ir.Expr], ir.Expr]
 
 # ------------------------------------------------------------------------- traversal
+# (ir.py answers it; these names stay for the frontend modules that read them from here)
 
-
-def map_expr(e: ir.Expr, fn: ExprFn) -> ir.Expr:
-    """Rebuild `e` bottom-up, applying `fn` to every node after its children."""
-    if isinstance(e, ir.Load | ir.SharedLoad):
-        e = dataclasses.replace(e, index=map_expr(e.index, fn))
-    elif isinstance(e, ir.Unary | ir.Cast):
-        e = dataclasses.replace(e, operand=map_expr(e.operand, fn))
-    elif isinstance(e, ir.Binary | ir.Compare):
-        e = dataclasses.replace(e, lhs=map_expr(e.lhs, fn), rhs=map_expr(e.rhs, fn))
-    elif isinstance(e, ir.Select):
-        e = dataclasses.replace(
-            e,
-            cond=map_expr(e.cond, fn),
-            if_true=map_expr(e.if_true, fn),
-            if_false=map_expr(e.if_false, fn),
-        )
-    elif isinstance(e, ir.Call):
-        e = dataclasses.replace(e, args=tuple(map_expr(a, fn) for a in e.args))
-    return fn(e)
-
-
-def map_stmts(body: tuple[ir.Stmt, ...], fn: ExprFn) -> tuple[ir.Stmt, ...]:
-    """Apply `map_expr(.., fn)` to every expression of every statement."""
-    out = []
-    for s in body:
-        if isinstance(s, ir.Assign):
-            s = dataclasses.replace(s, value=map_expr(s.value, fn))
-        elif isinstance(s, ir.Store | ir.SharedStore):
-            s = dataclasses.replace(s, index=map_expr(s.index, fn), value=map_expr(s.value, fn))
-        elif isinstance(s, ir.Atomic):
-            s = dataclasses.replace(
-                s,
-                index=map_expr(s.index, fn),
-                value=map_expr(s.value, fn),
-                comparator=None if s.comparator is None else map_expr(s.comparator, fn),
-            )
-        elif isinstance(s, ir.Subgroup):
-            s = dataclasses.replace(
-                s,
-                value=None if s.value is None else map_expr(s.value, fn),
-                lane=None if s.lane is None else map_expr(s.lane, fn),
-            )
-        elif isinstance(s, ir.If):
-            s = ir.If(map_expr(s.cond, fn), map_stmts(s.then, fn), map_stmts(s.orelse, fn))
-        elif isinstance(s, ir.Loop):
-            s = ir.Loop(map_expr(s.cond, fn), map_stmts(s.body, fn), map_stmts(s.step, fn))
-        out.append(s)
-    return tuple(out)
-
-
-def walk_exprs(e: ir.Expr) -> Iterator[ir.Expr]:
-    yield e
-    for child in _children(e):
-        yield from walk_exprs(child)
-
-
-def _children(e: ir.Expr) -> tuple[ir.Expr, ...]:
-    if isinstance(e, ir.Load | ir.SharedLoad):
-        return (e.index,)
-    if isinstance(e, ir.Unary | ir.Cast):
-        return (e.operand,)
-    if isinstance(e, ir.Binary | ir.Compare):
-        return (e.lhs, e.rhs)
-    if isinstance(e, ir.Select):
-        return (e.cond, e.if_true, e.if_false)
-    if isinstance(e, ir.Call):
-        return e.args
-    return ()
-
-
-def walk_stmts(body: tuple[ir.Stmt, ...]) -> Iterator[ir.Stmt]:
-    for s in body:
-        yield s
-        if isinstance(s, ir.If):
-            yield from walk_stmts(s.then)
-            yield from walk_stmts(s.orelse)
-        elif isinstance(s, ir.Loop):
-            yield from walk_stmts(s.body)
-            yield from walk_stmts(s.step)
-
-
-def stmt_exprs(s: ir.Stmt) -> tuple[ir.Expr, ...]:
-    if isinstance(s, ir.Assign):
-        return (s.value,)
-    if isinstance(s, ir.Store | ir.SharedStore):
-        return (s.index, s.value)
-    if isinstance(s, ir.Atomic):
-        return (s.index, s.value) + (() if s.comparator is None else (s.comparator,))
-    if isinstance(s, ir.If | ir.Loop):
-        return (s.cond,)
-    if isinstance(s, ir.Subgroup):
-        return tuple(e for e in (s.value, s.lane) if e is not None)
-    return ()
+map_expr = ir.map_expr
+map_stmts = ir.map_stmts
+walk_exprs = ir.walk_exprs
+walk_stmts = ir.walk_stmts
+stmt_exprs = ir.stmt_exprs
 
 
 # -------------------------------------------------------------------- constant folding
