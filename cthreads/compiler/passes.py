@@ -1,7 +1,7 @@
 """Small IR -> IR passes run after the frontend, each a pure function `Kernel -> Kernel`.
 
-`fold_constants` (int32 wrapping and float32 rounding exactly as on the device; nothing whose
-device result may differ), `remove_dead_code` (after return/break/continue, constant branches),
+`fold_constants` (values from the one table of operation meaning, semantics.py: int32 wrapping
+and float32 rounding exactly as on the device; nothing whose device result may differ), `remove_dead_code` (after return/break/continue, constant branches),
 `prune_locals`, and `annotate_usage` (the contract facts: list reads/writes, workgroup use).
 Atomics and stores are side effects: dead-code removal keeps them unless unreachable.
 """
@@ -13,8 +13,9 @@ import math
 from collections.abc import Callable
 
 from . import ir
+from . import semantics as S
 from .frontend import typerules as tr
-from .ir import BinOp, CmpOp, UnOp
+from .ir import BinOp, UnOp
 
 ExprFn = Callable[[ir.Expr], ir.Expr]
 
@@ -29,62 +30,6 @@ stmt_exprs = ir.stmt_exprs
 
 
 # -------------------------------------------------------------------- constant folding
-
-
-def _int_binary(op: BinOp, a: int, b: int) -> int | None:
-    if op is BinOp.ADD:
-        return a + b
-    if op is BinOp.SUB:
-        return a - b
-    if op is BinOp.MUL:
-        return a * b
-    if op is BinOp.FLOORDIV:
-        return a // b if b else None
-    if op is BinOp.MOD:
-        return a % b if b else None
-    if op is BinOp.POW:
-        return pow(a, b, 2**32) if b >= 0 else None
-    if op is BinOp.MIN:
-        return min(a, b)
-    if op is BinOp.MAX:
-        return max(a, b)
-    if op is BinOp.BIT_AND:
-        return a & b
-    if op is BinOp.BIT_OR:
-        return a | b
-    if op is BinOp.BIT_XOR:
-        return a ^ b
-    if op is BinOp.SHL:
-        return a << (b & 31)
-    if op is BinOp.SHR:
-        return a >> (b & 31)
-    return None
-
-
-def _float_binary(op: BinOp, a: float, b: float) -> float | None:
-    # Only ops whose float32 result is the correctly rounded double result (what IEEE devices
-    # compute). pow, floor division and mod are left to the device's own instructions.
-    if op is BinOp.ADD:
-        return a + b
-    if op is BinOp.SUB:
-        return a - b
-    if op is BinOp.MUL:
-        return a * b
-    if op is BinOp.DIV:
-        return a / b if b else None
-    if op in (BinOp.MIN, BinOp.MAX) and not (math.isnan(a) or math.isnan(b)):
-        return min(a, b) if op is BinOp.MIN else max(a, b)
-    return None
-
-
-_CMP = {
-    CmpOp.EQ: lambda a, b: a == b,
-    CmpOp.NE: lambda a, b: a != b,
-    CmpOp.LT: lambda a, b: a < b,
-    CmpOp.LE: lambda a, b: a <= b,
-    CmpOp.GT: lambda a, b: a > b,
-    CmpOp.GE: lambda a, b: a >= b,
-}
 
 
 def _legacy(e: ir.Expr) -> bool:
@@ -123,7 +68,7 @@ def _fold(e: ir.Expr) -> ir.Expr:
             if isinstance(x, ir.Unary) and x.op is UnOp.NOT:
                 return x.operand
         elif isinstance(x, C):
-            return tr.const(-x.value if e.op is UnOp.NEG else ~x.value, e.type)
+            return tr.const(S.UNARY[e.op.value](x.value), e.type)
         return e
     if isinstance(e, ir.Binary):
         a, b = e.lhs, e.rhs
@@ -134,21 +79,12 @@ def _fold(e: ir.Expr) -> ir.Expr:
                     return tr.const(absorbing) if x.value is absorbing else other
             return e
         if isinstance(a, C) and isinstance(b, C):
-            if e.type.is_bool:
-                v = {
-                    BinOp.BIT_AND: a.value & b.value,
-                    BinOp.BIT_OR: a.value | b.value,
-                    BinOp.BIT_XOR: a.value ^ b.value,
-                }.get(e.op)
-                return e if v is None else tr.const(bool(v))
-            if e.type.is_int:
-                v = _int_binary(e.op, a.value, b.value)
-            else:
-                v = _float_binary(e.op, a.value, b.value)
-            return e if v is None else tr.const(v, e.type)
+            if not S.folds(e.op.value, e.type.kind, a.value, b.value):
+                return e
+            return tr.const(S.binary(e.op.value, e.type, a.value, b.value), e.type)
         return e
     if isinstance(e, ir.Compare) and isinstance(e.lhs, C) and isinstance(e.rhs, C):
-        return tr.const(bool(_CMP[e.op](e.lhs.value, e.rhs.value)))
+        return tr.const(S.compare(e.op.value, e.lhs.value, e.rhs.value))
     if isinstance(e, ir.Select):
         if isinstance(e.cond, C):
             return e.if_true if e.cond.value else e.if_false
