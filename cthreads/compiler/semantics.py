@@ -139,11 +139,12 @@ def py_max(a, b):
     return b if b > a else a
 
 
-def _shl(a: int, s: int, bits: int) -> int:
+def shl(a: int, s: int, bits: int = 32) -> int:
+    """`a << s` with the count modulo the width (unwrapped: the caller wraps)."""
     return a << (s & (bits - 1))
 
 
-def _shr(a: int, s: int, bits: int) -> int:
+def shr(a: int, s: int, bits: int = 32) -> int:
     return a >> (s & (bits - 1))  # arithmetic for signed values, logical for unsigned
 
 
@@ -267,7 +268,7 @@ def binary(op: str, t, a, b):
             return to_type(t, FLOAT_BINARY[op](a, b, rnd))
         return to_type(t, FLOAT_BINARY[op](a, b))
     if op in ("shl", "shr"):
-        return to_type(t, (_shl if op == "shl" else _shr)(a, b, t.bits))
+        return to_type(t, (shl if op == "shl" else shr)(a, b, t.bits))
     return to_type(t, INT_BINARY[op](a, b))
 
 
