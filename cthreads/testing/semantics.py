@@ -417,6 +417,7 @@ APPROXIMATE = {
 # converted back after every operation: ints wrap, f16 rounds to nearest even, overflow +-inf)
 
 _BITS = {"int": 32, "i64": 64, "u32": 32, "u64": 64, "i8": 8, "u8": 8, "i16": 16, "u16": 16}
+_RANGES = {t: T.int_range(b, t[0] != "u") for t, b in _BITS.items()}
 
 
 def f16(x: float) -> float:
