@@ -65,7 +65,7 @@ class _Printer:
             return f"{self.shared_name(e.array)}[{args[0]}]"
         head = _head(e)
         if head is not None:
-            return f"({' '.join((head, *args))})"
+            return f"({head} {' '.join(args)})"
         return f"<{type(e).__name__}>"
 
     def stmts(self, body: tuple[ir.Stmt, ...], indent: str, out: list[str]) -> None:

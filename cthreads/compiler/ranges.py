@@ -18,8 +18,8 @@ wrongly. A node object reached twice (shared sub-trees) is proven only if every 
 from __future__ import annotations
 
 from . import ir
+from .semantics import INT_MAX, INT_MIN
 
-INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 Interval = tuple[int, int]
 TOP: Interval = (INT_MIN, INT_MAX)
 _WIDEN_AFTER = 3  # loop iterations before moving bounds are widened
