@@ -58,7 +58,7 @@ def _fold(e: ir.Expr) -> ir.Expr:
             and isinstance(v, float)
             and not (math.isfinite(v) and tr.INT_MIN <= int(v) <= tr.INT_MAX)
         ):
-            return e  # undefined on the device: leave it there
+            return e  # (the device saturates, S.float_to_int; left unfolded as it always was)
         return tr.cast(e.operand, e.type)
     if isinstance(e, ir.Unary):
         x = e.operand

@@ -78,3 +78,48 @@ def test_map_expr_is_bottom_up():
     e = ir.Binary(I32, ir.BinOp.ADD, X, ir.Unary(I32, ir.UnOp.NEG, ir.Const(I32, 1)))
     ir.map_expr(e, lambda n: order.append(type(n).__name__) or n)
     assert order == ["LocalRef", "Const", "Unary", "Binary"]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Twice(ir.Expr):
+    """A node kind none of the consumers knows by name: they must still reach its operand."""
+
+    operand: Expr
+
+
+Expr = ir.Expr  # (the annotation above is the string "Expr", as in ir.py)
+
+
+def test_consumers_follow_a_node_kind_they_do_not_name():
+    from cthreads.compiler import passes, ranges
+    from cthreads.compiler.spirv import usage
+
+    load = ir.Load(I32, 1, ir.LocalRef(I32, "i"))
+    shared = ir.SharedLoad(I32, 0, ir.Const(I32, 3))
+    k = ir.Kernel(
+        "k",
+        (ir.Param("n", I32), ir.Param("xs", ir.ListType(I32))),
+        locals={"i": I32, "y": I32, "dead": I32},
+        body=(
+            ir.Assign("i", ir.Const(I32, 0)),
+            ir.Assign("y", _Twice(I32, ir.Binary(I32, ir.BinOp.ADD, load, shared))),
+        ),
+        shared=(ir.SharedArray("tile", I32, 4),),
+    )
+    u = usage.scan(k)
+    assert u.loads == {1}  # the Load inside the unknown node
+    assert set(passes.prune_locals(k).locals) == {"i", "y"}
+    assert passes.annotate_usage(k).params[1].reads
+    assert id(shared) in ranges.shared_accesses_in_range(k)
+    folded = passes.fold_constants(
+        dataclasses.replace(
+            k,
+            body=(
+                ir.Assign(
+                    "y",
+                    _Twice(I32, ir.Binary(I32, ir.BinOp.ADD, ir.Const(I32, 2), ir.Const(I32, 3))),
+                ),
+            ),
+        )
+    )
+    assert folded.body[0].value == _Twice(I32, ir.Const(I32, 5))

@@ -155,7 +155,7 @@ def cast(expr: ir.Expr, t: Scalar) -> ir.Expr:
     if isinstance(expr, ir.Const):
         if t.is_int and isinstance(expr.value, float):
             if not math.isfinite(expr.value):
-                return ir.Cast(t, expr)  # left to the device (undefined there, as in C)
+                return ir.Cast(t, expr)  # left to the device (it saturates; NaN gives 0)
             # float -> int truncates and saturates (the device's rule), it does not wrap
             return const(S.float_to_int(expr.value, t.bits, t.kind == "int"), t)
         if t.is_float and t.bits != 32 and isinstance(expr.exact, float):
