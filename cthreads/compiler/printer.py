@@ -58,7 +58,9 @@ class _Printer:
             return f"subgroup.{e.what}"
         if isinstance(e, ir.ListShape):
             return f"{self.param_name(e.list_index)}.shape[{e.axis}]"
-        args = [self.expr(c) for c in ir.children(e)]
+        args = []
+        for c in ir.children(e):  # (a loop, not a comprehension: one frame per tree level)
+            args.append(self.expr(c))
         if isinstance(e, ir.Load):
             return f"{self.param_name(e.list_index)}[{args[0]}]"
         if isinstance(e, ir.SharedLoad):

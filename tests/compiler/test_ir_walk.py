@@ -123,3 +123,22 @@ def test_consumers_follow_a_node_kind_they_do_not_name():
         )
     )
     assert folded.body[0].value == _Twice(I32, ir.Const(I32, 5))
+
+
+def test_deep_trees_cost_one_frame_per_level():
+    # frontend/depth.py budgets the passes a frame per level of an expression: a 700-level
+    # sum must fold, walk, scan and print under the default limit of 1000 frames
+    import sys
+
+    from cthreads.compiler import passes, printer
+    from cthreads.compiler.spirv import usage
+
+    assert sys.getrecursionlimit() <= 1000
+    e: ir.Expr = ir.Load(I32, 0, X)
+    for j in range(700):
+        e = ir.Binary(I32, ir.BinOp.ADD, e, ir.Const(I32, j))
+    k = ir.Kernel("k", (ir.Param("xs", ir.ListType(I32)),), {"x": I32}, (ir.Store(0, X, e),))
+    assert len(list(ir.walk_exprs(e))) == 1 + 1 + 2 * 700
+    assert passes.optimize(k).params[0].reads
+    assert usage.scan(k).loads == {0}
+    assert printer.format_kernel(k).count("(add i32") == 700

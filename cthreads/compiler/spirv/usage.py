@@ -69,17 +69,20 @@ def _stmts(stmts: tuple[ir.Stmt, ...], u: Usage) -> None:
 
 
 def _expr(e: ir.Expr, u: Usage) -> None:
-    for x in ir.walk_exprs(e):
-        t = type(x)
-        if t is ir.ParamRef:
-            u.scalars.add(x.index)
-        elif t is ir.SubgroupValue:
-            u.subgroup = True
-        elif t is ir.Builtin:
-            u.builtins.add((x.kind, x.axis))
-        elif t is ir.ListLen:
-            u.lens.add(x.list_index)
-        elif t is ir.ListShape:
-            u.shapes.add((x.list_index, x.axis))
-        elif t is ir.Load:
-            u.loads.add(x.list_index)
+    t = type(e)
+    if t is ir.Const or t is ir.LocalRef:
+        return
+    if t is ir.ParamRef:
+        u.scalars.add(e.index)
+    elif t is ir.SubgroupValue:
+        u.subgroup = True
+    elif t is ir.Builtin:
+        u.builtins.add((e.kind, e.axis))
+    elif t is ir.ListLen:
+        u.lens.add(e.list_index)
+    elif t is ir.ListShape:
+        u.shapes.add((e.list_index, e.axis))
+    elif t is ir.Load:
+        u.loads.add(e.list_index)
+    for child in ir.children(e):
+        _expr(child, u)
