@@ -1,7 +1,7 @@
 """Small IR -> IR passes run after the frontend, each a pure function `Kernel -> Kernel`.
 
-`fold_constants` (int32 wrapping and float32 rounding exactly as on the device; nothing whose
-device result may differ), `remove_dead_code` (after return/break/continue, constant branches),
+`fold_constants` (values from the one table of operation meaning, semantics.py: int32 wrapping
+and float32 rounding exactly as on the device; nothing whose device result may differ), `remove_dead_code` (after return/break/continue, constant branches),
 `prune_locals`, and `annotate_usage` (the contract facts: list reads/writes, workgroup use).
 Atomics and stores are side effects: dead-code removal keeps them unless unreachable.
 """
@@ -10,168 +10,26 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from . import ir
+from . import semantics as S
 from .frontend import typerules as tr
-from .ir import BinOp, CmpOp, UnOp
+from .ir import BinOp, UnOp
 
 ExprFn = Callable[[ir.Expr], ir.Expr]
 
 # ------------------------------------------------------------------------- traversal
+# (ir.py answers it; these names stay for the frontend modules that read them from here)
 
-
-def map_expr(e: ir.Expr, fn: ExprFn) -> ir.Expr:
-    """Rebuild `e` bottom-up, applying `fn` to every node after its children."""
-    if isinstance(e, ir.Load | ir.SharedLoad):
-        e = dataclasses.replace(e, index=map_expr(e.index, fn))
-    elif isinstance(e, ir.Unary | ir.Cast):
-        e = dataclasses.replace(e, operand=map_expr(e.operand, fn))
-    elif isinstance(e, ir.Binary | ir.Compare):
-        e = dataclasses.replace(e, lhs=map_expr(e.lhs, fn), rhs=map_expr(e.rhs, fn))
-    elif isinstance(e, ir.Select):
-        e = dataclasses.replace(
-            e,
-            cond=map_expr(e.cond, fn),
-            if_true=map_expr(e.if_true, fn),
-            if_false=map_expr(e.if_false, fn),
-        )
-    elif isinstance(e, ir.Call):
-        e = dataclasses.replace(e, args=tuple(map_expr(a, fn) for a in e.args))
-    return fn(e)
-
-
-def map_stmts(body: tuple[ir.Stmt, ...], fn: ExprFn) -> tuple[ir.Stmt, ...]:
-    """Apply `map_expr(.., fn)` to every expression of every statement."""
-    out = []
-    for s in body:
-        if isinstance(s, ir.Assign):
-            s = dataclasses.replace(s, value=map_expr(s.value, fn))
-        elif isinstance(s, ir.Store | ir.SharedStore):
-            s = dataclasses.replace(s, index=map_expr(s.index, fn), value=map_expr(s.value, fn))
-        elif isinstance(s, ir.Atomic):
-            s = dataclasses.replace(
-                s,
-                index=map_expr(s.index, fn),
-                value=map_expr(s.value, fn),
-                comparator=None if s.comparator is None else map_expr(s.comparator, fn),
-            )
-        elif isinstance(s, ir.Subgroup):
-            s = dataclasses.replace(
-                s,
-                value=None if s.value is None else map_expr(s.value, fn),
-                lane=None if s.lane is None else map_expr(s.lane, fn),
-            )
-        elif isinstance(s, ir.If):
-            s = ir.If(map_expr(s.cond, fn), map_stmts(s.then, fn), map_stmts(s.orelse, fn))
-        elif isinstance(s, ir.Loop):
-            s = ir.Loop(map_expr(s.cond, fn), map_stmts(s.body, fn), map_stmts(s.step, fn))
-        out.append(s)
-    return tuple(out)
-
-
-def walk_exprs(e: ir.Expr) -> Iterator[ir.Expr]:
-    yield e
-    for child in _children(e):
-        yield from walk_exprs(child)
-
-
-def _children(e: ir.Expr) -> tuple[ir.Expr, ...]:
-    if isinstance(e, ir.Load | ir.SharedLoad):
-        return (e.index,)
-    if isinstance(e, ir.Unary | ir.Cast):
-        return (e.operand,)
-    if isinstance(e, ir.Binary | ir.Compare):
-        return (e.lhs, e.rhs)
-    if isinstance(e, ir.Select):
-        return (e.cond, e.if_true, e.if_false)
-    if isinstance(e, ir.Call):
-        return e.args
-    return ()
-
-
-def walk_stmts(body: tuple[ir.Stmt, ...]) -> Iterator[ir.Stmt]:
-    for s in body:
-        yield s
-        if isinstance(s, ir.If):
-            yield from walk_stmts(s.then)
-            yield from walk_stmts(s.orelse)
-        elif isinstance(s, ir.Loop):
-            yield from walk_stmts(s.body)
-            yield from walk_stmts(s.step)
-
-
-def stmt_exprs(s: ir.Stmt) -> tuple[ir.Expr, ...]:
-    if isinstance(s, ir.Assign):
-        return (s.value,)
-    if isinstance(s, ir.Store | ir.SharedStore):
-        return (s.index, s.value)
-    if isinstance(s, ir.Atomic):
-        return (s.index, s.value) + (() if s.comparator is None else (s.comparator,))
-    if isinstance(s, ir.If | ir.Loop):
-        return (s.cond,)
-    if isinstance(s, ir.Subgroup):
-        return tuple(e for e in (s.value, s.lane) if e is not None)
-    return ()
+map_expr = ir.map_expr
+map_stmts = ir.map_stmts
+walk_exprs = ir.walk_exprs
+walk_stmts = ir.walk_stmts
+stmt_exprs = ir.stmt_exprs
 
 
 # -------------------------------------------------------------------- constant folding
-
-
-def _int_binary(op: BinOp, a: int, b: int) -> int | None:
-    if op is BinOp.ADD:
-        return a + b
-    if op is BinOp.SUB:
-        return a - b
-    if op is BinOp.MUL:
-        return a * b
-    if op is BinOp.FLOORDIV:
-        return a // b if b else None
-    if op is BinOp.MOD:
-        return a % b if b else None
-    if op is BinOp.POW:
-        return pow(a, b, 2**32) if b >= 0 else None
-    if op is BinOp.MIN:
-        return min(a, b)
-    if op is BinOp.MAX:
-        return max(a, b)
-    if op is BinOp.BIT_AND:
-        return a & b
-    if op is BinOp.BIT_OR:
-        return a | b
-    if op is BinOp.BIT_XOR:
-        return a ^ b
-    if op is BinOp.SHL:
-        return a << (b & 31)
-    if op is BinOp.SHR:
-        return a >> (b & 31)
-    return None
-
-
-def _float_binary(op: BinOp, a: float, b: float) -> float | None:
-    # Only ops whose float32 result is the correctly rounded double result (what IEEE devices
-    # compute). pow, floor division and mod are left to the device's own instructions.
-    if op is BinOp.ADD:
-        return a + b
-    if op is BinOp.SUB:
-        return a - b
-    if op is BinOp.MUL:
-        return a * b
-    if op is BinOp.DIV:
-        return a / b if b else None
-    if op in (BinOp.MIN, BinOp.MAX) and not (math.isnan(a) or math.isnan(b)):
-        return min(a, b) if op is BinOp.MIN else max(a, b)
-    return None
-
-
-_CMP = {
-    CmpOp.EQ: lambda a, b: a == b,
-    CmpOp.NE: lambda a, b: a != b,
-    CmpOp.LT: lambda a, b: a < b,
-    CmpOp.LE: lambda a, b: a <= b,
-    CmpOp.GT: lambda a, b: a > b,
-    CmpOp.GE: lambda a, b: a >= b,
-}
 
 
 def _legacy(e: ir.Expr) -> bool:
@@ -200,7 +58,7 @@ def _fold(e: ir.Expr) -> ir.Expr:
             and isinstance(v, float)
             and not (math.isfinite(v) and tr.INT_MIN <= int(v) <= tr.INT_MAX)
         ):
-            return e  # undefined on the device: leave it there
+            return e  # (the device saturates, S.float_to_int; left unfolded as it always was)
         return tr.cast(e.operand, e.type)
     if isinstance(e, ir.Unary):
         x = e.operand
@@ -210,7 +68,7 @@ def _fold(e: ir.Expr) -> ir.Expr:
             if isinstance(x, ir.Unary) and x.op is UnOp.NOT:
                 return x.operand
         elif isinstance(x, C):
-            return tr.const(-x.value if e.op is UnOp.NEG else ~x.value, e.type)
+            return tr.const(S.UNARY[e.op.value](x.value), e.type)
         return e
     if isinstance(e, ir.Binary):
         a, b = e.lhs, e.rhs
@@ -221,21 +79,12 @@ def _fold(e: ir.Expr) -> ir.Expr:
                     return tr.const(absorbing) if x.value is absorbing else other
             return e
         if isinstance(a, C) and isinstance(b, C):
-            if e.type.is_bool:
-                v = {
-                    BinOp.BIT_AND: a.value & b.value,
-                    BinOp.BIT_OR: a.value | b.value,
-                    BinOp.BIT_XOR: a.value ^ b.value,
-                }.get(e.op)
-                return e if v is None else tr.const(bool(v))
-            if e.type.is_int:
-                v = _int_binary(e.op, a.value, b.value)
-            else:
-                v = _float_binary(e.op, a.value, b.value)
-            return e if v is None else tr.const(v, e.type)
+            if not S.folds(e.op.value, e.type.kind, a.value, b.value):
+                return e
+            return tr.const(S.binary(e.op.value, e.type, a.value, b.value), e.type)
         return e
     if isinstance(e, ir.Compare) and isinstance(e.lhs, C) and isinstance(e.rhs, C):
-        return tr.const(bool(_CMP[e.op](e.lhs.value, e.rhs.value)))
+        return tr.const(S.compare(e.op.value, e.lhs.value, e.rhs.value))
     if isinstance(e, ir.Select):
         if isinstance(e.cond, C):
             return e.if_true if e.cond.value else e.if_false

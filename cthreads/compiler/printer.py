@@ -58,63 +58,68 @@ class _Printer:
             return f"subgroup.{e.what}"
         if isinstance(e, ir.ListShape):
             return f"{self.param_name(e.list_index)}.shape[{e.axis}]"
+        args = []
+        for c in ir.children(e):  # (a loop, not a comprehension: one frame per tree level)
+            args.append(self.expr(c))
         if isinstance(e, ir.Load):
-            return f"{self.param_name(e.list_index)}[{self.expr(e.index)}]"
+            return f"{self.param_name(e.list_index)}[{args[0]}]"
         if isinstance(e, ir.SharedLoad):
-            return f"{self.shared_name(e.array)}[{self.expr(e.index)}]"
-        if isinstance(e, ir.Unary):
-            return f"({e.op.value} {e.type} {self.expr(e.operand)})"
-        if isinstance(e, ir.Binary):
-            return f"({e.op.value} {e.type} {self.expr(e.lhs)} {self.expr(e.rhs)})"
-        if isinstance(e, ir.Compare):
-            return f"({e.op.value} {e.lhs.type} {self.expr(e.lhs)} {self.expr(e.rhs)})"
-        if isinstance(e, ir.Select):
-            return f"(select {e.type} {self.expr(e.cond)} {self.expr(e.if_true)} {self.expr(e.if_false)})"
-        if isinstance(e, ir.Cast):
-            return f"({e.type} {self.expr(e.operand)})"
-        if isinstance(e, ir.Call):
-            args = " ".join(self.expr(a) for a in e.args)
-            return f"(call {e.name} {e.type} {args})"
+            return f"{self.shared_name(e.array)}[{args[0]}]"
+        head = _head(e)
+        if head is not None:
+            return f"({head} {' '.join(args)})"
         return f"<{type(e).__name__}>"
 
     def stmts(self, body: tuple[ir.Stmt, ...], indent: str, out: list[str]) -> None:
         if not body:
             out.append(f"{indent}pass")
         for s in body:
+            # the expressions a statement evaluates, in field order (ir.children)
+            x = [self.expr(c) for c in ir.children(s)]
             if isinstance(s, ir.Assign):
-                out.append(f"{indent}%{s.name} = {self.expr(s.value)}")
-            elif isinstance(s, ir.Store):
-                out.append(
-                    f"{indent}{self.param_name(s.list_index)}[{self.expr(s.index)}] = {self.expr(s.value)}"
+                out.append(f"{indent}%{s.name} = {x[0]}")
+            elif isinstance(s, ir.Store | ir.SharedStore):
+                where = (
+                    self.param_name(s.list_index)
+                    if isinstance(s, ir.Store)
+                    else self.shared_name(s.array)
                 )
-            elif isinstance(s, ir.SharedStore):
-                out.append(
-                    f"{indent}{self.shared_name(s.array)}[{self.expr(s.index)}] = {self.expr(s.value)}"
-                )
+                out.append(f"{indent}{where}[{x[0]}] = {x[1]}")
             elif isinstance(s, ir.Atomic):
                 where = self.shared_name(s.array) if s.shared else self.param_name(s.array)
-                args = " ".join(self.expr(a) for a in (s.value, s.comparator) if a is not None)
                 lhs = f"%{s.result} = " if s.result is not None else ""
                 out.append(
-                    f"{indent}{lhs}atomic_{s.op.value} {s.value.type} {where}[{self.expr(s.index)}] {args}"
+                    f"{indent}{lhs}atomic_{s.op.value} {s.value.type} {where}[{x[0]}] {' '.join(x[1:])}"
                 )
             elif isinstance(s, ir.Subgroup):
-                args = ", ".join(self.expr(a) for a in (s.value, s.lane) if a is not None)
-                out.append(f"{indent}%{s.result} = subgroup_{s.op.value} {s.type}({args})")
-            elif isinstance(s, ir.If):
-                out.append(f"{indent}if {self.expr(s.cond)}:")
-                self.stmts(s.then, indent + "  ", out)
-                if s.orelse:
-                    out.append(f"{indent}else:")
-                    self.stmts(s.orelse, indent + "  ", out)
-            elif isinstance(s, ir.Loop):
-                out.append(f"{indent}loop while {self.expr(s.cond)}:")
-                self.stmts(s.body, indent + "  ", out)
-                if s.step:
-                    out.append(f"{indent}step:")
-                    self.stmts(s.step, indent + "  ", out)
+                out.append(f"{indent}%{s.result} = subgroup_{s.op.value} {s.type}({', '.join(x)})")
+            elif isinstance(s, ir.If | ir.Loop):
+                head = "if" if isinstance(s, ir.If) else "loop while"
+                out.append(f"{indent}{head} {x[0]}:")
+                # the first block always prints; a later one only when it has statements
+                for i, block in enumerate(ir.blocks(s)):
+                    if i:
+                        if not block:
+                            continue
+                        out.append(f"{indent}{'else' if isinstance(s, ir.If) else 'step'}:")
+                    self.stmts(block, indent + "  ", out)
             else:
                 out.append(f"{indent}{type(s).__name__.lower()}")
+
+
+def _head(e: ir.Expr) -> str | None:
+    """The s-expression head of an operation node (its operands follow it), None otherwise."""
+    if isinstance(e, ir.Unary | ir.Binary):
+        return f"{e.op.value} {e.type}"
+    if isinstance(e, ir.Compare):
+        return f"{e.op.value} {e.lhs.type}"  # the operands' type: the result is always bool
+    if isinstance(e, ir.Select):
+        return f"select {e.type}"
+    if isinstance(e, ir.Cast):
+        return str(e.type)
+    if isinstance(e, ir.Call):
+        return f"call {e.name} {e.type}"
+    return None
 
 
 def format_expr(e: ir.Expr, kernel: ir.Kernel | None = None) -> str:

@@ -18,8 +18,8 @@ wrongly. A node object reached twice (shared sub-trees) is proven only if every 
 from __future__ import annotations
 
 from . import ir
+from .semantics import INT_MAX, INT_MIN
 
-INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 Interval = tuple[int, int]
 TOP: Interval = (INT_MIN, INT_MAX)
 _WIDEN_AFTER = 3  # loop iterations before moving bounds are widened
@@ -98,7 +98,7 @@ class _Analysis:
         """Judge every shared load inside `e` (its operands too)."""
         if isinstance(e, ir.SharedLoad):
             self.judge(e, e.array, e.index, env)
-        for child in _children(e):
+        for child in ir.children(e):
             self.visit_expr(child, env)
 
     def judge(self, node: object, array: int, index: ir.Expr, env: dict[str, Interval]) -> None:
@@ -156,7 +156,7 @@ class _Analysis:
         if isinstance(s, (ir.Break, ir.Continue)):
             jumps.append(env)  # the state a jump carries to the loop's step / exit
             return env
-        for e in _stmt_exprs(s):
+        for e in ir.stmt_exprs(s):
             self.visit_expr(e, env)
         return env
 
@@ -189,29 +189,6 @@ def _widen(old: Interval, new: Interval) -> Interval:
 def _join_envs(a: dict[str, Interval], b: dict[str, Interval]) -> dict[str, Interval]:
     # a local missing on one side is not assigned on that path: it could hold anything
     return {k: _join(a.get(k, TOP), b.get(k, TOP)) for k in a.keys() | b.keys()}
-
-
-def _children(e: ir.Expr) -> tuple[ir.Expr, ...]:
-    if isinstance(e, ir.Binary | ir.Compare):
-        return (e.lhs, e.rhs)
-    if isinstance(e, ir.Unary | ir.Cast):
-        return (e.operand,)
-    if isinstance(e, ir.Select):
-        return (e.cond, e.if_true, e.if_false)
-    if isinstance(e, ir.Call):
-        return e.args
-    if isinstance(e, ir.Load | ir.SharedLoad):
-        return (e.index,)
-    return ()
-
-
-def _stmt_exprs(s: ir.Stmt) -> tuple[ir.Expr, ...]:
-    """The expressions a statement evaluates (shared loads hide in any of them)."""
-    return tuple(
-        v
-        for v in (getattr(s, name, None) for name in getattr(s, "__dataclass_fields__", ()))
-        if isinstance(v, ir.Expr)
-    )
 
 
 def shared_accesses_in_range(kernel: ir.Kernel) -> dict[int, object]:

@@ -4,7 +4,9 @@ it stores to back into the caller's objects, as `gpu(...).join()` does.
 
 The oracle for differential tests and a debugger for users: an out-of-bounds index raises
 `IndexError` naming the list (or shared array), the index and the invocation. Shared arrays
-are zero-filled per workgroup; atomics are sequential (one invocation runs at a time). Never imports `cthreads.compiler`.
+are zero-filled per workgroup; atomics are sequential (one invocation runs at a time). Of
+`cthreads.compiler` it reads only the operation table (compiler/semantics.py, through
+semantics.py here), which imports nothing else: no frontend or codegen code.
 """
 
 from __future__ import annotations

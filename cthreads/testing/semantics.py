@@ -2,8 +2,17 @@
 
 Ints are int32 and wrap after every operation; floats are IEEE float32 held in Python floats and
 rounded after every operation (computed in float64, where + - * / sqrt of float32 inputs round
-correctly); bools are Python bools. Every rule that differs from plain Python lives here, once.
-Independent of `cthreads.compiler` on purpose: this is the oracle the compiler is checked against.
+correctly); bools are Python bools.
+
+The exactly defined rules (wrapping, `//` and `%` of ints, shifts, int `**`, Python min/max,
+float -> int saturation of the explicit types, rounding to float32 / float16) are read from the
+compiler's one table of operation meaning, `cthreads.compiler.semantics`, which imports nothing
+else of cthreads: the emulator still shares no code with the frontend or codegen, whose output
+it checks, and the table itself is checked against the device (tests/compiler/test_device.py).
+What stays here is the emulator's own: float results computed exactly and then perturbed
+within their Vulkan bounds (`approx`), subnormal flushing, and undefined behaviour raised as
+`KernelUndefined` (an `int()` of NaN, inf or out of range; the device saturates, see
+docs/language.md, but a kernel relying on that is reported).
 """
 
 from __future__ import annotations
@@ -11,12 +20,14 @@ from __future__ import annotations
 import math
 import struct
 
+from cthreads.compiler import semantics as T
+
 INF = math.inf
 NAN = math.nan
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 _F32 = struct.Struct("<f")
-_pack, _unpack = _F32.pack, _F32.unpack
+_pack = _F32.pack
 
 
 class EmulationError(Exception):
@@ -28,18 +39,13 @@ class KernelUndefined(EmulationError):
     """Undefined behaviour at run time (float->int of nan/inf/out of range, divergent barrier)."""
 
 
-def wrap(x: int) -> int:
-    """Python int -> int32 two's complement."""
-    return ((x + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+wrap = T.wrap_i32  # Python int -> int32 two's complement
 
 
 def f32(x: float) -> float:
     """Round a Python float to the nearest float32 (ties to even); overflow gives +-inf.
     A subnormal result is noted, and flushed to zero (sign kept) while `set_flush` is on."""
-    try:
-        r = _unpack(_pack(x))[0]
-    except OverflowError:
-        return math.copysign(INF, x)
+    r = T.to_f32(x)
     if -1.1754943508222875e-38 < r < 1.1754943508222875e-38 and r != 0.0:  # |r| < 2^-126
         return _subnormal(r)
     return r
@@ -92,30 +98,26 @@ def approx(name: str, args: tuple, r: float) -> float:
 
 def idiv(a: int, b: int) -> int:
     """int // int: floor division; division by zero gives 0 (the documented contract)."""
-    if b == 0:
-        return 0
-    return wrap(a // b)  # only INT32_MIN // -1 overflows, and it wraps
+    return wrap(T.int_floordiv(a, b))  # only INT32_MIN // -1 overflows, and it wraps
 
 
 def imod(a: int, b: int) -> int:
     """int % int: result has the sign of the divisor; modulo zero gives the dividend, so that
     `a == (a // b) * b + a % b` holds for every b (with `a // 0 == 0`)."""
-    if b == 0:
-        return a
-    return a % b
+    return T.int_mod(a, b)
 
 
 def shl(a: int, s: int) -> int:
-    return wrap(a << (s & 31))
+    return wrap(T.shl(a, s))
 
 
 def shr(a: int, s: int) -> int:
-    return a >> (s & 31)  # arithmetic: Python's >> on negative ints already is
+    return T.shr(a, s)  # arithmetic: Python's >> on negative ints already is
 
 
 def ipow(a: int, e: int) -> int:
-    """int ** non-negative int literal, wrapping (computed modulo 2**32 to stay cheap)."""
-    return wrap(pow(a, e, 1 << 32))
+    """int ** int, wrapping; a negative exponent gives the device's `int(a ** e)`."""
+    return wrap(T.int_pow(a, e))
 
 
 def iabs(a: int) -> int:
@@ -142,12 +144,10 @@ def ceil_i(x: float) -> int:
 
 def fdiv(a: float, b: float) -> float:
     """float / float with IEEE results for zero divisors (no ZeroDivisionError)."""
+    q = T.float_div(a, b)
     if b == 0.0:
-        if math.isnan(a) or a == 0.0:
-            return NAN
-        neg = (a < 0) != (math.copysign(1.0, b) < 0)
-        return approx("div", (a, b), -INF if neg else INF)
-    return approx("div", (a, b), f32(a / b))
+        return q if math.isnan(q) else approx("div", (a, b), q)
+    return approx("div", (a, b), f32(q))
 
 
 def _flushed_quotient(a: float, b: float) -> float | None:
@@ -219,14 +219,14 @@ def fmin(*xs):
     in the first place sticks, nan later is skipped)."""
     best = xs[0]
     for x in xs[1:]:
-        best = min(best, x)
+        best = T.py_min(best, x)
     return best
 
 
 def fmax(*xs):
     best = xs[0]
     for x in xs[1:]:
-        best = max(best, x)
+        best = T.py_max(best, x)
     return best
 
 
@@ -417,74 +417,49 @@ APPROXIMATE = {
 # converted back after every operation: ints wrap, f16 rounds to nearest even, overflow +-inf)
 
 _BITS = {"int": 32, "i64": 64, "u32": 32, "u64": 64, "i8": 8, "u8": 8, "i16": 16, "u16": 16}
-_RANGES = {
-    t: ((0, 2**b - 1) if t[0] == "u" else (-(2 ** (b - 1)), 2 ** (b - 1) - 1))
-    for t, b in _BITS.items()
-}
-_F16 = struct.Struct("<e")
+_RANGES = {t: T.int_range(b, t[0] != "u") for t, b in _BITS.items()}
 
 
 def f16(x: float) -> float:
     """Round a Python float to the nearest float16 (ties to even); overflow gives +-inf.
     An int (a u64/i64 converted to f16) goes through float first: struct refuses large ints,
     and every int whose double rounding could matter is beyond float16's range anyway."""
-    try:
-        return _F16.unpack(_F16.pack(float(x)))[0]
-    except OverflowError:
-        return math.copysign(INF, x)
+    return T.to_f16(float(x))
 
 
 def wrap_to(x: int, t: str) -> int:
-    if t == "int":
-        return wrap(x)
-    bits = _BITS[t]
-    v = x & ((1 << bits) - 1)
-    if t[0] == "i" and v >> (bits - 1):
-        v -= 1 << bits
-    return v
+    return T.wrap(x, _BITS[t], t[0] != "u")
 
 
 def f2w(x: float, t: str) -> int:
     """Explicit float -> int conversion: truncates and saturates to the range of `t`, nan -> 0."""
-    lo, hi = _RANGES[t]
-    if math.isnan(x):
-        return 0
-    if x >= hi:
-        return hi
-    if x <= lo:
-        return lo
-    return int(x)
+    return T.float_to_int(x, _BITS[t], t[0] != "u")
 
 
 def wdiv(a: int, b: int, t: str) -> int:
-    return 0 if b == 0 else wrap_to(a // b, t)
+    return wrap_to(T.int_floordiv(a, b), t)
 
 
 def wmod(a: int, b: int, t: str) -> int:
-    return a if b == 0 else a % b
+    return T.int_mod(a, b)
 
 
 def wpow(a: int, e: int, t: str) -> int:
-    return wrap_to(pow(a, e, 1 << max(_BITS[t], 32)), t)
+    return wrap_to(T.int_pow(a, e), t)
 
 
-def fdiv64(a: float, b: float) -> float:
-    if b == 0.0:
-        if math.isnan(a) or a == 0.0:
-            return NAN
-        neg = (a < 0) != (math.copysign(1.0, b) < 0)
-        return -INF if neg else INF
-    return a / b
+fdiv64 = T.float_div  # IEEE double division (+-inf / nan for a zero divisor)
 
 
 def ffloordiv64(a: float, b: float) -> float:
-    if b == 0.0:
-        return fdiv64(a, b)
-    return a // b
+    """f64 `//` as the device computes it: floor of the rounded quotient (7.0 // 0.1 is 70.0
+    there, where Python's exact floor gives 69.0)."""
+    return T.float_floordiv(a, b, float)
 
 
 def fmodpy64(a: float, b: float) -> float:
-    return NAN if b == 0.0 else a % b
+    """f64 `%` as the device computes it: a - b * floor(a / b) (nan for b == 0)."""
+    return T.float_mod(a, b, float)
 
 
 def sqrt64(x: float) -> float:

@@ -1,4 +1,6 @@
-"""A tiny reference interpreter of the IR (int32 wrapping, float32 rounding), for tests only.
+"""A tiny reference interpreter of the IR, for tests only; what each operation computes (int32
+wrapping, float32 rounding, `//`, `%`, min/max) comes from the compiler's one table,
+cthreads/compiler/semantics.py.
 
 It lets the frontend tests check meaning, not just text: a kernel run as plain Python over the
 grid and its lowered IR run here must agree.
@@ -9,8 +11,7 @@ from __future__ import annotations
 import math
 
 from cthreads.compiler import ir
-from cthreads.compiler.frontend.typerules import to_f32, wrap_i32
-from cthreads.compiler.ir import BinOp, CmpOp, UnOp
+from cthreads.compiler import semantics as S
 
 
 class _Return(Exception):
@@ -26,11 +27,7 @@ class _Continue(Exception):
 
 
 def _norm(t: ir.Scalar, v):
-    if t.is_bool:
-        return bool(v)
-    if t.is_float:
-        return to_f32(float(v))
-    return wrap_i32(int(v))
+    return S.to_type(t, float(v) if t.is_float else v)
 
 
 _CALLS = {
@@ -105,67 +102,21 @@ class Interpreter:
         if isinstance(e, ir.Load):
             lst, i = self.args[e.list_index], self.expr(e.index)
             return _norm(t, lst[i]) if 0 <= i < len(lst) else _norm(t, 0)
-        if isinstance(e, ir.Cast):
-            v = self.expr(e.operand)
-            return _norm(t, int(v) if t.is_int else v != 0 if t.is_bool else v)
-        if isinstance(e, ir.Unary):
-            v = self.expr(e.operand)
-            return {
-                UnOp.NEG: lambda: _norm(t, -v),
-                UnOp.NOT: lambda: not v,
-                UnOp.INVERT: lambda: _norm(t, ~v),
-            }[e.op]()
-        if isinstance(e, ir.Compare):
-            a, b = self.expr(e.lhs), self.expr(e.rhs)
-            return {
-                CmpOp.EQ: a == b,
-                CmpOp.NE: a != b,
-                CmpOp.LT: a < b,
-                CmpOp.LE: a <= b,
-                CmpOp.GT: a > b,
-                CmpOp.GE: a >= b,
-            }[e.op]
         if isinstance(e, ir.Select):
             return self.expr(e.if_true) if self.expr(e.cond) else self.expr(e.if_false)
+        if isinstance(e, ir.Cast):
+            return S.cast(e.operand.type, t, self.expr(e.operand))
+        if isinstance(e, ir.Unary):
+            return S.unary(e.op.value, t, self.expr(e.operand))
+        if isinstance(e, ir.Compare):
+            return S.compare(e.op.value, self.expr(e.lhs), self.expr(e.rhs))
         if isinstance(e, ir.Binary):
-            return _norm(t, self.binary(e.op, t, self.expr(e.lhs), self.expr(e.rhs)))
+            return S.binary(e.op.value, t, self.expr(e.lhs), self.expr(e.rhs))
         if isinstance(e, ir.Call):
             args = [self.expr(a) for a in e.args]
             f = _CALLS.get(e.name) or getattr(math, e.name)
             return _norm(t, f(*args))
         raise NotImplementedError(type(e))  # pragma: no cover
-
-    @staticmethod
-    def binary(op: BinOp, t: ir.Scalar, a, b):
-        if op is BinOp.ADD:
-            return a + b
-        if op is BinOp.SUB:
-            return a - b
-        if op is BinOp.MUL:
-            return a * b
-        if op is BinOp.DIV:
-            return a / b
-        if op is BinOp.FLOORDIV:
-            return a // b if t.is_int else math.floor(a / b)
-        if op is BinOp.MOD:
-            return a % b
-        if op is BinOp.POW:
-            return a**b if t.is_int else math.pow(a, b)
-        if op is BinOp.MIN:
-            return min(a, b)
-        if op is BinOp.MAX:
-            return max(a, b)
-        if op in (BinOp.BIT_AND, BinOp.AND):
-            return a & b if op is BinOp.BIT_AND else a and b
-        if op in (BinOp.BIT_OR, BinOp.OR):
-            return a | b if op is BinOp.BIT_OR else a or b
-        if op is BinOp.BIT_XOR:
-            return a ^ b
-        if op is BinOp.SHL:
-            return a << (b & 31)
-        if op is BinOp.SHR:
-            return a >> (b & 31)
-        raise NotImplementedError(op)  # pragma: no cover
 
 
 def run_grid(kernel: ir.Kernel, args: list, n: int, group: int = 4) -> None:

@@ -19,38 +19,23 @@ float16 (f16), which is what a native narrow operation gives.
 from __future__ import annotations
 
 import math
-import struct
 
 from .. import ir
+from .. import semantics as S
 from ..ir import BOOL, F16, F32, I32, Scalar
 
-INT_MIN, INT_MAX = -(2**31), 2**31 - 1
-_F32_MAX = 3.4028234663852886e38
-
-
-def wrap_i32(value: int) -> int:
-    return ((value - INT_MIN) & 0xFFFFFFFF) + INT_MIN
-
-
-def to_f32(value: float) -> float:
-    """`value` rounded to the nearest float32 (overflow gives +-inf, like the device)."""
-    try:
-        return struct.unpack("<f", struct.pack("<f", value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
+# The value rules (wrapping, rounding to float32 / float16, int ranges) are the operation
+# table's (compiler/semantics.py), read here under the names the frontend has always used.
+INT_MIN, INT_MAX = S.INT_MIN, S.INT_MAX
+_F32_MAX = S.F32_MAX
+wrap_i32 = S.wrap_i32
+to_f32 = S.to_f32
+to_f16 = S.to_f16
 
 
 def fits_f32(value: float) -> bool:
     """False for finite values that float32 cannot hold (they would become inf)."""
     return not math.isfinite(value) or abs(value) <= _F32_MAX * (1 + 2**-25)
-
-
-def to_f16(value: float) -> float:
-    """`value` rounded to the nearest float16 (ties to even; overflow gives +-inf)."""
-    try:
-        return struct.unpack("<e", struct.pack("<e", value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
 
 
 def is_narrow(t: Scalar) -> bool:
@@ -66,17 +51,12 @@ def wide(t: Scalar) -> Scalar:
 
 
 def int_range(t: Scalar) -> tuple[int, int]:
-    if t.kind == "uint":
-        return 0, (1 << t.bits) - 1
-    return -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
+    return S.int_range(t.bits, t.kind == "int")
 
 
 def wrap_int(value: int, t: Scalar) -> int:
     """`value` wrapped to int type `t` (two's complement for 'int', modulo 2**bits for 'uint')."""
-    v = int(value) & ((1 << t.bits) - 1)
-    if t.kind == "int" and v >= 1 << (t.bits - 1):
-        v -= 1 << t.bits
-    return v
+    return S.wrap(value, t.bits, t.kind == "int")
 
 
 def const(value: float | bool, t: Scalar | None = None) -> ir.Const:
@@ -175,11 +155,9 @@ def cast(expr: ir.Expr, t: Scalar) -> ir.Expr:
     if isinstance(expr, ir.Const):
         if t.is_int and isinstance(expr.value, float):
             if not math.isfinite(expr.value):
-                return ir.Cast(t, expr)  # left to the device (undefined there, as in C)
+                return ir.Cast(t, expr)  # left to the device (it saturates; NaN gives 0)
             # float -> int truncates and saturates (the device's rule), it does not wrap
-            lo = 0 if t.kind == "uint" else -(1 << (t.bits - 1))
-            hi = (1 << t.bits) - 1 + lo
-            return const(min(max(int(expr.value), lo), hi), t)
+            return const(S.float_to_int(expr.value, t.bits, t.kind == "int"), t)
         if t.is_float and t.bits != 32 and isinstance(expr.exact, float):
             return const(expr.exact, t)
         return const(expr.value, t)

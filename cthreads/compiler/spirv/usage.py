@@ -49,32 +49,14 @@ def scan(kernel: ir.Kernel) -> Usage:
 
 
 def _stmts(stmts: tuple[ir.Stmt, ...], u: Usage) -> None:
-    for s in stmts:
+    for s in ir.walk_stmts(stmts):
         t = type(s)
-        if t is ir.Assign:
-            _expr(s.value, u)
-        elif t is ir.Store:
+        if t is ir.Store:
             u.stores.add(s.list_index)
-            _expr(s.index, u)
-            _expr(s.value, u)
-        elif t is ir.If:
-            _expr(s.cond, u)
-            _stmts(s.then, u)
-            _stmts(s.orelse, u)
-        elif t is ir.Loop:
-            _expr(s.cond, u)
-            _stmts(s.body, u)
-            _stmts(s.step, u)
         elif t is ir.Barrier:
             u.barrier = True
-        elif t is ir.SharedStore:
-            _expr(s.index, u)
-            _expr(s.value, u)
         elif t is ir.Subgroup:
             u.subgroup = True
-            for e in (s.value, s.lane):
-                if e is not None:
-                    _expr(e, u)
         elif t is ir.Atomic:
             u.atomics = True
             if s.shared:
@@ -82,10 +64,8 @@ def _stmts(stmts: tuple[ir.Stmt, ...], u: Usage) -> None:
             else:
                 u.loads.add(s.array)
                 u.stores.add(s.array)
-            _expr(s.index, u)
-            _expr(s.value, u)
-            if s.comparator is not None:
-                _expr(s.comparator, u)
+        for e in ir.stmt_exprs(s):
+            _expr(e, u)
 
 
 def _expr(e: ir.Expr, u: Usage) -> None:
@@ -104,18 +84,5 @@ def _expr(e: ir.Expr, u: Usage) -> None:
         u.shapes.add((e.list_index, e.axis))
     elif t is ir.Load:
         u.loads.add(e.list_index)
-        _expr(e.index, u)
-    elif t is ir.SharedLoad:
-        _expr(e.index, u)
-    elif t is ir.Unary or t is ir.Cast:
-        _expr(e.operand, u)
-    elif t is ir.Binary or t is ir.Compare:
-        _expr(e.lhs, u)
-        _expr(e.rhs, u)
-    elif t is ir.Select:
-        _expr(e.cond, u)
-        _expr(e.if_true, u)
-        _expr(e.if_false, u)
-    elif t is ir.Call:
-        for a in e.args:
-            _expr(a, u)
+    for child in ir.children(e):
+        _expr(child, u)
