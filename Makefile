@@ -1,6 +1,6 @@
 # cthreads — set up and run on a fresh Debian 12 machine (as root) or any machine with the tools.
 #   make demo   install what is missing, build, run the demo on the default device
-#   make test   install what is missing, build, run the test suite (Khronos validation on)
+#   make test   install what is missing, build, lint (ruff), run the test suite (Khronos validation on)
 #   make docs   build the documentation site into site/ (mkdocs --strict: broken links fail)
 PY      ?= python3
 VENV    ?= .venv
@@ -9,7 +9,7 @@ APT_PKGS := mesa-vulkan-drivers libvulkan-dev spirv-tools spirv-headers glslang-
             vulkan-validationlayers vulkan-tools python3-venv python3-dev gcc
 PYTEST_ARGS ?= -q
 
-.PHONY: deps venv install demo test docs fuzz bench clean
+.PHONY: deps venv install demo lint test docs fuzz bench clean
 
 # Debian packages: installed only when missing (apt needs root; elsewhere install them yourself).
 deps:
@@ -32,7 +32,14 @@ install: venv
 demo: install
 	$(VPY) -m cthreads.demo
 
-test: install
+LINT_PATHS := cthreads tests bench examples setup.py
+
+# lint first (seconds), then the suite; ruff's version is pinned in pyproject's [test] extra
+lint: install
+	$(VPY) -m ruff check $(LINT_PATHS)
+	$(VPY) -m ruff format --check $(LINT_PATHS)
+
+test: install lint
 	XDG_RUNTIME_DIR=$${XDG_RUNTIME_DIR:-/tmp} $(VPY) -m pytest $(PYTEST_ARGS)
 
 docs: install

@@ -125,7 +125,9 @@ def main() -> int:
     print(f"n = 2^{args.log2}: {json.dumps(results)}")
     d, m = results["div8"]["device_us"], results["mul8"]["device_us"]
     if d and m:
-        print(f"div8 / mul8 device time: {d / m:.2f}x; bit-exact against numpy: {results['div8_exact']}")
+        print(
+            f"div8 / mul8 device time: {d / m:.2f}x; bit-exact against numpy: {results['div8_exact']}"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0

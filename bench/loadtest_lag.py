@@ -39,8 +39,9 @@ def main() -> int:
             passthrough += [f"--{flag}", str(value)]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "lt.json"
-        proc = subprocess.run([sys.executable, str(LOADTEST), *passthrough, "--json", str(out)],
-                              check=False)
+        proc = subprocess.run(
+            [sys.executable, str(LOADTEST), *passthrough, "--json", str(out)], check=False
+        )
         if proc.returncode != 0:
             return proc.returncode
         numbers = json.loads(out.read_text())
@@ -48,8 +49,10 @@ def main() -> int:
     ratio = blocking["lag_p50_ms"] / max(awaited["lag_p50_ms"], 1e-6)
     print(f"{'mode':<12}{'lag p50 ms':>12}{'lag p99 ms':>12}{'lag max ms':>12}{'req/s':>10}")
     for label, r in (("await job", awaited), ("job.join()", blocking)):
-        print(f"{label:<12}{r['lag_p50_ms']:>12.3f}{r['lag_p99_ms']:>12.3f}"
-              f"{r['lag_max_ms']:>12.3f}{r['req_per_s']:>10.0f}")
+        print(
+            f"{label:<12}{r['lag_p50_ms']:>12.3f}{r['lag_p99_ms']:>12.3f}"
+            f"{r['lag_max_ms']:>12.3f}{r['req_per_s']:>10.0f}"
+        )
     print(f"blocking / await lag (p50): {ratio:.1f}x")
     if opts.json:
         numbers["lag_p50_ratio"] = ratio

@@ -20,7 +20,9 @@ def _device_line() -> str:
         "print(f'{i.name}, {i.driver_name} {i.driver_version}, Vulkan {i.api_version}')"
     )
     try:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        )
         return out.stdout.strip() or f"(no device: {out.stderr.strip().splitlines()[-1:]})"
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"(device query failed: {exc})"

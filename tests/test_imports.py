@@ -27,17 +27,40 @@ PACKAGE = ROOT / "cthreads"
 
 # (importer package, packages it must never load, why)
 FORBIDDEN = [
-    ("cthreads.runtime", ("cthreads.compiler", "cthreads.launch", "cthreads.residency",
-                          "cthreads.gpu"), "runtime never imports the compiler"),
-    ("cthreads.compiler", ("cthreads.runtime", "cthreads._native", "cthreads.launch",
-                           "cthreads.residency", "cthreads.gpu"),
-     "the compiler sees the device only as a Target"),
-    ("cthreads.residency", ("cthreads.launch", "cthreads.gpu", "cthreads.compiler"),
-     "residency uses runtime; launch finds residents through it"),
+    (
+        "cthreads.runtime",
+        ("cthreads.compiler", "cthreads.launch", "cthreads.residency", "cthreads.gpu"),
+        "runtime never imports the compiler",
+    ),
+    (
+        "cthreads.compiler",
+        (
+            "cthreads.runtime",
+            "cthreads._native",
+            "cthreads.launch",
+            "cthreads.residency",
+            "cthreads.gpu",
+        ),
+        "the compiler sees the device only as a Target",
+    ),
+    (
+        "cthreads.residency",
+        ("cthreads.launch", "cthreads.gpu", "cthreads.compiler"),
+        "residency uses runtime; launch finds residents through it",
+    ),
     ("cthreads.launch", ("cthreads.gpu",), "cthreads.gpu is the face above launch"),
-    ("cthreads.errors", ("cthreads.runtime", "cthreads.compiler", "cthreads.launch",
-                         "cthreads.gpu", "cthreads.residency", "cthreads._native"),
-     "errors imports nothing from cthreads"),
+    (
+        "cthreads.errors",
+        (
+            "cthreads.runtime",
+            "cthreads.compiler",
+            "cthreads.launch",
+            "cthreads.gpu",
+            "cthreads.residency",
+            "cthreads._native",
+        ),
+        "errors imports nothing from cthreads",
+    ),
 ]
 
 DRIVER = r"""
@@ -164,21 +187,35 @@ def _env() -> dict:
 
 def _import_all(tmp_path: Path) -> dict[str, dict]:
     if hasattr(os, "fork"):
-        proc = subprocess.run([sys.executable, "-c", DRIVER, str(tmp_path), *MODULES],
-                              env=_env(), capture_output=True, text=True, timeout=300,
-                              check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", DRIVER, str(tmp_path), *MODULES],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr
         results = {}
         for name in MODULES:
             path = tmp_path / f"{name}.json"
-            results[name] = (json.loads(path.read_text()) if path.exists()
-                             else {"ok": False, "error": "the child died", "loaded": []})
+            results[name] = (
+                json.loads(path.read_text())
+                if path.exists()
+                else {"ok": False, "error": "the child died", "loaded": []}
+            )
         return results
 
     def one(name: str) -> dict:  # pragma: no cover - platforms without fork
         probe = f"import sys, json; import {name}; print(json.dumps(sorted(sys.modules)))"
-        proc = subprocess.run([sys.executable, "-c", probe], env=_env(), capture_output=True,
-                              text=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", probe],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         if proc.returncode:
             return {"ok": False, "error": proc.stderr, "loaded": []}
         loaded = json.loads(proc.stdout.splitlines()[-1])
@@ -195,8 +232,13 @@ def imports(tmp_path_factory) -> dict[str, dict]:
 
 def test_the_walk_finds_the_package():
     assert len(MODULES) >= 60, MODULES
-    for name in ("cthreads.launch.dispatch", "cthreads.residency.arena", "cthreads.gpu.kernel",
-                 "cthreads.testing.emulate", "cthreads.compiler.spirv.codegen"):
+    for name in (
+        "cthreads.launch.dispatch",
+        "cthreads.residency.arena",
+        "cthreads.gpu.kernel",
+        "cthreads.testing.emulate",
+        "cthreads.compiler.spirv.codegen",
+    ):
         assert name in MODULES
     assert not any(name.endswith(("_native", "_spirvval")) for name in MODULES)
     assert MODULES == package_modules()
@@ -228,8 +270,14 @@ def test_a_cycle_is_caught(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     env = dict(_env(), PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
-    proc = subprocess.run([sys.executable, "-c", DRIVER, str(out), "cyc.b"], env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(out), "cyc.b"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads((out / "cyc.b.json").read_text())
     assert not result["ok"] and "circular import" in result["error"]

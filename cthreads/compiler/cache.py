@@ -79,9 +79,7 @@ def decode(data: bytes, key: str | None = None) -> CompiledKernel:
     n = int.from_bytes(body[:4], "little")
     meta = json.loads(body[4 : 4 + n])
     if key is not None and meta.get("entry_key") != key:
-        raise ValueError(
-            f"cache entry was stored under key {meta.get('entry_key')!r}, not {key!r}"
-        )
+        raise ValueError(f"cache entry was stored under key {meta.get('entry_key')!r}, not {key!r}")
     spirv = body[4 + n :]
     push = meta["push"]
     return CompiledKernel(

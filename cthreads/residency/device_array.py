@@ -125,7 +125,6 @@ class DeviceArray:
     # No __slots__: the C launcher reads and writes the record fields (arena.RECORD_FIELDS) in
     # the instance __dict__, as it does for an arena's records (launch/plan.py checks this).
 
-
     def __init__(self, shape: Any, dtype: Any = "f32") -> None:
         self._allocate(_shape(shape), dtype)
         self._zero()

@@ -211,7 +211,9 @@ def emulate(
             values[name] = _scalar(name, t, value)
     wg = _triple(workgroup, "workgroup") if workgroup is not None else kernel_workgroup(fn)
     groups, wg, extent = launch_shape(tr, values, grid, wg)
-    run_lists(tr, values, lists, groups, wg, oob, shapes, subgroup_size=subgroup_size, extent=extent)
+    run_lists(
+        tr, values, lists, groups, wg, oob, shapes, subgroup_size=subgroup_size, extent=extent
+    )
     for (name, _), value in zip(tr.params, args):
         if name in tr.written:
             _write_back(value, lists[name])

@@ -226,7 +226,7 @@ class _Writer:
         return f"({idx}) & 255" if _constant(idx) else idx  # a negative constant is a compile error
 
     def int_expr(self, d: int) -> str:
-        e = lambda: self.expr("i", d)
+        e = lambda: self.expr("i", d)  # noqa: E731 - a thunk: each call draws a new expression
         kind = self.draw(st.integers(0, 13))
         if kind <= 4:
             op = self.pick(["+", "-", "*", "//", "%", "&", "|", "^", "<<", ">>"])
@@ -270,7 +270,7 @@ class _Writer:
         return rhs
 
     def float_expr(self, d: int) -> str:
-        f = lambda: self.expr("f", d)
+        f = lambda: self.expr("f", d)  # noqa: E731 - a thunk: each call draws a new expression
         kind = self.draw(st.integers(0, 15))
         if kind <= 4:
             op = self.pick(["+", "-", "*", "*", "/", "//", "%"])

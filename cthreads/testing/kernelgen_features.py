@@ -105,7 +105,9 @@ def _f64_math(w, draw, st, avoid) -> str:
 def typed_section(w, draw, st, avoid=frozenset()) -> dict:
     """f64 / i64 / u32 locals, casts and list parameters, at the top level; results written to
     out_d / out_l / out_u and mixed back into the int/float locals through explicit casts."""
-    idx = lambda: w.pick(["i", "i", "n - 1 - i", "i + 1", f"({w.expr('i', 1)}) % len(ds)"])
+    idx = lambda: w.pick(  # noqa: E731 - a thunk: each call draws a new index
+        ["i", "i", "n - 1 - i", "i + 1", f"({w.expr('i', 1)}) % len(ds)"]
+    )
     de, ie = w.expr("f", 2), w.expr("i", 1)
     if "zeromul" in avoid:  # an f64 local the compiler folds to 0.0 reaches `d0 * d1` (#28)
         de, ie = _not_zero_literal(de), _not_zero_literal(ie)

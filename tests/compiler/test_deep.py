@@ -51,7 +51,9 @@ def nested_expected(n: int, size: int) -> list[int]:
 
 def sum_src(name: str, n: int) -> str:
     terms = " + ".join(["x[i]"] * n)
-    return f"@Gpu\ndef {name}(x: list[int]) -> None:\n    i: int = GlobalIdx.x\n    x[i] = {terms}\n\n"
+    return (
+        f"@Gpu\ndef {name}(x: list[int]) -> None:\n    i: int = GlobalIdx.x\n    x[i] = {terms}\n\n"
+    )
 
 
 def params_src(name: str, n: int) -> str:
@@ -209,7 +211,9 @@ def test_recursion_error_becomes_a_located_compile_error(load, monkeypatch):
         m.sum900.lower()
     err = info.value
     assert "nests too deeply" in err.reason
-    assert err.filename.endswith(".py") and err.lineno == 6  # header 1-2, decorator 3, def 4, body 5-6
+    assert (
+        err.filename.endswith(".py") and err.lineno == 6
+    )  # header 1-2, decorator 3, def 4, body 5-6
     assert err.line.strip().startswith("x[i] = x[i] + x[i]")
 
 

@@ -10,9 +10,9 @@ from cthreads.compiler.spirv import gen_grammar, grammar
 def test_regeneration_matches_committed_file():
     if not (gen_grammar.GRAMMAR_DIR / gen_grammar.CORE).exists():
         pytest.skip("spirv-headers grammar JSON not installed")
-    assert gen_grammar.generate() == gen_grammar.OUTPUT.read_text(), (
-        "grammar.py is stale: run `python -m cthreads.compiler.spirv.gen_grammar`"
-    )
+    assert (
+        gen_grammar.generate() == gen_grammar.OUTPUT.read_text()
+    ), "grammar.py is stale: run `python -m cthreads.compiler.spirv.gen_grammar`"
 
 
 def test_known_numbers():

@@ -51,9 +51,15 @@ def test_every_page_is_checked():
     assert total >= 30, total
 
 
-@pytest.mark.parametrize("page", [
-    pytest.param(p, id=p.name, marks=pytest.mark.xfail(reason=PENDING[p.name], strict=False))
-    if p.name in PENDING else pytest.param(p, id=p.name) for p in PAGES])
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(p, id=p.name, marks=pytest.mark.xfail(reason=PENDING[p.name], strict=False))
+        if p.name in PENDING
+        else pytest.param(p, id=p.name)
+        for p in PAGES
+    ],
+)
 def test_code_blocks_run(page: Path, tmp_path: Path):
     from cthreads.gpu.kernel import registered_kernels, unregister
 
@@ -75,7 +81,8 @@ def test_code_blocks_run(page: Path, tmp_path: Path):
                 except BaseException as exc:
                     raise AssertionError(
                         f"{page.relative_to(ROOT)}, the block at line {line} failed: "
-                        f"{type(exc).__name__}: {exc}\n{source}") from exc
+                        f"{type(exc).__name__}: {exc}\n{source}"
+                    ) from exc
     finally:
         for kernel in registered_kernels():
             if id(kernel) not in before:

@@ -15,9 +15,15 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def run(script: str, *args: str, cwd: Path, env: dict | None = None, timeout: float = 120):
-    proc = subprocess.run([sys.executable, str(EXAMPLES / script), *args], cwd=cwd,
-                          env=env or os.environ.copy(), capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args],
+        cwd=cwd,
+        env=env or os.environ.copy(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
     return proc
 
 
@@ -39,17 +45,21 @@ def test_device_arrays(tmp_path):
 
 
 def test_mandelbrot(tmp_path):
-    Image = pytest.importorskip("PIL.Image", reason="Pillow is in the test extra: pip install -e '.[test]'")
+    Image = pytest.importorskip(
+        "PIL.Image", reason="Pillow is in the test extra: pip install -e '.[test]'"
+    )
     out = ok(run("mandelbrot.py", "--small", "-o", "m.png", cwd=tmp_path))
     assert "pixels that differ from numpy float32: 0 of 16000" in out
     with Image.open(tmp_path / "m.png") as img:
         assert img.size == (160, 100) and img.mode == "RGB"
         colors = img.getcolors(maxcolors=100_000)
-        assert colors is not None and len(colors) > 10     # a picture, not a flat fill
+        assert colors is not None and len(colors) > 10  # a picture, not a flat fill
 
 
 def test_particles(tmp_path):
-    Image = pytest.importorskip("PIL.Image", reason="Pillow is in the test extra: pip install -e '.[test]'")
+    Image = pytest.importorskip(
+        "PIL.Image", reason="Pillow is in the test extra: pip install -e '.[test]'"
+    )
     out = ok(run("particles.py", "--small", "-o", "p.gif", cwd=tmp_path))
     assert "max position difference from numpy float32" in out
     with Image.open(tmp_path / "p.gif") as img:
@@ -138,8 +148,7 @@ def test_service_serves_others_while_a_request_awaits_its_job(monkeypatch):
             gate.close()
             pending = asyncio.ensure_future(client.get(tile))
             waiting = asyncio.ensure_future(gate.awaited.wait())
-            await asyncio.wait({pending, waiting}, timeout=60,
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({pending, waiting}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
             assert waiting.done() and not pending.done(), "the handler did not await its job"
             stats = await (await client.get("/stats")).json()  # served while it awaits
             assert stats["served"] == 1 and not pending.done()
@@ -166,7 +175,9 @@ def test_failfast_without_a_device(tmp_path):
     assert proc.returncode == 69, proc.stdout + proc.stderr
     assert "available(): False" in proc.stdout
     assert "service cannot start: no usable GPU (VulkanLoaderNotFound" in proc.stderr
-    assert "/nonexistent/libvulkan.so.1" in proc.stderr and "apt-get install libvulkan1" in proc.stderr
+    assert (
+        "/nonexistent/libvulkan.so.1" in proc.stderr and "apt-get install libvulkan1" in proc.stderr
+    )
 
 
 def test_failfast_with_a_device(tmp_path):

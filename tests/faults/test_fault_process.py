@@ -104,7 +104,10 @@ def test_fork_with_the_device_open(tmp_path, then):
     script = tmp_path / "child.py"
     script.write_text(COMMON + textwrap.dedent(FORK))
     proc = subprocess.run(
-        [sys.executable, str(script), then], check=False, capture_output=True, text=True,
+        [sys.executable, str(script), then],
+        check=False,
+        capture_output=True,
+        text=True,
         timeout=90,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -233,7 +236,9 @@ def test_a_forked_child_the_driver_refuses_gets_the_spawn_advice(monkeypatch):
             return getattr(real, name)
 
         def Device(self, *args):  # noqa: N802 - the native type's name
-            raise VulkanInitFailed("vkCreateDevice failed", vk_result="VK_ERROR_INITIALIZATION_FAILED")
+            raise VulkanInitFailed(
+                "vkCreateDevice failed", vk_result="VK_ERROR_INITIALIZATION_FAILED"
+            )
 
     real = lifecycle.native.module()
     lifecycle.shutdown()

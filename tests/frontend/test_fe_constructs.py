@@ -1,6 +1,6 @@
 """One accepting and one rejecting case per construct of the kernel language (SPEC §2)."""
 
-# ruff: noqa: F821, F823, F841, FURB163, PIE790, PLC3002, PLW0120, RET501, RUF059, UP018 - kernels written to probe the compiler
+# ruff: noqa: F821, F823, F841, FURB163, PIE790, PLC3002, PLW0120, RET501, UP018 - kernels written to probe the compiler
 
 from __future__ import annotations
 

@@ -21,8 +21,14 @@ def bad(x: list[float]) -> None:
 
 
 def run(*args, env):
-    return subprocess.run([sys.executable, "-m", "cthreads.gpu", *args], env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "cthreads.gpu", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_info_compile_and_cache_clear(tmp_path):
@@ -35,7 +41,15 @@ def test_info_compile_and_cache_clear(tmp_path):
 
     module = tmp_path / "kernels.py"
     module.write_text(KERNELS)
-    out = run("compile", str(module), "--spv", str(tmp_path / "spv"), "--spvasm", str(tmp_path / "asm"), env=env)
+    out = run(
+        "compile",
+        str(module),
+        "--spv",
+        str(tmp_path / "spv"),
+        "--spvasm",
+        str(tmp_path / "asm"),
+        env=env,
+    )
     assert out.returncode == 1  # one kernel does not compile
     assert '"name": "scale"' in out.stdout and '"writes": true' in out.stdout
     assert "bad: does not compile" in out.stderr and "kernels.py:11" in out.stderr

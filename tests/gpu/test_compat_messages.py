@@ -10,6 +10,7 @@ import pytest
 
 from cthreads.gpu import GlobalIdx, Gpu, GpuArena, GpuInvalidArgument, gpu
 
+
 @Gpu
 def fill(n: int, x: list[float]) -> None:
     i: int = GlobalIdx.x

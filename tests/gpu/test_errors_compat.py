@@ -49,10 +49,15 @@ def test_detail_is_the_text_a_handler_prints():
     assert VulkanNoDevice("no device with timeline semaphores").detail == (
         "no device with timeline semaphores"
     )
-    exc = VulkanOutOfMemory("allocating `x` (4 GiB) failed", hint="use smaller inputs",
-                            vk_result="VK_ERROR_OUT_OF_DEVICE_MEMORY")
-    assert exc.detail == str(exc) == (
-        "allocating `x` (4 GiB) failed (VK_ERROR_OUT_OF_DEVICE_MEMORY). use smaller inputs"
+    exc = VulkanOutOfMemory(
+        "allocating `x` (4 GiB) failed",
+        hint="use smaller inputs",
+        vk_result="VK_ERROR_OUT_OF_DEVICE_MEMORY",
+    )
+    assert (
+        exc.detail
+        == str(exc)
+        == ("allocating `x` (4 GiB) failed (VK_ERROR_OUT_OF_DEVICE_MEMORY). use smaller inputs")
     )
     try:
         raise GpuArgumentTypeError("`x` expects list[float]", param="x")
@@ -72,8 +77,21 @@ def test_given_messages_are_unchanged():
     assert str(compile_error) == "in kernel `k`: `dict` is not a kernel type\nallowed instead: int"
 
 
-FIELDS = ("message", "hint", "vk_result", "param", "expected", "got", "kernel", "filename",
-          "lineno", "col", "line", "allowed", "reason")
+FIELDS = (
+    "message",
+    "hint",
+    "vk_result",
+    "param",
+    "expected",
+    "got",
+    "kernel",
+    "filename",
+    "lineno",
+    "col",
+    "line",
+    "allowed",
+    "reason",
+)
 
 
 def _same(a, b):
@@ -90,12 +108,25 @@ def test_pickle_round_trip(cls):
 
 def test_pickle_keeps_structured_fields():
     cases = [
-        GpuArgumentTypeError("`x` expects list[float]; got float64", param="x",
-                             expected="float32", got="float64", hint="use astype"),
-        VulkanOutOfMemory("out of memory", hint="smaller",
-                          vk_result="VK_ERROR_OUT_OF_DEVICE_MEMORY"),
-        GpuCompileError("no dicts", kernel="k", filename="m.py", lineno=3, col=5,
-                        line="    d = {}\n", allowed="lists"),
+        GpuArgumentTypeError(
+            "`x` expects list[float]; got float64",
+            param="x",
+            expected="float32",
+            got="float64",
+            hint="use astype",
+        ),
+        VulkanOutOfMemory(
+            "out of memory", hint="smaller", vk_result="VK_ERROR_OUT_OF_DEVICE_MEMORY"
+        ),
+        GpuCompileError(
+            "no dicts",
+            kernel="k",
+            filename="m.py",
+            lineno=3,
+            col=5,
+            line="    d = {}\n",
+            allowed="lists",
+        ),
     ]
     for exc in cases:
         for protocol in range(pickle.HIGHEST_PROTOCOL + 1):

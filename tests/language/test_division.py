@@ -55,7 +55,12 @@ def test_x_over_x_is_one_and_cells_floor_as_python():
     huge = np.array([3e38, -3e38, 1.0e38, 2.0**127], np.float32)
     assert (_run(huge, huge) == 1.0).all()
     q = _run([4.0, 1e38, -5.0e37], [-3e38, 3e38, 1.0e38])
-    assert q.tolist() == (np.array([4.0, 1e38, -5e37], np.float32) / np.array([-3e38, 3e38, 1e38], np.float32)).tolist()
+    assert (
+        q.tolist()
+        == (
+            np.array([4.0, 1e38, -5e37], np.float32) / np.array([-3e38, 3e38, 1e38], np.float32)
+        ).tolist()
+    )
     assert math.floor(float(q[0])) == -1
     cell = [9] * pos.size
     gpu(cells, pos.size, 31.212890625, pos, cell).join()

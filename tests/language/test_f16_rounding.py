@@ -46,4 +46,6 @@ def test_float32_to_float16_matches_numpy_bit_for_bit():
     assert np.isnan(out[nan]).all()
     got_bits, want_bits = out[~nan].view(np.uint16), want[~nan].view(np.uint16)
     bad = np.nonzero(got_bits != want_bits)[0]
-    assert bad.size == 0, [(float(x[~nan][i]), float(out[~nan][i]), float(want[~nan][i])) for i in bad[:10]]
+    assert bad.size == 0, [
+        (float(x[~nan][i]), float(out[~nan][i]), float(want[~nan][i])) for i in bad[:10]
+    ]

@@ -244,7 +244,9 @@ def test_f64_subgroups_keep_double_precision():
         np.testing.assert_allclose(o[idx], want, rtol=1e-14)  # adds in an unspecified order
         np.testing.assert_array_equal(o[idx][:, [1, 2, 5, 6]], want[:, [1, 2, 5, 6]])
     assert len(np.unique(o[:, 1])) > 1 and (o[:, 1] != 1.0).all()
-    e, _ = _run(sg_f64, x, np.float64, lambda *a, **k: emulate(*a, **k, subgroup_size=_T.subgroup_size))
+    e, _ = _run(
+        sg_f64, x, np.float64, lambda *a, **k: emulate(*a, **k, subgroup_size=_T.subgroup_size)
+    )
     np.testing.assert_allclose(e, o, rtol=1e-14)
 
 

@@ -47,7 +47,9 @@ def test_keywords_rejected():
 
 
 def test_arity():
-    with pytest.raises(TypeError, match=r"kernel `scale` takes 5 argument\(s\) \(n, k, flag, x, out\); got 2"):
+    with pytest.raises(
+        TypeError, match=r"kernel `scale` takes 5 argument\(s\) \(n, k, flag, x, out\); got 2"
+    ):
         gpu(scale, 1, 2.0)
 
 
@@ -56,15 +58,39 @@ def test_arity():
     [
         ({"n": 2.5}, TypeError, "`n` expects int (int32); got float"),
         ({"n": True}, TypeError, "`n` expects int (int32); got bool"),
-        ({"n": 2**31}, GpuInvalidArgument, "`n` expects int (int32); got 2147483648, outside [-2**31, 2**31 - 1]"),
+        (
+            {"n": 2**31},
+            GpuInvalidArgument,
+            "`n` expects int (int32); got 2147483648, outside [-2**31, 2**31 - 1]",
+        ),
         ({"k": "2"}, TypeError, "`k` expects float (float32); got str"),
-        ({"k": 1e39}, GpuInvalidArgument, "`k` expects float (float32); got 1e+39, which overflows float32"),
+        (
+            {"k": 1e39},
+            GpuInvalidArgument,
+            "`k` expects float (float32); got 1e+39, which overflows float32",
+        ),
         ({"flag": 1}, TypeError, "`flag` expects bool; got int"),
         ({"x": 3.0}, TypeError, "`x` expects list[float] (float32); got float"),
-        ({"x": []}, GpuInvalidArgument, "`x` expects a non-empty list[float] (float32); got an empty list"),
-        ({"x": np.zeros(3)}, TypeError, "`x` expects list[float] (float32); got numpy array of float64"),
-        ({"x": np.zeros(6, np.float32)[::2]}, GpuInvalidArgument, "`x` expects a C-contiguous buffer"),
-        ({"out": np.zeros(3, np.int64)}, TypeError, "`out` expects list[int] (int32); got numpy array of int64"),
+        (
+            {"x": []},
+            GpuInvalidArgument,
+            "`x` expects a non-empty list[float] (float32); got an empty list",
+        ),
+        (
+            {"x": np.zeros(3)},
+            TypeError,
+            "`x` expects list[float] (float32); got numpy array of float64",
+        ),
+        (
+            {"x": np.zeros(6, np.float32)[::2]},
+            GpuInvalidArgument,
+            "`x` expects a C-contiguous buffer",
+        ),
+        (
+            {"out": np.zeros(3, np.int64)},
+            TypeError,
+            "`out` expects list[int] (int32); got numpy array of int64",
+        ),
         ({"x": [1.0, "a", 3.0]}, TypeError, "`x` expects list[float] (float32); element 1"),
         ({"out": [0, 1.5, 0]}, TypeError, "`out` expects list[int] (int32); element 1"),
         ({"out": [0, 2**40, 0]}, GpuInvalidArgument, "`out` expects list[int] (int32); element 1"),
@@ -81,7 +107,9 @@ def test_contract_errors(over, cls, message):
 def test_read_only_array_for_written_list():
     out = np.zeros(3, np.int32)
     out.setflags(write=False)
-    with pytest.raises(GpuInvalidArgument, match=r"`out` is written by the kernel but .* read-only"):
+    with pytest.raises(
+        GpuInvalidArgument, match=r"`out` is written by the kernel but .* read-only"
+    ):
         gpu(scale, 3, 2.0, True, [1.0, 2.0, 3.0], out)
 
 

@@ -30,7 +30,9 @@ def scale(n: int, k: float, x: list[float]) -> None:
 
 
 @Gpu
-def add_scaled(n: int, a: float, x: list[float], b: float, y: list[float], out: list[float]) -> None:
+def add_scaled(
+    n: int, a: float, x: list[float], b: float, y: list[float], out: list[float]
+) -> None:
     i: int = GlobalIdx.x
     if i < n:
         out[i] = a * x[i] + b * y[i]
@@ -54,7 +56,9 @@ def horner(n: int, coeffs: list[float], x: list[float], out: list[float]) -> Non
 
 
 @Gpu
-def int_mix(a: list[int], b: list[int], mod: list[int], band: list[int], shr: list[int], fdiv: list[int]) -> None:
+def int_mix(
+    a: list[int], b: list[int], mod: list[int], band: list[int], shr: list[int], fdiv: list[int]
+) -> None:
     i: int = GlobalIdx.x
     mod[i] = a[i] % b[i]
     band[i] = a[i] & b[i]
@@ -63,7 +67,9 @@ def int_mix(a: list[int], b: list[int], mod: list[int], band: list[int], shr: li
 
 
 @Gpu
-def bool_ops(p: list[bool], q: list[bool], both: list[bool], either: list[bool], neither: list[bool]) -> None:
+def bool_ops(
+    p: list[bool], q: list[bool], both: list[bool], either: list[bool], neither: list[bool]
+) -> None:
     i: int = GlobalIdx.x
     both[i] = p[i] and q[i]
     either[i] = p[i] or q[i]
@@ -107,7 +113,9 @@ def stencil(n: int, src: list[float], dst: list[float]) -> None:
 
 
 @Gpu
-def relations(n: int, g: list[int], t: list[int], b: list[int], d: list[int], grid: list[int]) -> None:
+def relations(
+    n: int, g: list[int], t: list[int], b: list[int], d: list[int], grid: list[int]
+) -> None:
     i: int = GlobalIdx.x
     if i < n:
         g[i] = i
@@ -142,7 +150,10 @@ def test_fill_scale_add_scaled():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.floats(-1e4, 1e4, width=32), min_size=1, max_size=200), st.floats(0.125, 50, width=32))
+@given(
+    st.lists(st.floats(-1e4, 1e4, width=32), min_size=1, max_size=200),
+    st.floats(0.125, 50, width=32),
+)
 def test_cell_of(pos, size):
     cells = [0] * len(pos)
     gpu(cell_of, len(pos), size, pos, cells).join()
@@ -189,7 +200,13 @@ def test_horner():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.integers(-(2**31), 2**31 - 1), st.integers(-1000, 1000).filter(bool)), min_size=1, max_size=100))
+@given(
+    st.lists(
+        st.tuples(st.integers(-(2**31), 2**31 - 1), st.integers(-1000, 1000).filter(bool)),
+        min_size=1,
+        max_size=100,
+    )
+)
 def test_int_mix_with_negatives(pairs):
     a = [p[0] for p in pairs]
     b = [p[1] for p in pairs]

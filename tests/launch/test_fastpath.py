@@ -69,7 +69,10 @@ def test_unusual_arguments_fall_back_and_still_raise():
             gpu(mixed, n, 1.5, True, xs, ks, bs)
         xs.pop()
     ys = [0.0] * 4
-    with GpuArena().bind(ys=ys), pytest.raises(GpuInvalidArgument, match="same object is passed as `src` and `dst`"):
+    with (
+        GpuArena().bind(ys=ys),
+        pytest.raises(GpuInvalidArgument, match="same object is passed as `src` and `dst`"),
+    ):
         gpu(copy_into, ys, ys)
 
 

@@ -169,7 +169,9 @@ def test_log_true_names_the_device(caplog):
 
     with caplog.at_level("INFO", logger="cthreads.gpu"):
         gpu(logged, [0.0]).join()
-    assert any("logged" in r.getMessage() and device_name() in r.getMessage() for r in caplog.records)
+    assert any(
+        "logged" in r.getMessage() and device_name() in r.getMessage() for r in caplog.records
+    )
     from cthreads.gpu.kernel import unregister
 
     unregister(logged)

@@ -50,7 +50,9 @@ def assert_fma_close(actual, expected):
 
 
 def saxpy_ref(a, x, y):
-    return (np.float32(a) * np.asarray(x, np.float32) + np.asarray(y, np.float32)).astype(np.float32)
+    return (np.float32(a) * np.asarray(x, np.float32) + np.asarray(y, np.float32)).astype(
+        np.float32
+    )
 
 
 @pytest.mark.parametrize("n", [1, 63, 64, 65, 1000, 1 << 16])

@@ -162,7 +162,14 @@ def test_second_process_with_warm_cache_compiles_nothing(tmp_path):
     script = WARM_SCRIPT.format(tests=str(tmp_path))
     runs = []
     for _ in range(2):
-        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=False)
+        out = subprocess.run(
+            [sys.executable, "-c", script],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert out.returncode == 0, out.stderr
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     assert runs[0]["stats"]["compiled"] == 3

@@ -14,13 +14,13 @@ from cthreads.gpu import GlobalIdx, Gpu, gpu
 from cthreads.launch import session
 from cthreads.runtime import get_device
 
-SOURCE = '''
+SOURCE = """
 @Gpu
 def redefined(n: int, y: list[float]) -> None:
     i: int = GlobalIdx.x
     if i < n:
         y[i] = {value}
-'''
+"""
 
 
 def define(value: float, tag: str):

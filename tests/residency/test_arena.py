@@ -114,7 +114,9 @@ def test_errors():
     with pytest.raises(GpuInvalidArgument, match="no binding named `nope`"):
         arena.sync("nope")
     xs.append(3.0)
-    with pytest.raises(GpuInvalidArgument, match="bound in a GpuArena as `x` with 2 elements but now has 3"):
+    with pytest.raises(
+        GpuInvalidArgument, match="bound in a GpuArena as `x` with 2 elements but now has 3"
+    ):
         gpu(step, 2, xs, [0.0, 0.0, 0.0])
     arena.release()
 

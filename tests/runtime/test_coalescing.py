@@ -142,8 +142,14 @@ def test_next_batch_is_queued_while_the_one_before_runs():
     env = dict(os.environ, CTHREADS_INFLIGHT="2")
     env.pop("CTHREADS_VALIDATION", None)
     here = os.path.dirname(os.path.abspath(__file__))
-    run = subprocess.run([sys.executable, "-c", _INFLIGHT_CHILD, here], env=env,
-                         capture_output=True, text=True, timeout=120, check=False)
+    run = subprocess.run(
+        [sys.executable, "-c", _INFLIGHT_CHILD, here],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     busy_done, spin_s, lo, hi = run.stdout.split()
     assert (lo, hi) == ("1", "1")
@@ -488,9 +494,21 @@ def test_policy_knobs_are_read_from_the_environment():
         "from cthreads import runtime; d = runtime.get_device(); k = d.stats()['knobs'];"
         "print(k['coalesce'], k['spin_ns'], k['bg_delay_ns'], k['batch_max'], k['inflight'])"
     )
-    env = dict(os.environ, CTHREADS_COALESCE="0", CTHREADS_SPIN_US="7", CTHREADS_BG_DELAY_US="0",
-               CTHREADS_BATCH_MAX="9", CTHREADS_INFLIGHT="1")
+    env = dict(
+        os.environ,
+        CTHREADS_COALESCE="0",
+        CTHREADS_SPIN_US="7",
+        CTHREADS_BG_DELAY_US="0",
+        CTHREADS_BATCH_MAX="9",
+        CTHREADS_INFLIGHT="1",
+    )
     env.pop("CTHREADS_VALIDATION", None)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=120, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()
     assert out == ["0", "7000", "0", "9", "1"]

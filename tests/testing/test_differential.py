@@ -391,9 +391,7 @@ def test_generated_kernels_are_well_defined(case):
 def test_differential_fuzz_device_vs_emulator():
     _device_or_skip()
     global FUZZ_SUMMARY
-    FUZZ_SUMMARY = (
-        f"differential fuzz: {EXAMPLES} kernels, seed {SEED} (CTHREADS_FUZZ_EXAMPLES / CTHREADS_FUZZ_SEED)"
-    )  # printed in the run's summary by tests/conftest.py
+    FUZZ_SUMMARY = f"differential fuzz: {EXAMPLES} kernels, seed {SEED} (CTHREADS_FUZZ_EXAMPLES / CTHREADS_FUZZ_SEED)"  # printed in the run's summary by tests/conftest.py
     before = D.Stats(**vars(D.STATS))
 
     @hseed(SEED)

@@ -325,8 +325,10 @@ def test_fractional_powers_of_minus_infinity_follow_python():
                 want = math.inf
             want = math.nan if isinstance(want, complex) else want
             got = out[4 * k + j]
-            assert (math.isnan(got) and math.isnan(want)) or got == want or (
-                abs(got - want) <= 1e-5 * abs(want)
+            assert (
+                (math.isnan(got) and math.isnan(want))
+                or got == want
+                or (abs(got - want) <= 1e-5 * abs(want))
             ), (x, y, got, want)
 
 

@@ -31,7 +31,7 @@ from .grammar import GLSLstd450 as G
 # (lavapipe rewrote (x*o)*3.0 as (x*3.0)*o, turning a finite result into inf).
 _EXACT_FLOAT_OPS = frozenset((Op.FAdd, Op.FSub, Op.FMul, Op.FDiv, Op.FRem, Op.FMod, Op.FNegate))
 
-I, F, B = "int", "float", "bool"
+I, F, B = "int", "float", "bool"  # noqa: E741 - the type kinds as one-letter table keys
 INT_MIN_F = -2147483648.0
 INT_MAX_F = 2147483520.0  # the largest float32 below 2**31
 
