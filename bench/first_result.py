@@ -141,6 +141,9 @@ if mode == "hooks":
     wrap("cthreads.compiler.compile", "", "generate", "codegen_ms")
     wrap("cthreads.compiler.spirv.tools", "", "validate", "validation_ms")
     wrap("cthreads.compiler.cache", "KernelCache", "put", "cache_store_ms")
+    wrap("cthreads.gpu.kernel", "GpuKernel", "constants", "constants_ms")
+    wrap("cthreads.runtime.device", "Device", "submit", "submit_ms")
+    wrap("cthreads.runtime.device", "Device", "wait", "wait_ms")
 x = [float(i) for i in range(n)]
 y = [1.0] * n
 t0 = time.perf_counter()
@@ -228,8 +231,9 @@ print(json.dumps({"import_ms": 1e3 * (t1 - t0), "init_ms": 1e3 * (t2 - t1),
 class Caches:
     """One directory tree for every cache a child may use (ours and the driver's)."""
 
-    def __init__(self, parent: str):
+    def __init__(self, parent: str, bytecode: bool = True):
         self.root = tempfile.mkdtemp(dir=parent)
+        self.bytecode = bytecode
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -243,6 +247,11 @@ class Caches:
         ):
             env.pop(var, None)
         root = self.root
+        if self.bytecode:
+            # compiled bytecode, as after `pip install` (this machine sets PYTHONDONTWRITEBYTECODE
+            # and the tree has no __pycache__: every import would compile its source)
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = os.path.join(os.path.dirname(root), "pycache")
         env.update(
             CTHREADS_CACHE_DIR=f"{root}/cthreads",
             XDG_CACHE_HOME=f"{root}/xdg",
@@ -390,6 +399,10 @@ def measure(work: str, opts) -> dict:
 
     taichi = not opts.no_taichi
     load = [loadavg()]
+    # a discarded first pass fills the bytecode cache (PYTHONPYCACHEPREFIX under `work`)
+    warmup = Caches(work)
+    run_child(py(DISPATCH, str(KERNELS), str(N), "hooks", ""), warmup.env())
+    run_child(py(PREPARE, str(KERNELS)), warmup.env())
     for rep in range(opts.repeats):
         # the C floor: cold (fresh driver caches), then warm on what it left
         if floor:
@@ -402,6 +415,8 @@ def measure(work: str, opts) -> dict:
         add("imports", run_child(py(IMPORTS), env))
         add("import_alone", run_child(py(IMPORT_ALONE), env))
         add("device", run_child(py(DEVICE), env))
+        raw = Caches(work, bytecode=False).env()
+        add("import_no_bytecode", run_child(py(IMPORT_ALONE), raw))
         for mode in ("plain", "hooks"):
             c = Caches(work)
             spv = os.path.join(c.root, "saxpy.spv") if mode == "hooks" else ""
@@ -543,6 +558,7 @@ def markdown(r: dict) -> str:
     h, hw = "dispatch_hooks_cold", "dispatch_hooks_warm"
     row("split: compiler import", get(h, "compiler_import_ms"), note="(not imported when warm)")
     for key, name in (
+        ("constants_ms", "cache key: module constants (`GpuKernel.constants`)"),
         ("cache_lookup_ms", "kernel cache lookup"),
         ("frontend_ms", "frontend (`lower`)"),
         ("ir_printer_ms", "IR printer (text for error reports)"),
@@ -551,6 +567,8 @@ def markdown(r: dict) -> str:
         ("cache_store_ms", "kernel cache store"),
         ("compile_ms", "= compile, as launch reports it"),
         ("pipeline_ms", "pipeline creation (`device.pipeline`)"),
+        ("submit_ms", "`Device.submit`"),
+        ("wait_ms", "`Device.wait` (llvmpipe compiles the shader here)"),
     ):
         row(f"split: {name}", get(h, key), get(hw, key))
     sub_cold = _submit(r["samples"].get(h))
