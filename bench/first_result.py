@@ -523,6 +523,11 @@ def markdown(r: dict) -> str:
         f"asyncio: {fl.get('loads_asyncio')}; {fl.get('modules')} cthreads modules",
     )
     row(
+        "`import cthreads.gpu` alone, environment as given (no bytecode written)",
+        get("import_no_bytecode", "gpu_alone_ms"),
+        note=f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}",
+    )
+    row(
         "C floor: vkCreateInstance",
         get("floor_cold", "create_instance_ms"),
         get("floor_warm", "create_instance_ms"),
