@@ -548,7 +548,7 @@ def markdown(r: dict) -> str:
         get("floor_cold", "create_device_ms"),
         get("floor_warm", "create_device_ms"),
     )
-    row("**C floor: instance + devices + device**", floor, add_keys("floor_warm", floor_keys))
+    row("**C floor: instance + enumerate + device**", floor, add_keys("floor_warm", floor_keys))
     row("ours: instance (loader dlopen included)", get("device", "instance_ms"))
     row("ours: enumerate + describe", get("device", "enumerate_ms"))
     row("ours: device (features, pipeline cache file)", get("device", "device_ms"))
