@@ -157,7 +157,10 @@ def test_arrays_larger_than_max_storage_buffer_range():
     out = d.numpy()
     assert np.array_equal(out[base:], 7.0 + np.arange(16, dtype=np.float32))
     assert not out[:base].any()
-    host = np.arange(count, dtype=np.float32)
-    d.copy_from(host)
-    assert np.array_equal(d.numpy(), host)
+    # the whole round trip where the array is modest (lavapipe: 128 MiB); a GPU's range (4 GiB on
+    # NVIDIA) would mean several 4 GiB host copies per test process
+    if 4 * count <= 1 << 30:
+        host = np.arange(count, dtype=np.float32)
+        d.copy_from(host)
+        assert np.array_equal(d.numpy(), host)
     d.release()
