@@ -188,7 +188,12 @@ def test_ctrl_c_interrupts_join_and_await(tmp_path):
 
 
 EXIT_BUSY = """
-value, flag = gate(65535 * 64)  # never opened: many minutes on lavapipe, longer elsewhere
+# never opened. llvmpipe ends each invocation's loop after ~65,535 polls, so there the length
+# comes from many invocations (minutes); a GPU polls 2**24 times per invocation, so one wave of
+# 65,536 is seconds (estimated 5-10 s on the H200, not measured): past the 0.2 s exit wait, then it ends by
+# itself instead of occupying a shared GPU for minutes after the process left
+cpu = runtime.get_device().info.type == "cpu"
+value, flag = gate(65535 * 64 if cpu else 1 << 16)
 xs = [1.0] * 64
 job = gpu(bump, 64, 1.0, xs)
 print("leaving with the gate closed", flush=True)
