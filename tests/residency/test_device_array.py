@@ -319,7 +319,7 @@ def test_device_arrays_mix_with_host_arrays_and_lists():
 
 
 @pytest.mark.parametrize("native", [True, False])
-def test_both_fast_launchers_step_aside_for_device_arrays(native):
+def test_host_and_device_arrays_mixed_with_and_without_the_c_launcher(native):
     from tests.devicehelp import use_launcher
 
     use_launcher(saxpy, native)
