@@ -10,8 +10,8 @@ multiplies.
 
 `kernel[grid]` prepares the kernel on its first use, as `gpu()` would (compile errors and a
 missing device surface there, before anything runs), and checks a static grid then; the
-launcher it returns is a `functools.partial` of `gpu` with the invocations bound, so a launch
-through it is `gpu(..., grid=)` with nothing of ours in between. A callable grid runs at each
+launcher it returns calls the kernel's C launcher with the invocations bound (what `gpu(...,
+grid=)` does first), and `gpu()` itself for anything that launcher declines. A callable grid runs at each
 launch, with the meta of that launch's arguments. The workgroup shape, read once from the
 prepared kernel, is fixed for a kernel object (its compiled form keeps the declared shape on
 every device), so the kernel's last launcher hands it on to the next: `kernel[new grid]` in a
@@ -20,7 +20,6 @@ loop looks nothing up.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable
 from typing import Any
@@ -36,29 +35,44 @@ MAX_AXIS_INVOCATIONS = 0xFFFFFFFF
 META_WORKGROUP = "workgroup_size"
 
 
-class BracketLaunch(functools.partial):
+class BracketLaunch:
     """`kernel[grid]`: call it with the kernel's arguments (positional, as for `gpu()`) and
     `gpu()`'s launch options (`timed=`, `force=`); it returns a started `GpuJob`.
 
-    For a static grid it is `gpu(kernel, *args, grid=invocations, **options)` (partial's own
-    call, in C); for a callable one `_callable_launch(kernel, grid, facts, *args, **options)`.
-    `.kernel`, `.grid` (as written in the brackets), `.groups` (gx, gy, gz) and
-    `.invocations` (per axis; both None for a callable grid) and `.workgroup_size`
-    describe it."""
+    For a static grid a call is the kernel's C launcher with the invocations bound, falling back
+    to `gpu(kernel, *args, grid=invocations, **options)`; for a callable one
+    `_callable_launch(kernel, grid, facts, *args, **options)`. `.kernel`, `.grid` (as written in
+    the brackets), `.groups` (gx, gy, gz) and `.invocations` (per axis; both None for a callable
+    grid) and `.workgroup_size` describe it."""
 
-    grid: Any
-    groups: tuple[int, int, int] | None
-    facts: _KernelFacts
+    __slots__ = ("kernel", "grid", "groups", "invocations", "facts")
 
-    @property
-    def kernel(self) -> Any:
-        """The kernel this launches."""
-        return self.args[0]
+    def __init__(
+        self,
+        kernel: Any,
+        grid: Any,
+        groups: tuple[int, int, int] | None,
+        invocations: tuple[int, int, int] | None,
+        facts: _KernelFacts,
+    ) -> None:
+        self.kernel, self.grid, self.groups = kernel, grid, groups
+        self.invocations, self.facts = invocations, facts
 
-    @property
-    def invocations(self) -> tuple[int, int, int] | None:
-        """Invocations per axis, what `gpu(grid=)` is given (None for a callable grid)."""
-        return self.keywords.get("grid")
+    def __call__(self, *args: Any, **options: Any) -> GpuJob:
+        inv = self.invocations
+        if inv is None:
+            return _callable_launch(self.kernel, self.grid, self.facts, *args, **options)
+        if options:
+            _check_options(self.kernel, options)
+        else:
+            # the hot loop: the kernel's C launcher with the invocations bound (what gpu()
+            # does first, without its frame); anything it declines goes through gpu()
+            fast = self.kernel._fast_launch
+            if fast is not None:
+                job = fast(args, inv)
+                if job is not None:
+                    return job
+        return gpu(self.kernel, *args, grid=inv, **options)
 
     @property
     def workgroup_size(self) -> tuple[int, int, int]:
@@ -87,8 +101,7 @@ def launcher(kernel: Any, grid: Any) -> BracketLaunch:
     last = kernel._bracket
     facts = last.facts if last is not None else _KernelFacts(_prepared_workgroup(kernel))
     if _is_callable_grid(grid):
-        made = BracketLaunch(_callable_launch, kernel, grid, facts)
-        groups = None
+        made = BracketLaunch(kernel, grid, None, None, facts)
     else:
         # parse_groups' commonest cases written out (this runs at every `kernel[new grid]`)
         if type(grid) is int and grid >= 0:
@@ -99,8 +112,8 @@ def launcher(kernel: Any, grid: Any) -> BracketLaunch:
             groups = parse_groups(grid, kernel)
         if last is not None and last.groups == groups:
             return last
-        made = BracketLaunch(gpu, kernel, grid=_invocations(kernel, groups, facts.workgroup_size))
-    made.grid, made.groups, made.facts = grid, groups, facts
+        inv = _invocations(kernel, groups, facts.workgroup_size)
+        made = BracketLaunch(kernel, grid, groups, inv, facts)
     kernel._bracket = made
     return made
 

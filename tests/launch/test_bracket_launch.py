@@ -388,6 +388,8 @@ def test_arity_and_keywords():
         saxpy[lambda m: 1](1, 1.0, [1.0], y=[1.0])
     with pytest.raises(TypeError, match="takes its grid in the brackets"):
         saxpy[lambda m: 1](1, 1.0, [1.0], [1.0], grid=(64,))
+    with pytest.raises(TypeError, match="takes its grid in the brackets"):
+        saxpy[1](1, 1.0, [1.0], [1.0], grid=(64,))  # a static grid too: never silently replaced
 
 
 def test_an_argument_error_names_the_parameter():
