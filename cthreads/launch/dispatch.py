@@ -77,8 +77,15 @@ def gpu(
         if fast is not None:
             if grid is None:
                 job = fast(args)
-            else:  # a 3-tuple goes as it is: the C launcher declines any it cannot take
-                g = grid if type(grid) is tuple and len(grid) == 3 else parse_grid(grid)
+            else:  # padded to 3 as it is: the C launcher declines any extent it cannot take
+                # (not an exact int, negative), and the general path below words the error
+                t = type(grid)
+                if t is tuple and 0 < len(grid) <= 3:
+                    g = grid if len(grid) == 3 else (grid + (1, 1))[:3]
+                elif t is int:
+                    g = (grid, 1, 1)
+                else:
+                    g = parse_grid(grid)
                 job = fast(args, g)
             if job is not None:
                 return job
