@@ -20,79 +20,44 @@ Contract (frontend produces, passes keep, codegen consumes):
 - subgroup operations depend on which invocations run them together, so they are statements too
   (`Subgroup`, result into a local); the subgroup builtins (`SubgroupValue`) are expressions.
 
-Traversal is answered here, once (the end of this module): a node's children are its fields
-typed `Expr` (an operand; `Expr | None` when optional; `tuple[Expr, ...]` for call arguments)
-and, for statements, `tuple[Stmt, ...]` (nested blocks), read from the dataclass declarations.
-A new node kind therefore needs no edit in the passes, the range analysis, codegen's usage scan
-or the printer: `children`, `stmt_exprs`, `blocks`, `walk_*` and `map_*` follow its fields.
+Where the rest lives (every name is importable from here as before): the value types
+(`Scalar`, `I32` ..., `ListType`) in ir_types.py; traversal (`children`, `stmt_exprs`, `blocks`,
+`walk_*`, `map_*`, which follow each node kind's field declarations, so a new node kind needs no
+edit in the passes, the range analysis, codegen's usage scan or the printer) in ir_walk.py.
+This module owns the node kinds: expressions, statements and the kernel.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import operator
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
-# ----------------------------------------------------------------------------------- types
-
-
-@dataclass(frozen=True)
-class Scalar:
-    """A scalar type: `kind` is 'int', 'uint', 'float' or 'bool'; `bits` its width on the device
-    (bool values are 32-bit in registers and push constants; see `ListType.storage_bits`)."""
-
-    kind: str
-    bits: int = 32
-
-    def __str__(self) -> str:
-        return (
-            "bool"
-            if self.kind == "bool"
-            else f"{self.kind[0] if self.kind != 'uint' else 'u'}{self.bits}"
-        )
-
-    @property
-    def is_int(self) -> bool:
-        return self.kind in ("int", "uint")
-
-    @property
-    def is_float(self) -> bool:
-        return self.kind == "float"
-
-    @property
-    def is_bool(self) -> bool:
-        return self.kind == "bool"
-
-
-I32 = Scalar("int", 32)
-U32 = Scalar("uint", 32)
-F32 = Scalar("float", 32)
-I64 = Scalar("int", 64)
-F64 = Scalar("float", 64)
-U64 = Scalar("uint", 64)
-F16 = Scalar("float", 16)
-I8 = Scalar("int", 8)
-U8 = Scalar("uint", 8)
-I16 = Scalar("int", 16)
-U16 = Scalar("uint", 16)
-BOOL = Scalar("bool", 32)
-
-
-@dataclass(frozen=True)
-class ListType:
-    """A list parameter's element type. `list[bool]` is stored one byte per element (numpy bool /
-    uint8); int and float elements use their own width."""
-
-    elem: Scalar
-
-    @property
-    def storage_bits(self) -> int:
-        return 8 if self.elem.is_bool else self.elem.bits
-
-    def __str__(self) -> str:
-        return f"list[{self.elem}]"
+from .ir_types import (  # noqa: F401 - re-exported: ir is where the IR's names are imported from
+    BOOL,
+    F16,
+    F32,
+    F64,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    ListType,
+    Scalar,
+)
+from .ir_walk import (  # noqa: F401 - re-exported
+    blocks,
+    children,
+    map_children,
+    map_expr,
+    map_stmts,
+    stmt_exprs,
+    walk_exprs,
+    walk_stmts,
+)
 
 
 # ------------------------------------------------------------------------------ expressions
@@ -469,146 +434,3 @@ class Kernel:
     # explicit scalar types the kernel uses beyond int32/float32/bool: (str(type), first file
     # line), so a device lacking shaderFloat64/shaderInt64 gets an error naming the line
     type_lines: tuple[tuple[str, int], ...] = field(default=(), compare=False)
-
-
-# ------------------------------------------------------------------------------- traversal
-# Which fields of a node kind hold expressions and which hold nested blocks, from the field
-# annotations above (strings under `from __future__ import annotations`); one entry per class,
-# computed on first use: (expr fields, expr-tuple fields, block fields), in declaration order.
-_EXPR_ANNOTATIONS = frozenset(("Expr", "Expr | None"))
-_FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
-
-
-def _fields(cls: type) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    entry = _FIELDS.get(cls)
-    if entry is None:
-        exprs, tuples, blocks = [], [], []
-        for f in dataclasses.fields(cls):
-            if f.type in _EXPR_ANNOTATIONS:
-                exprs.append(f.name)
-            elif f.type == "tuple[Expr, ...]":
-                tuples.append(f.name)
-            elif f.type == "tuple[Stmt, ...]":
-                blocks.append(f.name)
-        entry = _FIELDS[cls] = (tuple(exprs), tuple(tuples), tuple(blocks))
-    return entry
-
-
-_GETTERS: dict[type, Callable] = {}
-
-
-def _no_children(node) -> tuple:
-    return ()
-
-
-def _getter(cls: type) -> Callable:
-    """A fast `children` for one node kind (the walk runs per node, in every pass)."""
-    exprs, tuples, _ = _fields(cls)
-    optional = any(f.type == "Expr | None" for f in dataclasses.fields(cls) if f.name in exprs)
-    if not exprs and not tuples:
-        get = _no_children
-    elif tuples or optional:
-
-        def get(node, exprs=exprs, tuples=tuples):
-            out = [v for v in (getattr(node, n) for n in exprs) if v is not None]
-            for n in tuples:
-                out.extend(getattr(node, n))
-            return tuple(out)
-
-    elif len(exprs) == 1:
-        one = operator.attrgetter(exprs[0])
-
-        def get(node, one=one):
-            return (one(node),)
-
-    else:
-        get = operator.attrgetter(*exprs)  # (a tuple, in field order)
-    _GETTERS[cls] = get
-    return get
-
-
-def children(node: Expr | Stmt) -> tuple[Expr, ...]:
-    """The expressions directly inside `node`, in field order: an expression's operands, or
-    the expressions a statement evaluates itself (not those of its nested blocks)."""
-    get = _GETTERS.get(type(node)) or _getter(type(node))
-    return get(node)
-
-
-stmt_exprs = children  # (the name the statement-side callers read best with)
-
-
-def blocks(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
-    """The nested statement blocks of `s` (`If`: then, orelse; `Loop`: body, step)."""
-    return tuple(getattr(s, n) for n in _fields(type(s))[2])
-
-
-def walk_exprs(e: Expr) -> Iterator[Expr]:
-    """`e` and every expression inside it, parents before children, left to right. With a stack
-    of its own, not recursion: deep trees (a 2500-term sum) cost no frames and O(1) per node."""
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        yield x
-        stack.extend(reversed(children(x)))
-
-
-def walk_stmts(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
-    """Every statement of `body` and of its nested blocks, in program order."""
-    for s in body:
-        yield s
-        for block in blocks(s):
-            yield from walk_stmts(block)
-
-
-def map_children(node, fn: Callable[[Expr], Expr]):
-    """`node` with `fn` applied to each direct child expression (the node itself when nothing
-    changed, so unchanged sub-trees keep their identity)."""
-    exprs, tuples, _ = _fields(type(node))
-    changes = {}
-    for n in exprs:
-        v = getattr(node, n)
-        if v is not None:
-            new = fn(v)
-            if new is not v:
-                changes[n] = new
-    for n in tuples:
-        old = getattr(node, n)
-        new = tuple(fn(v) for v in old)
-        if any(a is not b for a, b in zip(new, old, strict=True)):
-            changes[n] = new
-    return dataclasses.replace(node, **changes) if changes else node
-
-
-def map_expr(e: Expr, fn: Callable[[Expr], Expr]) -> Expr:
-    """Rebuild `e` bottom-up, applying `fn` to every node after its children (one Python frame
-    per level of the tree, as the frontend's recursion guard counts them: frontend/depth.py)."""
-    exprs, tuples, _ = _fields(type(e))
-    changes = {}
-    for n in exprs:
-        v = getattr(e, n)
-        if v is not None:
-            new = map_expr(v, fn)
-            if new is not v:
-                changes[n] = new
-    for n in tuples:
-        old = getattr(e, n)
-        new = tuple([map_expr(v, fn) for v in old])
-        if any(x is not y for x, y in zip(new, old, strict=True)):
-            changes[n] = new
-    return fn(dataclasses.replace(e, **changes) if changes else e)
-
-
-def map_stmts(body: tuple[Stmt, ...], fn: Callable[[Expr], Expr]) -> tuple[Stmt, ...]:
-    """`body` with `map_expr(.., fn)` applied to every expression of every statement, nested
-    blocks included."""
-    out = []
-    for s in body:
-        s = map_children(s, lambda e: map_expr(e, fn))
-        names = _fields(type(s))[2]
-        if names:
-            blocks = {}
-            for n in names:
-                blocks[n] = map_stmts(getattr(s, n), fn)
-            s = dataclasses.replace(s, **blocks)
-        out.append(s)
-    return tuple(out)

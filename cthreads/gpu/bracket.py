@@ -29,6 +29,7 @@ from ..launch import session
 from ..launch.binding import check_list, check_scalar
 from ..launch.dispatch import gpu, plan_of
 from ..launch.gpujob import GpuJob
+from ..runtime.extents import extent_items, is_extent
 
 # Invocations per axis the parameter block holds (a u32), as dispatch.py checks for gpu(grid=).
 MAX_AXIS_INVOCATIONS = 0xFFFFFFFF
@@ -187,30 +188,17 @@ def _is_callable_grid(grid: Any) -> bool:
     return callable(grid) and not isinstance(grid, (int, tuple, list))
 
 
-def _is_extent(v: Any) -> bool:
-    if type(v) is int:
-        return True
-    # numpy integers and other exact integers (operator.index); never bool or float
-    return not isinstance(v, (bool, float)) and hasattr(v, "__index__")
-
-
 def parse_groups(grid: Any, kernel: Any, source: Any = None) -> tuple[int, int, int]:
     """`grid` as workgroups (gx, gy, gz): an int or a tuple/list of 1 to 3 ints, each >= 0.
     `source` is the grid callable when `grid` is what it returned (errors name it)."""
     if type(grid) is int:
         if grid >= 0:
             return (grid, 1, 1)
-        items: tuple | None = (grid,)
     elif isinstance(grid, (tuple, list)):
-        items = tuple(grid)
-        fast = _fast_tuple(items)
+        fast = _fast_tuple(tuple(grid))
         if fast is not None:
             return fast
-    elif _is_extent(grid):
-        items = (grid,)
-    else:
-        items = None
-    return _checked_groups(grid, items, kernel, source)
+    return _checked_groups(grid, kernel, source)
 
 
 def _fast_tuple(items: tuple) -> tuple[int, int, int] | None:
@@ -231,9 +219,7 @@ def _fast_tuple(items: tuple) -> tuple[int, int, int] | None:
     return None
 
 
-def _checked_groups(
-    grid: Any, items: tuple | None, kernel: Any, source: Any
-) -> tuple[int, int, int]:
+def _checked_groups(grid: Any, kernel: Any, source: Any) -> tuple[int, int, int]:
     """parse_groups past its fast path: other integer types, or the error that says what is
     wrong."""
     kernel_name = kernel.name
@@ -242,7 +228,8 @@ def _checked_groups(
         where = f"the grid callable {returned_by} of kernel `{kernel_name}` returned {grid!r}"
     else:
         where = f"`{kernel_name}[{grid!r}]`"
-    if items is None or not all(_is_extent(v) for v in items):
+    items = extent_items(grid)
+    if items is None:
         raise GpuArgumentTypeError(
             f"{where}: a grid is a number of workgroups, an int or a tuple of 1 to 3 ints"
             + ("" if returned_by else " (or a callable grid(meta) returning one)")
@@ -288,7 +275,7 @@ def _checked_groups(
 
 def _describe(grid: Any) -> str:
     if isinstance(grid, (tuple, list)):
-        bad = [type(v).__name__ for v in grid if not _is_extent(v)]
+        bad = [type(v).__name__ for v in grid if not is_extent(v)]
         kind = "tuple" if isinstance(grid, tuple) else "list"
         return f"a {kind} holding {', '.join(bad)}" if bad else f"a {kind} {grid!r}"
     return f"{type(grid).__name__} {grid!r}"

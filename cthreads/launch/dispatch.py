@@ -19,6 +19,7 @@ from ..compiler.target import DEFAULT_TARGET
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..residency.arena import SELF_RECORD_TYPES, resident_of
 from ..runtime import formats, transfer
+from ..runtime.extents import extent_items
 from . import session
 from .aliasing import check_aliasing
 from .binding import ListArg, check_list, check_scalar, device_buffer_for, type_name
@@ -153,11 +154,8 @@ def _no_fast_path(args: tuple, grid: Any = None) -> None:
 
 def parse_grid(grid: Any) -> tuple[int, int, int]:
     """`grid=` as (nx, ny, nz): an int or a tuple/list of 1 to 3 ints, each >= 0."""
-    if isinstance(grid, (tuple, list)):
-        items = tuple(grid)
-    else:
-        items = (grid,)
-    if any(isinstance(v, (bool, float)) or not hasattr(v, "__index__") for v in items):
+    items = extent_items(grid)
+    if items is None:
         raise GpuArgumentTypeError(
             f"`grid` expects an int or a tuple of 1 to 3 ints (invocations per axis); got {grid!r}",
             param="grid",

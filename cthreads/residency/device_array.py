@@ -25,6 +25,7 @@ from typing import Any
 
 from .. import runtime
 from ..runtime import formats, transfer
+from ..runtime.extents import extent_items
 from . import arena
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
 
@@ -85,8 +86,8 @@ def _element(dtype: Any) -> tuple[str, tuple[str, int], Any]:
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
-    items = shape if isinstance(shape, (tuple, list)) else (shape,)
-    if any(isinstance(v, (bool, float)) or not hasattr(v, "__index__") for v in items):
+    items = extent_items(shape)
+    if items is None:
         raise GpuArgumentTypeError(
             f"`shape` expects an int or a tuple of ints; got {shape!r}",
             param="shape",

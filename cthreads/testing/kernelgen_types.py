@@ -45,7 +45,7 @@ _PROMOTES_TO = {
 }
 _RANGE = {"i8": (-128, 127), "u8": (0, 255), "i16": (-32768, 32767), "u16": (0, 65535)}
 _F16_LITS = ("1.0", "-1.0", "0.5", "2.0", "-2.5", "0.1", "3.0", "100.0", "1000.0", "-0.75")
-_F16_MATH = {  # name -> guard template (as kernelgen._UNARY_MATH): computed in float32
+_F16_MATH = {  # name -> guard template (as kernelgen_writer.UNARY_MATH): computed in float32
     "sqrt": "abs({})",
     "fabs": "{}",
     "exp": "G8",

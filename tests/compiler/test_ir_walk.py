@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from cthreads.compiler import ir
+from cthreads.compiler import ir, ir_walk
 from cthreads.compiler.ir import F32, I32
 
 X = ir.LocalRef(I32, "x")
@@ -26,7 +26,7 @@ def test_every_field_naming_a_node_is_a_child_or_a_block():
     # a field declared with a node type the walker does not recognise would be skipped by
     # every pass: each annotation that mentions Expr or Stmt must be classified
     for cls in _subclasses(ir.Expr) + _subclasses(ir.Stmt):
-        exprs, tuples, blocks = ir._fields(cls)
+        exprs, tuples, blocks = ir_walk._fields(cls)
         for f in dataclasses.fields(cls):
             if "Expr" in f.type or "Stmt" in f.type:
                 assert f.name in exprs + tuples + blocks, (cls.__name__, f.name, f.type)

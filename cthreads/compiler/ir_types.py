@@ -1,0 +1,67 @@
+"""The IR's value types: `Scalar` (a device scalar type and its width), the named scalars
+(`I32`, `F32`, `BOOL`, ...) and `ListType` (a list parameter's element type).
+
+Split out of ir.py so the types, which every layer above the frontend reads, sit apart from the
+node kinds; ir.py re-exports every name here, so `ir.I32` and `from .ir import Scalar` still work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A scalar type: `kind` is 'int', 'uint', 'float' or 'bool'; `bits` its width on the device
+    (bool values are 32-bit in registers and push constants; see `ListType.storage_bits`)."""
+
+    kind: str
+    bits: int = 32
+
+    def __str__(self) -> str:
+        return (
+            "bool"
+            if self.kind == "bool"
+            else f"{self.kind[0] if self.kind != 'uint' else 'u'}{self.bits}"
+        )
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in ("int", "uint")
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+
+I32 = Scalar("int", 32)
+U32 = Scalar("uint", 32)
+F32 = Scalar("float", 32)
+I64 = Scalar("int", 64)
+F64 = Scalar("float", 64)
+U64 = Scalar("uint", 64)
+F16 = Scalar("float", 16)
+I8 = Scalar("int", 8)
+U8 = Scalar("uint", 8)
+I16 = Scalar("int", 16)
+U16 = Scalar("uint", 16)
+BOOL = Scalar("bool", 32)
+
+
+@dataclass(frozen=True)
+class ListType:
+    """A list parameter's element type. `list[bool]` is stored one byte per element (numpy bool /
+    uint8); int and float elements use their own width."""
+
+    elem: Scalar
+
+    @property
+    def storage_bits(self) -> int:
+        return 8 if self.elem.is_bool else self.elem.bits
+
+    def __str__(self) -> str:
+        return f"list[{self.elem}]"

@@ -1,0 +1,30 @@
+"""What counts as an extent, for every parser of sizes: DeviceArray shapes
+(residency/device_array.py), `gpu(..., grid=)` (launch/dispatch.py) and `kernel[grid]`
+(gpu/bracket.py).
+
+An extent is an exact integer: a Python int, a numpy integer or anything else with `__index__`,
+never a bool or a float (`True` and `2.0` are mistakes, not sizes). A size is one extent or a
+tuple/list of them. Only that reading is shared: the number of axes allowed, the sign rule and
+the wording of each error belong to the caller (a shape, a problem size and a workgroup count
+are told apart in their messages), so nothing here raises. Lowest layer, imports nothing, so
+residency and launch may both use it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def is_extent(v: Any) -> bool:
+    """`v` is an exact integer (see the module docstring)."""
+    if type(v) is int:
+        return True
+    return not isinstance(v, (bool, float)) and hasattr(v, "__index__")
+
+
+def extent_items(value: Any) -> tuple | None:
+    """The extents `value` spells, not yet converted: a tuple/list's items, or `(value,)` for
+    one extent; None where an item (or `value` itself) is not an extent. Convert with
+    `v.__index__()`, which an integer array of several elements still refuses (TypeError)."""
+    items = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    return items if all(is_extent(v) for v in items) else None

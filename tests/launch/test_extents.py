@@ -1,0 +1,56 @@
+"""The three parsers of sizes (DeviceArray shapes, `gpu(grid=)`, `kernel[grid]`) read extents
+through one helper (runtime/extents.py), so they agree on what is a size and what is a type
+mistake; each keeps its own axis and sign rules and its own words."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from cthreads.errors import GpuArgumentTypeError, GpuInvalidArgument
+from cthreads.gpu.bracket import parse_groups
+from cthreads.launch.dispatch import parse_grid
+from cthreads.residency.device_array import _shape
+from cthreads.runtime.extents import extent_items, is_extent
+
+KERNEL = SimpleNamespace(name="k")  # parse_groups reads only the name, for its messages
+
+SIZES = [3, np.int64(3), np.uint8(2), (2, 3), [2, np.int32(3)], (1, 2, 3), (4, -1), -2]
+NOT_SIZES = ["3", 2.0, True, np.True_, None, (2, 1.5), (np.float32(2),), [1, "2"], (2, False)]
+
+
+@pytest.mark.parametrize("value", SIZES)
+def test_sizes_are_read_alike(value):
+    items = extent_items(value)
+    assert items is not None and all(is_extent(v) for v in items)
+    dims = tuple(int(v) for v in items)
+    assert dims == (tuple(value) if isinstance(value, (tuple, list)) else (int(value),))
+    for parse in (_shape, parse_grid, lambda g: parse_groups(g, KERNEL)):
+        if min(dims) < 0:
+            with pytest.raises(GpuInvalidArgument):
+                parse(value)
+        else:
+            assert tuple(parse(value))[: len(dims)] == dims
+
+
+@pytest.mark.parametrize("value", NOT_SIZES)
+def test_type_mistakes_are_type_errors_in_all_three(value):
+    assert extent_items(value) is None
+    for parse, words in (
+        (_shape, "`shape` expects an int or a tuple of ints"),
+        (parse_grid, "`grid` expects an int or a tuple of 1 to 3 ints"),
+        (lambda g: parse_groups(g, KERNEL), "a grid is a number of workgroups"),
+    ):
+        with pytest.raises(GpuArgumentTypeError, match=words) as info:
+            parse(value)
+        assert info.value.param in ("shape", "grid")
+
+
+def test_an_integer_array_is_one_item_not_a_size():
+    # it has __index__ (so it passes as an item) but refuses it for several elements: the
+    # bracket says so in its own words
+    assert extent_items(np.array([4, 2])) is not None
+    with pytest.raises(GpuArgumentTypeError, match="got ndarray"):
+        parse_groups(np.array([4, 2]), KERNEL)
