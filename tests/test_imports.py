@@ -281,3 +281,67 @@ def test_a_cycle_is_caught(tmp_path):
     assert proc.returncode == 0, proc.stderr
     result = json.loads((out / "cyc.b.json").read_text())
     assert not result["ok"] and "circular import" in result["error"]
+
+
+# Issue 19: `import cthreads.gpu` loads only what every program needs. The compiler loads where a
+# kernel is decorated, compiled or launched uncompiled; asyncio (with ssl and socket) on the
+# first `await job`. Checked in a truly fresh interpreter (the DRIVER above preloads numpy and
+# hypothesis, which may load asyncio themselves).
+LAZY_PROBE = r"""
+import json, sys
+import cthreads
+after_package = sorted(sys.modules)
+import cthreads.gpu as g
+after_gpu = sorted(sys.modules)
+missing = [n for n in g.__all__ if not hasattr(g, n)]
+print(json.dumps({"package": after_package, "gpu": after_gpu, "missing": missing}))
+"""
+
+# what no plain `import` may load: the compiler's packages and asyncio's network stack
+NOT_AT_IMPORT = ("cthreads.compiler", "asyncio", "ssl", "socket")
+
+
+def _fresh(probe: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def _offending(modules: list[str]) -> list[str]:
+    return [m for m in modules if m in NOT_AT_IMPORT or m.startswith("cthreads.compiler.")]
+
+
+def test_importing_cthreads_gpu_loads_no_compiler_and_no_asyncio():
+    result = _fresh(LAZY_PROBE)
+    assert not _offending(result["package"]), result["package"]
+    assert not _offending(result["gpu"]), _offending(result["gpu"])
+    assert "cthreads.compiler" not in result["gpu"]
+    assert "cthreads.launch.session" in result["gpu"]  # its fork hook is installed at import
+    assert not result["missing"], result["missing"]
+
+
+def test_the_compiler_loads_when_a_kernel_is_decorated_and_asyncio_when_awaited():
+    # the lazy imports are reached (and work) on the paths that need them; no device is used
+    probe = r"""
+import json, sys
+import cthreads.gpu as g
+
+@g.Gpu
+def k(x: list[float]):
+    x[g.GlobalIdx.x] = 1.0
+
+decorated = "cthreads.compiler.frontend.signature" in sys.modules
+print(json.dumps({"decorated": decorated, "asyncio": "asyncio" in sys.modules,
+                  "repr": repr(k), "ir": "cthreads.compiler.ir" in sys.modules}))
+"""
+    result = _fresh(probe)
+    assert result["decorated"] and result["ir"]
+    assert not result["asyncio"]
+    assert result["repr"].startswith("<GpuKernel __main__.k(")

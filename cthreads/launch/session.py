@@ -15,12 +15,9 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import config, runtime
-from ..compiler import cache as kcache
-from ..compiler.artifact import CompiledKernel
-from ..compiler.target import DEFAULT_TARGET, Target, target_from_profile
 from ..errors import (
     CThreadsGPUError,
     GpuCompileError,
@@ -28,6 +25,15 @@ from ..errors import (
     GpuUseAfterDestroy,
 )
 from ..runtime import lifecycle as runtime_lifecycle
+
+if TYPE_CHECKING:
+    from ..compiler.artifact import CompiledKernel
+    from ..compiler.cache import KernelCache
+    from ..compiler.target import Target
+
+# No compiler module is imported here (issue 19): `import cthreads.gpu` must not pay for the
+# compiler (~50 ms on lavapipe, most of it compiler.ir). The kernel cache and the compile
+# target load on the first prepare/launch/compile, the compiler itself on the first cache miss.
 
 # What one kernel's compile may raise without stopping the others (SPEC §2): its own error, or
 # a compiler bug (reported for that kernel, never for its neighbours).
@@ -58,11 +64,40 @@ class _State:
         self.compiled: dict[tuple[str, str], CompiledKernel] = {}
         self.prepared: dict[str, Prepared] = {}
         self.errors: dict[str, BaseException] = {}
-        self.cache = kcache.KernelCache(config.cache_dir() / "spirv", config.disk_cache_enabled())
+        self._cache: KernelCache | None = None
         self.logged: set[str] = set()
+
+    @property
+    def cache(self) -> KernelCache:
+        """The SPIR-V kernel cache, made on first use (its module loads compiler.ir)."""
+        if self._cache is None:
+            from ..compiler import cache as kcache
+
+            self._cache = kcache.KernelCache(
+                config.cache_dir() / "spirv", config.disk_cache_enabled()
+            )
+        return self._cache
+
+    @cache.setter
+    def cache(self, value: KernelCache) -> None:
+        self._cache = value
+
+    @property
+    def cache_loaded(self) -> bool:
+        """Whether the kernel cache exists yet (nothing was compiled or looked up before)."""
+        return self._cache is not None
 
 
 state = _State()
+
+
+def default_target() -> Target:
+    """The compile target used while no device is open (`compiler.target.DEFAULT_TARGET`)."""
+    from ..compiler.target import DEFAULT_TARGET
+
+    return DEFAULT_TARGET
+
+
 _stats_lock = threading.Lock()
 
 
@@ -94,6 +129,8 @@ def target_from_device(device: Any) -> Target:
 def target_from_info(info: Any) -> Target:
     """The compile target for a device description (`runtime.DeviceInfo`): the compiler's one
     profile -> Target conversion, so a launch and `kernel.compile(chip=...)` agree."""
+    from ..compiler.target import target_from_profile
+
     return target_from_profile(
         {"type": info.type, "limits": info.limits, "features": info.features}
     )
@@ -122,6 +159,8 @@ def _current_device() -> Any:
 
 def _compile_one(kernel: Any, target: Target, force: bool) -> tuple[CompiledKernel, bool, float]:
     """Compile (or fetch from cache) one kernel; returns (compiled, cache_hit, seconds)."""
+    from ..compiler import cache as kcache
+
     t0 = time.perf_counter()
     key = kcache.cache_key(kernel.source_key, target.key())
     if not force:
@@ -145,7 +184,7 @@ def compiled_for(kernel: Any, target: Target | None = None, force: bool = False)
     default target). Raises the kernel's compile error."""
     with state.lock:
         if target is None:
-            target = state.target or DEFAULT_TARGET
+            target = state.target or default_target()
         compiled, _, _ = _compile_one(kernel, target, force)
         return compiled
 
@@ -233,7 +272,7 @@ def compile(force: bool = False) -> dict[str, dict]:
         if target is None and runtime.available():
             _current_device()
             target = state.target
-        target = target or DEFAULT_TARGET
+        target = target or default_target()
         report: dict[str, dict] = {}
         for kernel in _registered():
             try:
