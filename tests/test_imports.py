@@ -297,8 +297,10 @@ missing = [n for n in g.__all__ if not hasattr(g, n)]
 print(json.dumps({"package": after_package, "gpu": after_gpu, "missing": missing}))
 """
 
-# what no plain `import` may load: the compiler's packages and asyncio's network stack
-NOT_AT_IMPORT = ("cthreads.compiler", "asyncio", "ssl", "socket")
+# what no plain `import` may load: the compiler's packages, asyncio's network stack, and
+# concurrent.futures with the logging it loads (~10 ms on lavapipe; prepare() and large copies
+# load them)
+NOT_AT_IMPORT = ("cthreads.compiler", "asyncio", "ssl", "socket", "concurrent.futures", "logging")
 
 
 def _fresh(probe: str) -> dict:

@@ -8,7 +8,6 @@ decorated object still runs as plain Python when called.
 from __future__ import annotations
 
 import functools
-import hashlib
 import threading
 import weakref
 from collections.abc import Callable
@@ -261,6 +260,8 @@ class GpuKernel:
         key = self._source_key
         if key is None:
             from ..compiler.frontend.signature import signature_text
+
+            import hashlib  # (not loaded at import: ~4 ms)
 
             h = hashlib.sha256()
             if self._source is not None:

@@ -8,12 +8,10 @@ is launched.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +37,12 @@ if TYPE_CHECKING:
 # a compiler bug (reported for that kernel, never for its neighbours).
 _KERNEL_ERRORS = (GpuCompileError, GpuInternalCompilerError)
 
-log = logging.getLogger("cthreads.gpu")
+
+def _log() -> Any:
+    """The `cthreads.gpu` logger (logging loads on the first message, not at import)."""
+    import logging
+
+    return logging.getLogger("cthreads.gpu")
 
 
 @dataclass
@@ -65,18 +68,23 @@ class _State:
         self.prepared: dict[str, Prepared] = {}
         self.errors: dict[str, BaseException] = {}
         self._cache: KernelCache | None = None
+        self._cache_lock = threading.Lock()  # prepare() looks the cache up on several threads
         self.logged: set[str] = set()
 
     @property
     def cache(self) -> KernelCache:
         """The SPIR-V kernel cache, made on first use (its module loads compiler.ir)."""
-        if self._cache is None:
-            from ..compiler import cache as kcache
+        cache = self._cache
+        if cache is None:
+            with self._cache_lock:
+                cache = self._cache
+                if cache is None:
+                    from ..compiler import cache as kcache
 
-            self._cache = kcache.KernelCache(
-                config.cache_dir() / "spirv", config.disk_cache_enabled()
-            )
-        return self._cache
+                    cache = self._cache = kcache.KernelCache(
+                        config.cache_dir() / "spirv", config.disk_cache_enabled()
+                    )
+        return cache
 
     @cache.setter
     def cache(self, value: KernelCache) -> None:
@@ -112,6 +120,7 @@ def _device_gone() -> None:
 def _after_fork_in_child() -> None:
     global _stats_lock
     state.lock = threading.RLock()  # (may have been held by a thread of the parent)
+    state._cache_lock = threading.Lock()
     _stats_lock = threading.Lock()
     state.device = None
     state.target = None
@@ -249,7 +258,8 @@ def _announce(kernel: Any) -> None:
         return
     state.logged.add(key)
     text = f"@Gpu(log=True): kernel `{kernel.name}` runs on {state.device.info.name}"
-    if log.isEnabledFor(logging.INFO) and log.hasHandlers():
+    log = _log()
+    if log.isEnabledFor(20) and log.hasHandlers():  # 20: logging.INFO
         log.info(text)
     else:
         print(f"cthreads.gpu: {text}", file=sys.stderr, flush=True)
@@ -301,6 +311,8 @@ def prepare(force: bool = False) -> dict[str, dict]:
             shutdown()
         kernels = _registered()
         workers = max(1, min(8, len(kernels) + 1, os.cpu_count() or 1))
+        from concurrent.futures import ThreadPoolExecutor  # (not loaded at import)
+
         with ThreadPoolExecutor(workers, thread_name_prefix="cthreads-prepare") as pool:
             opening = None
             if state.device is None or state.device.generation != runtime.current_generation():
@@ -332,7 +344,7 @@ def prepare(force: bool = False) -> dict[str, dict]:
             if isinstance(result, _KERNEL_ERRORS):
                 state.errors[key] = result
                 report[kernel.name] = {"name": kernel.name, "error": result}
-                log.warning(
+                _log().warning(
                     "kernel %s does not compile: %s", kernel.name, getattr(result, "reason", result)
                 )
                 continue
