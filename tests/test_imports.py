@@ -281,3 +281,70 @@ def test_a_cycle_is_caught(tmp_path):
     assert proc.returncode == 0, proc.stderr
     result = json.loads((out / "cyc.b.json").read_text())
     assert not result["ok"] and "circular import" in result["error"]
+
+
+# Issue 19: `import cthreads.gpu` loads only what every program needs. The compiler loads where a
+# kernel is decorated, compiled or launched uncompiled; asyncio (with ssl and socket) on the
+# first `await job`. Checked in a truly fresh interpreter (the DRIVER above preloads numpy and
+# hypothesis, which may load asyncio themselves).
+LAZY_PROBE = r"""
+import json, sys
+import cthreads
+after_package = sorted(sys.modules)
+import cthreads.gpu as g
+after_gpu = sorted(sys.modules)
+missing = [n for n in g.__all__ if not hasattr(g, n)]
+print(json.dumps({"package": after_package, "gpu": after_gpu, "missing": missing}))
+"""
+
+# what no plain `import` may load: the compiler's packages, asyncio's network stack, and
+# concurrent.futures with the logging it loads (~10 ms on lavapipe; prepare() and large copies
+# load them)
+NOT_AT_IMPORT = ("cthreads.compiler", "asyncio", "ssl", "socket", "concurrent.futures", "logging")
+
+
+def _fresh(probe: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def _offending(modules: list[str]) -> list[str]:
+    return [m for m in modules if m in NOT_AT_IMPORT or m.startswith("cthreads.compiler.")]
+
+
+def test_importing_cthreads_gpu_loads_no_compiler_and_no_asyncio():
+    result = _fresh(LAZY_PROBE)
+    assert not _offending(result["package"]), result["package"]
+    assert not _offending(result["gpu"]), _offending(result["gpu"])
+    assert "cthreads.compiler" not in result["gpu"]
+    assert "cthreads.launch.session" in result["gpu"]  # its fork hook is installed at import
+    assert not result["missing"], result["missing"]
+
+
+def test_decorating_after_a_bare_import_works_without_asyncio():
+    # the lazy imports in gpu/kernel.py are reached (and work) from a bare `import cthreads.gpu`;
+    # decorating needs no device and still loads no asyncio
+    probe = r"""
+import json, sys
+import cthreads.gpu as g
+
+@g.Gpu
+def k(x: list[float], a: float):
+    x[g.GlobalIdx.x] = a
+
+meta = k.__gpu_kernel_meta__
+print(json.dumps({"asyncio": "asyncio" in sys.modules, "repr": repr(k),
+                  "kinds": [p["kind"] for p in meta["params"]], "key": len(k.source_key)}))
+"""
+    result = _fresh(probe)
+    assert not result["asyncio"]
+    assert result["repr"].startswith("<GpuKernel __main__.k(")
+    assert result["kinds"][0] == "list" and result["key"] == 32

@@ -8,24 +8,22 @@ decorated object still runs as plain Python when called.
 from __future__ import annotations
 
 import functools
-import hashlib
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
-from ..compiler import ir
-from ..compiler.frontend.signature import (
-    SignatureError,
-    check_signature,
-    python_type_name,
-    signature_node,
-    signature_text,
-)
-from ..compiler.frontend.source import KernelSource
-from ..compiler.target import Target
 from ..errors import GpuCompileError
 from .bracket import launcher as _bracket_launcher
+
+if TYPE_CHECKING:
+    from ..compiler import ir
+    from ..compiler.frontend.signature import SignatureError
+    from ..compiler.target import Target
+
+# The compiler's frontend (signature checks, source capture, compiler.ir) is imported where a
+# kernel is decorated or inspected, never at module level: `import cthreads.gpu` loads this
+# module and must not load the compiler (issue 19).
 
 FRONTEND_VERSION = "1"  # bump when the IR a given source lowers to changes
 DEFAULT_WORKGROUP = (64, 1, 1)
@@ -68,6 +66,9 @@ class GpuKernel:
         self._explicit_wg = workgroup_size is not None
         self.log = log
         self.version = 1
+        from ..compiler.frontend.signature import SignatureError, check_signature
+        from ..compiler.frontend.source import KernelSource
+
         try:
             self._params = check_signature(fn)
         except SignatureError as err:
@@ -87,6 +88,8 @@ class GpuKernel:
         return self._fn(*args, **kwargs)
 
     def __repr__(self) -> str:
+        from ..compiler.frontend.signature import signature_text
+
         return (
             f"<GpuKernel {self.qualified_name}{signature_text('', self._params)} v{self.version}>"
         )
@@ -256,6 +259,10 @@ class GpuKernel:
         compiler version: source text and location, signature, options, module constants."""
         key = self._source_key
         if key is None:
+            from ..compiler.frontend.signature import signature_text
+
+            import hashlib  # (not loaded at import: ~4 ms)
+
             h = hashlib.sha256()
             if self._source is not None:
                 body = "".join(self._source.lines)
@@ -281,6 +288,9 @@ class GpuKernel:
 
     def _meta(self) -> dict[str, Any]:
         """`__gpu_kernel_meta__`: the cthreads-gpu layout of this dict, plus our own keys."""
+        from ..compiler import ir
+        from ..compiler.frontend.signature import python_type_name
+
         params = []
         for p in self._params:
             t = p.type
@@ -347,6 +357,9 @@ def _workgroup(value: int | tuple[int, ...] | None) -> tuple[int, int, int]:
 def _located_signature_error(fn: Any, err: SignatureError) -> GpuCompileError:
     """The signature error as a `GpuCompileError`, pointing at the parameter when the source
     is available (only on this error path is the source read)."""
+    from ..compiler.frontend.signature import signature_node
+    from ..compiler.frontend.source import KernelSource
+
     name = getattr(fn, "__name__", type(fn).__name__)
     source = KernelSource.of(fn) if hasattr(fn, "__code__") else None
     message = err.message

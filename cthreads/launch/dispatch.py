@@ -14,8 +14,6 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING, Any
 
-from ..compiler.cache import cache_key
-from ..compiler.target import DEFAULT_TARGET
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..residency.arena import SELF_RECORD_TYPES, resident_of
 from ..runtime import formats, transfer
@@ -139,11 +137,16 @@ def forget_kernels(source_keys: list[str]) -> None:
     if not source_keys:
         return
     state = session.state
-    targets = {t.key() for t in (state.target, DEFAULT_TARGET) if t is not None}
     for key in source_keys:
         state.prepared.pop(key, None)
         state.errors.pop(key, None)
         state.logged.discard(key)
+    if not state.cache_loaded:
+        return  # nothing was compiled or looked up in this process: no compiled forms to drop
+    from ..compiler.cache import cache_key
+
+    targets = {t.key() for t in (state.target, session.default_target()) if t is not None}
+    for key in source_keys:
         for target in targets:
             state.cache.forget(cache_key(key, target))
 

@@ -7,7 +7,6 @@ results back into the caller's lists and arrays on `join()`/`await`.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Generator
 from typing import Any
@@ -91,6 +90,10 @@ class GpuJob(Job):
 
     def __await__(self) -> Generator[Any, None, None]:
         if not self.done():
+            # asyncio (with ssl and socket, ~16-24 ms) loads on the first `await job`, not with
+            # `import cthreads.gpu` (issue 19); a program that awaits has imported it already.
+            import asyncio
+
             loop = asyncio.get_running_loop()
             future = loop.create_future()
 

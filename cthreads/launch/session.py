@@ -8,19 +8,14 @@ is launched.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import config, runtime
-from ..compiler import cache as kcache
-from ..compiler.artifact import CompiledKernel
-from ..compiler.target import DEFAULT_TARGET, Target, target_from_profile
 from ..errors import (
     CThreadsGPUError,
     GpuCompileError,
@@ -29,11 +24,25 @@ from ..errors import (
 )
 from ..runtime import lifecycle as runtime_lifecycle
 
+if TYPE_CHECKING:
+    from ..compiler.artifact import CompiledKernel
+    from ..compiler.cache import KernelCache
+    from ..compiler.target import Target
+
+# No compiler module is imported here (issue 19): `import cthreads.gpu` must not pay for the
+# compiler (~50 ms on lavapipe, most of it compiler.ir). The kernel cache and the compile
+# target load on the first prepare/launch/compile, the compiler itself on the first cache miss.
+
 # What one kernel's compile may raise without stopping the others (SPEC §2): its own error, or
 # a compiler bug (reported for that kernel, never for its neighbours).
 _KERNEL_ERRORS = (GpuCompileError, GpuInternalCompilerError)
 
-log = logging.getLogger("cthreads.gpu")
+
+def _log() -> Any:
+    """The `cthreads.gpu` logger (logging loads on the first message, not at import)."""
+    import logging
+
+    return logging.getLogger("cthreads.gpu")
 
 
 @dataclass
@@ -58,11 +67,45 @@ class _State:
         self.compiled: dict[tuple[str, str], CompiledKernel] = {}
         self.prepared: dict[str, Prepared] = {}
         self.errors: dict[str, BaseException] = {}
-        self.cache = kcache.KernelCache(config.cache_dir() / "spirv", config.disk_cache_enabled())
+        self._cache: KernelCache | None = None
+        self._cache_lock = threading.Lock()  # prepare() looks the cache up on several threads
         self.logged: set[str] = set()
+
+    @property
+    def cache(self) -> KernelCache:
+        """The SPIR-V kernel cache, made on first use (its module loads compiler.ir)."""
+        cache = self._cache
+        if cache is None:
+            with self._cache_lock:
+                cache = self._cache
+                if cache is None:
+                    from ..compiler import cache as kcache
+
+                    cache = self._cache = kcache.KernelCache(
+                        config.cache_dir() / "spirv", config.disk_cache_enabled()
+                    )
+        return cache
+
+    @cache.setter
+    def cache(self, value: KernelCache) -> None:
+        self._cache = value
+
+    @property
+    def cache_loaded(self) -> bool:
+        """Whether the kernel cache exists yet (nothing was compiled or looked up before)."""
+        return self._cache is not None
 
 
 state = _State()
+
+
+def default_target() -> Target:
+    """The compile target used while no device is open (`compiler.target.DEFAULT_TARGET`)."""
+    from ..compiler.target import DEFAULT_TARGET
+
+    return DEFAULT_TARGET
+
+
 _stats_lock = threading.Lock()
 
 
@@ -77,6 +120,7 @@ def _device_gone() -> None:
 def _after_fork_in_child() -> None:
     global _stats_lock
     state.lock = threading.RLock()  # (may have been held by a thread of the parent)
+    state._cache_lock = threading.Lock()
     _stats_lock = threading.Lock()
     state.device = None
     state.target = None
@@ -94,6 +138,8 @@ def target_from_device(device: Any) -> Target:
 def target_from_info(info: Any) -> Target:
     """The compile target for a device description (`runtime.DeviceInfo`): the compiler's one
     profile -> Target conversion, so a launch and `kernel.compile(chip=...)` agree."""
+    from ..compiler.target import target_from_profile
+
     return target_from_profile(
         {"type": info.type, "limits": info.limits, "features": info.features}
     )
@@ -122,6 +168,8 @@ def _current_device() -> Any:
 
 def _compile_one(kernel: Any, target: Target, force: bool) -> tuple[CompiledKernel, bool, float]:
     """Compile (or fetch from cache) one kernel; returns (compiled, cache_hit, seconds)."""
+    from ..compiler import cache as kcache
+
     t0 = time.perf_counter()
     key = kcache.cache_key(kernel.source_key, target.key())
     if not force:
@@ -145,7 +193,7 @@ def compiled_for(kernel: Any, target: Target | None = None, force: bool = False)
     default target). Raises the kernel's compile error."""
     with state.lock:
         if target is None:
-            target = state.target or DEFAULT_TARGET
+            target = state.target or default_target()
         compiled, _, _ = _compile_one(kernel, target, force)
         return compiled
 
@@ -210,7 +258,8 @@ def _announce(kernel: Any) -> None:
         return
     state.logged.add(key)
     text = f"@Gpu(log=True): kernel `{kernel.name}` runs on {state.device.info.name}"
-    if log.isEnabledFor(logging.INFO) and log.hasHandlers():
+    log = _log()
+    if log.isEnabledFor(20) and log.hasHandlers():  # 20: logging.INFO
         log.info(text)
     else:
         print(f"cthreads.gpu: {text}", file=sys.stderr, flush=True)
@@ -233,7 +282,7 @@ def compile(force: bool = False) -> dict[str, dict]:
         if target is None and runtime.available():
             _current_device()
             target = state.target
-        target = target or DEFAULT_TARGET
+        target = target or default_target()
         report: dict[str, dict] = {}
         for kernel in _registered():
             try:
@@ -262,6 +311,8 @@ def prepare(force: bool = False) -> dict[str, dict]:
             shutdown()
         kernels = _registered()
         workers = max(1, min(8, len(kernels) + 1, os.cpu_count() or 1))
+        from concurrent.futures import ThreadPoolExecutor  # (not loaded at import)
+
         with ThreadPoolExecutor(workers, thread_name_prefix="cthreads-prepare") as pool:
             opening = None
             if state.device is None or state.device.generation != runtime.current_generation():
@@ -293,7 +344,7 @@ def prepare(force: bool = False) -> dict[str, dict]:
             if isinstance(result, _KERNEL_ERRORS):
                 state.errors[key] = result
                 report[kernel.name] = {"name": kernel.name, "error": result}
-                log.warning(
+                _log().warning(
                     "kernel %s does not compile: %s", kernel.name, getattr(result, "reason", result)
                 )
                 continue

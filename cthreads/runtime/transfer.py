@@ -9,8 +9,10 @@ calling thread, where a thread hand-off would cost more than it saves.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 PARALLEL_MIN_BYTES = 8 << 20  # below this, one memcpy is faster than a hand-off
 _CHUNK_ALIGN = 1 << 16
@@ -24,6 +26,10 @@ def _workers() -> int:
 def _executor() -> ThreadPoolExecutor:
     global _pool
     if _pool is None:
+        # concurrent.futures (and the logging it loads, ~10 ms) only for the first large copy,
+        # not with `import cthreads.gpu` (issue 19)
+        from concurrent.futures import ThreadPoolExecutor
+
         _pool = ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="cthreads-copy")
     return _pool
 
