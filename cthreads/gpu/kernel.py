@@ -21,9 +21,8 @@ if TYPE_CHECKING:
     from ..compiler.frontend.signature import SignatureError
     from ..compiler.target import Target
 
-# The compiler's frontend (signature checks, source capture, compiler.ir) is imported where a
-# kernel is decorated or inspected, never at module level: `import cthreads.gpu` loads this
-# module and must not load the compiler (issue 19).
+# The frontend (signatures, source capture, compiler.ir) is imported where a kernel is
+# decorated or inspected: `import cthreads.gpu` must not load the compiler (issue 19).
 
 FRONTEND_VERSION = "1"  # bump when the IR a given source lowers to changes
 DEFAULT_WORKGROUP = (64, 1, 1)
@@ -31,10 +30,9 @@ DEFAULT_WORKGROUP = (64, 1, 1)
 _lock = threading.RLock()
 _registry: dict[str, GpuKernel] = {}
 _generation = 0
-# Source keys of live kernel objects (several objects may share one: the same `def` run
-# again), and keys whose last kernel was garbage collected: their compiled forms and pipelines
-# are dropped at the next launch that builds one (launch/dispatch.py), unless a new kernel
-# object claimed the key meanwhile (a re-run of the same source keeps its pipeline).
+# Source keys of live kernel objects (several may share one: the same `def` run again), and
+# keys whose last kernel was collected: their compiled forms and pipelines are dropped at the
+# next launch that builds one (launch/dispatch.py), unless a new kernel claimed the key.
 _live_keys: dict[str, int] = {}
 _orphaned: set[str] = set()
 
