@@ -25,26 +25,8 @@ import time
 import numpy as np
 from aiohttp import web
 
-from cthreads.gpu import GlobalIdx, Gpu, GPUNotAvailable, device_name, gpu, prepare
-
-
-@Gpu
-def tile(
-    n: int, width: int, x0: float, y0: float, step: float, max_iter: int, counts: list[int]
-) -> None:
-    i: int = GlobalIdx.x
-    if i < n:
-        cr: float = x0 + (i % width) * step
-        ci: float = y0 + (i // width) * step
-        zr: float = 0.0
-        zi: float = 0.0
-        k: int = 0
-        while k < max_iter and zr * zr + zi * zi <= 4.0:
-            t: float = zr * zr - zi * zi + cr
-            zi = 2.0 * zr * zi + ci
-            zr = t
-            k += 1
-        counts[i] = k
+from cthreads.examples_kernels import mandelbrot as tile  # escape counts of a pixel tile
+from cthreads.gpu import GPUNotAvailable, device_name, gpu, prepare
 
 
 class LagMonitor:
