@@ -19,12 +19,17 @@ def is_extent(v: Any) -> bool:
     """`v` is an exact integer (see the module docstring)."""
     if type(v) is int:
         return True
-    return not isinstance(v, (bool, float)) and hasattr(v, "__index__")
+    # an integer array has __index__ too, but only a 0-d one converts (its shape is ())
+    return (
+        not isinstance(v, (bool, float))
+        and hasattr(v, "__index__")
+        and getattr(v, "shape", ()) == ()
+    )
 
 
 def extent_items(value: Any) -> tuple | None:
     """The extents `value` spells, not yet converted: a tuple/list's items, or `(value,)` for
     one extent; None where an item (or `value` itself) is not an extent. Convert with
-    `v.__index__()`, which an integer array of several elements still refuses (TypeError)."""
+    `v.__index__()`."""
     items = tuple(value) if isinstance(value, (tuple, list)) else (value,)
     return items if all(is_extent(v) for v in items) else None

@@ -12,7 +12,7 @@ import pytest
 from cthreads.errors import GpuArgumentTypeError, GpuInvalidArgument
 from cthreads.gpu.bracket import parse_groups
 from cthreads.launch.dispatch import parse_grid
-from cthreads.residency.device_array import _shape
+from cthreads.residency.device_array import DeviceArray, _shape
 from cthreads.runtime.extents import extent_items, is_extent
 
 KERNEL = SimpleNamespace(name="k")  # parse_groups reads only the name, for its messages
@@ -48,9 +48,15 @@ def test_type_mistakes_are_type_errors_in_all_three(value):
         assert info.value.param in ("shape", "grid")
 
 
-def test_an_integer_array_is_one_item_not_a_size():
-    # it has __index__ (so it passes as an item) but refuses it for several elements: the
-    # bracket says so in its own words
-    assert extent_items(np.array([4, 2])) is not None
+def test_an_integer_array_is_not_an_extent_anywhere():
+    # it has __index__ but converts only when 0-d: a shape, a grid= or a bracket grid holding
+    # one is a GpuArgumentTypeError in that parser's words (it was a bare numpy TypeError)
+    assert extent_items(np.array([4, 2])) is None
+    assert extent_items((np.array([4, 2]), 1)) is None
+    assert extent_items((np.array(4), np.int64(2))) is not None  # 0-d arrays, numpy ints
     with pytest.raises(GpuArgumentTypeError, match="got ndarray"):
         parse_groups(np.array([4, 2]), KERNEL)
+    with pytest.raises(GpuArgumentTypeError, match="`shape` expects an int or a tuple of ints"):
+        DeviceArray((np.array([2, 3]),), "f32")
+    with pytest.raises(GpuArgumentTypeError, match="`grid` expects an int or a tuple"):
+        parse_grid((np.array([2, 3]), 1))
