@@ -28,7 +28,6 @@ from ..runtime import formats, transfer
 from ..runtime.extents import extent_items
 from . import arena
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
-from ..launch.stream import resolve_stream
 
 # Kernel-language names of the element types; pack codes and sizes come from runtime/formats.py.
 # kernel-language name -> (numpy dtype name, (kind, bits) of the list element type)
@@ -105,6 +104,14 @@ def _shape(shape: Any) -> tuple[int, ...]:
             got=str(dims),
         )
     return dims
+
+
+def _stream_of(stream: Any, device: Any) -> Any:
+    """The Stream a copy goes on (launch/stream.py; None: the device's default stream).
+    Looked up per copy, as `device_buffer_for` is: residency loads before launch."""
+    from ..launch.stream import resolve_stream
+
+    return resolve_stream(stream, device)
 
 
 def _release_buffer(buffer: Any) -> None:
@@ -397,7 +404,7 @@ class DeviceArray:
     def _upload(self, view: memoryview, stream: Any = None) -> None:
         """Stream-ordered upload of `view` (exactly nbytes); a queued copy goes on `stream`."""
         device = self._device
-        s = resolve_stream(stream, device)
+        s = _stream_of(stream, device)
         if self.nbytes == 0:
             return
         if self.buffer.host_visible and (self._direct() or device.completed() >= self.last_use):
@@ -422,7 +429,7 @@ class DeviceArray:
         stream, the work queued on it so far) finished."""
         self._check_alive("read it")
         device = self._device
-        s = resolve_stream(stream, device)
+        s = _stream_of(stream, device)
         if view is None:
             return
         device.wait(self.last_write if s is None else max(self.last_write, s._last))
