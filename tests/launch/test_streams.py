@@ -298,3 +298,43 @@ def test_two_threads_queue_on_one_stream():
     assert s.done()
     for x in xs:
         np.testing.assert_array_equal(x.numpy(), _arange() + 20)
+
+
+def test_with_stream_applies_to_its_own_thread_only():
+    import threading
+
+    s = Stream()
+    x = DeviceArray.from_numpy(_arange())
+    y = DeviceArray.from_numpy(_arange())
+    seen: dict[str, object] = {}
+    with QueueGate() as gate:
+        with s:
+
+            def other() -> None:
+                seen["stream"] = current_stream()
+                seen["job"] = gpu(add_k, N, 1.0, y)  # the default stream, not s
+
+            t = threading.Thread(target=other)
+            t.start()
+            t.join()
+            assert seen["stream"] is None
+            assert s.done()  # the other thread's launch was not queued on s
+            gpu(add_k, N, 1.0, x)
+            assert not s.done()
+        gate.open()
+        s.synchronize()
+    seen["job"].join()
+    np.testing.assert_array_equal(y.numpy(), _arange() + 1)
+
+
+def test_bracket_launch_takes_stream_and_after():
+    a, b = Stream(), Stream()
+    x = DeviceArray.from_numpy(_arange())
+    y = DeviceArray(N, "f32")
+    with QueueGate() as gate:
+        ja = add_k[N // 64](N, 1.0, x, stream=a)
+        scaled[lambda meta: N // meta["workgroup_size"][0]](N, 2.0, x, y, stream=b, after=[ja])
+        assert not a.done() and not b.done()
+        gate.open()
+        b.synchronize()
+    np.testing.assert_array_equal(y.numpy(), (_arange() + 1) * 2)
