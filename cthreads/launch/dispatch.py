@@ -144,6 +144,9 @@ def _stream_launch(
     stream is recorded on the device's one timeline (launch/stream.py), so a job named in
     `after=` (queued earlier) precedes this launch already: no host wait, nothing to add."""
     _check_kernel(fn)
+    if force:  # first: it starts a new device, which the stream and jobs are checked against
+        session.prepare(force=True)
+        force = False
     device = session._current_device()
     s = resolve_stream(stream, device)
     if after is not None:

@@ -338,3 +338,16 @@ def test_bracket_launch_takes_stream_and_after():
         gate.open()
         b.synchronize()
     np.testing.assert_array_equal(y.numpy(), (_arange() + 1) * 2)
+
+
+def test_force_with_a_stream_is_checked_against_the_new_device():
+    # prepare(force=True) restarts the device first, so a stream made before the launch is
+    # refused clearly (not queued on a device that is gone)
+    s = Stream()
+    x = [1.0, 2.0]
+    with pytest.raises(GpuInvalidArgument) as e:
+        gpu(add_k, 2, 1.0, x, force=True, stream=s)
+    assert e.value.param == "stream" and "before a shutdown" in str(e.value)
+    assert x == [1.0, 2.0]
+    gpu(add_k, 2, 1.0, x, stream=Stream()).join()
+    assert x == [2.0, 3.0]
