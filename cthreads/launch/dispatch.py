@@ -147,7 +147,9 @@ def _stream_launch(
     if force:  # first: it starts a new device, which the stream and jobs are checked against
         session.prepare(force=True)
         force = False
-    device = session._current_device()
+    # the device in use; a shutdown clears state.device (session._device_gone), and a dead one
+    # left there (device loss) is declined by the C launcher and worded by the general path
+    device = session.state.device or session._current_device()
     s = resolve_stream(stream, device)
     if after is not None:
         check_after(after, device)

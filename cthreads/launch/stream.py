@@ -152,7 +152,14 @@ class Stream:
             SCOPED[0] -= 1
 
     def __repr__(self) -> str:
-        return f"<Stream on {self._device.name!r} {'done' if self.done() else 'running'}>"
+        if not self._device.alive:
+            state = "shut down"
+        else:
+            try:
+                state = "done" if self.done() else "running"
+            except Exception:  # noqa: BLE001 - a repr never raises (a lost device says so)
+                state = "failed"
+        return f"<Stream on {self._device.name!r} {state}>"
 
     # -- for the launch paths -------------------------------------------------------------------
     def _note(self, value: int) -> None:

@@ -269,6 +269,7 @@ def test_shutdown_with_work_queued_on_two_streams():
         gpu(add_k, N, 1.0, y, stream=s2)
     shutdown()  # completes the queued work, then destroys the device: no hang, no crash
     for s in (s1, s2):
+        assert "shut down" in repr(s)
         with pytest.raises(GpuUseAfterDestroy):
             s.synchronize()
     with pytest.raises(GpuUseAfterDestroy):
