@@ -352,3 +352,19 @@ def test_force_with_a_stream_is_checked_against_the_new_device():
     assert x == [1.0, 2.0]
     gpu(add_k, 2, 1.0, x, stream=Stream()).join()
     assert x == [2.0, 3.0]
+
+
+def test_plain_launches_never_take_the_stream_path(monkeypatch):
+    from cthreads.launch import dispatch
+
+    def refuse(*a: object) -> None:
+        raise AssertionError("a launch without stream=/after= took the stream path")
+
+    x = DeviceArray.from_numpy(_arange())
+    gpu(add_k, N, 1.0, x)  # prepared: the C launcher exists
+    monkeypatch.setattr(dispatch, "_stream_launch", refuse)
+    gpu(add_k, N, 1.0, x)
+    add_k[N // 64](N, 1.0, x)
+    with pytest.raises(AssertionError), Stream():
+        gpu(add_k, N, 1.0, x)  # inside `with stream:` it does
+    np.testing.assert_array_equal(x.numpy(), _arange() + 3)
