@@ -25,6 +25,7 @@ from ..errors import (
 )
 from ..launch import GpuJob, compile, gpu, prepare
 from ..launch import shutdown as _shutdown
+from ..launch.stream import Stream
 from ..residency import DeviceArray, GpuArena
 from .atomics import (
     atomic_add,
@@ -100,6 +101,7 @@ __all__ = [
     "GpuTimeout",
     "GpuUseAfterDestroy",
     "GridDim",
+    "Stream",
     "ThreadIdx",
     "VulkanInitFailed",
     "VulkanLoaderNotFound",

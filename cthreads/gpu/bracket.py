@@ -29,6 +29,7 @@ from ..launch import session
 from ..launch.binding import check_list, check_scalar
 from ..launch.dispatch import gpu, plan_of
 from ..launch.gpujob import GpuJob
+from ..launch.stream import SCOPED
 from ..runtime.extents import extent_items, is_extent
 
 # Invocations per axis the parameter block holds (a u32), as dispatch.py checks for gpu(grid=).
@@ -65,7 +66,7 @@ class BracketLaunch:
             return _callable_launch(self.kernel, self.grid, self.facts, *args, **options)
         if options:
             _check_options(self.kernel, options)
-        else:
+        elif not SCOPED[0]:  # inside `with stream:` gpu() routes the launch to that stream
             # the hot loop: the kernel's C launcher with the invocations bound (what gpu()
             # does first, without its frame); anything it declines goes through gpu()
             fast = self.kernel._fast_launch

@@ -23,6 +23,7 @@ from .aliasing import check_aliasing
 from .binding import ListArg, check_list, check_scalar, device_buffer_for, type_name
 from .gpujob import GpuJob
 from .plan import LaunchPlan, make_plan, native_launcher
+from .stream import SCOPED, check_after, resolve_stream
 
 if TYPE_CHECKING:
     from ..gpu.kernel import GpuKernel as _GpuKernel
@@ -61,6 +62,8 @@ def gpu(
     force: bool = False,
     timed: bool = False,
     grid: Any = None,
+    stream: Any = None,
+    after: Any = None,
     **kwargs: Any,
 ) -> GpuJob:
     """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`.
@@ -68,7 +71,11 @@ def gpu(
     `force=True` re-prepares everything first; `timed=True` records device timestamps around
     the launch, read back as `job.elapsed_ms` (costly on some drivers, so off by default);
     `grid=(nx, ny[, nz])` gives the problem size per axis in invocations (each rounded up to
-    whole workgroups) instead of `n` / the longest list."""
+    whole workgroups) instead of `n` / the longest list. `stream=s` queues it on stream `s`
+    (launch/stream.py; default: the thread's `with` stream, else the device's default stream);
+    `after=[job, ...]` starts it after those jobs of any stream of the same device."""
+    if stream is not None or after is not None or SCOPED[0]:
+        return _stream_launch(fn, args, force, timed, grid, stream, after, kwargs)
     if type(fn) is _GpuKernel and not (kwargs or force or timed):
         # The hot loop: a launch whose C launcher was built (plan.native_launcher) returns from
         # here; it re-checks the device, the arity and every argument.
@@ -88,13 +95,12 @@ def gpu(
                 job = fast(args, g)
             if job is not None:
                 return job
-    kernel_class = _GpuKernel or _kernel_class()
-    if type(fn) is not kernel_class and not isinstance(fn, kernel_class):
-        name = getattr(fn, "__name__", type(fn).__name__)
-        raise TypeError(
-            f"gpu() needs a @Gpu kernel (a callable decorated with @Gpu) as its first argument; "
-            f"got `{name}`, which is {'not decorated with @Gpu' if callable(fn) else 'not callable'}"
-        )
+    return _general(fn, args, force, timed, grid, kwargs)
+
+
+def _general(fn: Any, args: tuple, force: bool, timed: bool, grid: Any, kwargs: dict) -> GpuJob:
+    """gpu() past the hot loop: checks, preparation, then the C launcher or `_launch`."""
+    _check_kernel(fn)
     if kwargs:
         names = ", ".join(f"`{k}`" for k in kwargs)
         raise TypeError(
@@ -128,6 +134,45 @@ def gpu(
     if job is not None:
         return job
     return _launch(prep, session.state.device, args, grid=grid3)
+
+
+def _stream_launch(
+    fn: Any, args: tuple, force: bool, timed: bool, grid: Any, stream: Any, after: Any, kwargs: dict
+) -> GpuJob:
+    """A launch with `stream=` / `after=` or inside `with stream:`: the keywords checked, then
+    the launch itself (through the C launcher when it takes it), recorded on its stream. Every
+    stream is recorded on the device's one timeline (launch/stream.py), so a job named in
+    `after=` (queued earlier) precedes this launch already: no host wait, nothing to add."""
+    _check_kernel(fn)
+    if force:  # first: it starts a new device, which the stream and jobs are checked against
+        session.prepare(force=True)
+        force = False
+    # the device in use; a shutdown clears state.device (session._device_gone), and a dead one
+    # left there (device loss) is declined by the C launcher and worded by the general path
+    device = session.state.device or session._current_device()
+    s = resolve_stream(stream, device)
+    if after is not None:
+        check_after(after, device)
+    job = None
+    if type(fn) is _GpuKernel and not (kwargs or force or timed):
+        fast = fn._fast_launch
+        if fast is not None:
+            job = fast(args) if grid is None else fast(args, parse_grid(grid))
+    if job is None:
+        job = _general(fn, args, force, timed, grid, kwargs)
+    if s is not None:
+        s._note(job._value)
+    return job
+
+
+def _check_kernel(fn: Any) -> None:
+    kernel_class = _GpuKernel or _kernel_class()
+    if type(fn) is not kernel_class and not isinstance(fn, kernel_class):
+        name = getattr(fn, "__name__", type(fn).__name__)
+        raise TypeError(
+            f"gpu() needs a @Gpu kernel (a callable decorated with @Gpu) as its first argument; "
+            f"got `{name}`, which is {'not decorated with @Gpu' if callable(fn) else 'not callable'}"
+        )
 
 
 def forget_kernels(source_keys: list[str]) -> None:

@@ -106,6 +106,14 @@ def _shape(shape: Any) -> tuple[int, ...]:
     return dims
 
 
+def _stream_of(stream: Any, device: Any) -> Any:
+    """The Stream a copy goes on (launch/stream.py; None: the device's default stream).
+    Looked up per copy, as `device_buffer_for` is: residency loads before launch."""
+    from ..launch.stream import resolve_stream
+
+    return resolve_stream(stream, device)
+
+
 def _release_buffer(buffer: Any) -> None:
     """The finalizer: back to the pool (no wait, no lock: it may run inside the collector)."""
     try:
@@ -132,8 +140,10 @@ class DeviceArray:
 
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
-    def from_numpy(cls, a: Any) -> DeviceArray:
-        """A new device array holding a copy of numpy array `a` (its shape and dtype)."""
+    def from_numpy(cls, a: Any, *, stream: Any = None) -> DeviceArray:
+        """A new device array holding a copy of numpy array `a` (its shape and dtype); a
+        staging copy is queued on `stream` (default: the thread's `with` stream, else the
+        device's default stream)."""
         import numpy
 
         if not isinstance(a, numpy.ndarray):
@@ -147,32 +157,33 @@ class DeviceArray:
         self = cls.__new__(cls)
         self._allocate(tuple(a.shape), a.dtype, what="`a`")
         try:
-            self._upload(memoryview(numpy.ascontiguousarray(a)).cast("B"))
+            self._upload(memoryview(numpy.ascontiguousarray(a)).cast("B"), stream)
         except BaseException:
             self.release()
             raise
         return self
 
     @classmethod
-    def from_bytes(cls, data: Any, shape: Any, dtype: Any) -> DeviceArray:
+    def from_bytes(cls, data: Any, shape: Any, dtype: Any, *, stream: Any = None) -> DeviceArray:
         """A new device array of `shape` and `dtype` holding the bytes of `data` (any
         C-contiguous buffer: bytes, bytearray, memoryview, ...) in row-major order."""
         self = cls.__new__(cls)
         self._allocate(_shape(shape), dtype)
         try:
-            self._upload(self._host_bytes(data, "data", writable=False, raw=True))
+            self._upload(self._host_bytes(data, "data", writable=False, raw=True), stream)
         except BaseException:
             self.release()
             raise
         return self
 
     # -- copies -----------------------------------------------------------------------------------
-    def numpy(self) -> Any:
-        """A new host numpy array with the contents (after the last launch writing it)."""
+    def numpy(self, *, stream: Any = None) -> Any:
+        """A new host numpy array with the contents (after the last launch writing it and,
+        with `stream=`, after the work queued on that stream so far)."""
         import numpy
 
         out = numpy.empty(self.shape, self._dtype)
-        self._download(memoryview(out).cast("B") if out.nbytes else None)
+        self._download(memoryview(out).cast("B") if out.nbytes else None, stream)
         return out
 
     def to_bytes(self) -> bytes:
@@ -181,19 +192,21 @@ class DeviceArray:
         self._download(memoryview(out) if self.nbytes else None)
         return bytes(out)
 
-    def copy_from(self, host: Any) -> None:
+    def copy_from(self, host: Any, *, stream: Any = None) -> None:
         """Overwrite the contents with `host`: a numpy array of this shape and dtype, or a
         C-contiguous buffer of exactly `nbytes` bytes. Queued launches still reading the
-        array see the old contents."""
+        array see the old contents. A staging copy is queued on `stream` (default: the
+        thread's `with` stream, else the device's default stream)."""
         self._check_alive("copy_from")
-        self._upload(self._host_bytes(host, "host", writable=False))
+        self._upload(self._host_bytes(host, "host", writable=False), stream)
 
-    def copy_to(self, host: Any) -> None:
+    def copy_to(self, host: Any, *, stream: Any = None) -> None:
         """Copy the contents into `host`: a writable numpy array of this shape and dtype, or a
-        writable C-contiguous buffer of exactly `nbytes` bytes."""
+        writable C-contiguous buffer of exactly `nbytes` bytes (after the last launch writing
+        it and, with `stream=`, after the work queued on that stream so far)."""
         self._check_alive("copy_to")
         view = self._host_bytes(host, "host", writable=True)
-        self._download(view if self.nbytes else None)
+        self._download(view if self.nbytes else None, stream)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         """numpy interop: `numpy.asarray(d)` is a host copy (never a view of device memory)."""
@@ -388,11 +401,12 @@ class DeviceArray:
             )
         return view.cast("B") if view.nbytes else view
 
-    def _upload(self, view: memoryview) -> None:
-        """Stream-ordered upload of `view` (exactly nbytes)."""
+    def _upload(self, view: memoryview, stream: Any = None) -> None:
+        """Stream-ordered upload of `view` (exactly nbytes); a queued copy goes on `stream`."""
+        device = self._device
+        s = _stream_of(stream, device)
         if self.nbytes == 0:
             return
-        device = self._device
         if self.buffer.host_visible and (self._direct() or device.completed() >= self.last_use):
             # written where it lies: only once no queued launch still reads the old contents
             device.wait(self.last_use)
@@ -402,19 +416,23 @@ class DeviceArray:
         try:
             transfer.write(staging, view)
             # queued behind every earlier launch: none of them sees the new contents
-            self.last_use = self.last_write = device.submit(
+            self.last_use = self.last_write = value = device.submit(
                 [("copy", staging, self.buffer, self.nbytes, 0, 0)], keep=(staging, self.buffer)
             )
+            if s is not None:
+                s._note(value)
         finally:
             staging.release()  # reused only once that copy completed
 
-    def _download(self, view: memoryview | None) -> None:
-        """Copy the contents into `view` once the last launch writing the array finished."""
+    def _download(self, view: memoryview | None, stream: Any = None) -> None:
+        """Copy the contents into `view` once the last launch writing the array (and, on a
+        stream, the work queued on it so far) finished."""
         self._check_alive("read it")
+        device = self._device
+        s = _stream_of(stream, device)
         if view is None:
             return
-        device = self._device
-        device.wait(self.last_write)
+        device.wait(self.last_write if s is None else max(self.last_write, s._last))
         source = self.buffer
         if self._direct() or (source.host_visible and device.last_value > device.completed()):
             # read where it lies: a staging copy would queue behind later, unrelated launches
@@ -425,6 +443,8 @@ class DeviceArray:
             value = device.submit(
                 [("copy", source, staging, self.nbytes, 0, 0)], keep=(source, staging)
             )
+            if s is not None:
+                s._note(value)
             device.wait(value)
             transfer.read_into(staging, view)
         finally:
