@@ -5,7 +5,9 @@
  *   Buffer.export_fd() -> int      a new POSIX fd of an 'export' buffer's memory (the caller
  *                                  owns it: CUDA's cuImportExternalMemory takes it over)
  *   Buffer.memory_size -> int      the VkDeviceMemory's allocationSize (what CUDA imports)
- *   dlpack_capsule(owner, data, shape, dtype, device) -> PyCapsule "dltensor"
+ *   dlpack_capsule(owner, data, shape, dtype, device, versioned=False) -> PyCapsule
+ *       "dltensor" (DLPack 0.8 ABI) or, versioned, "dltensor_versioned" (DLPack 1.0, for a
+ *       consumer that passed max_version >= (1, 0));
  *       dtype = (code, bits, lanes), device = (device_type, device_id); the capsule's
  *       DLManagedTensor holds a reference to `owner` until its consumer calls the deleter (or,
  *       unconsumed, until the capsule dies)
@@ -106,7 +108,7 @@ ct_buffer_get_memory_size(CtBuffer *self, void *c)
     return a ? PyLong_FromUnsignedLongLong(a->memory_size) : NULL;
 }
 
-/* ---- DLPack (the v0.8 ABI: an unversioned "dltensor" capsule) --------------------------- */
+/* ---- DLPack (the 0.8 ABI "dltensor" and the 1.0 ABI "dltensor_versioned") -------------- */
 
 typedef struct {
     int32_t device_type, device_id;
@@ -131,6 +133,35 @@ typedef struct CtDLManaged {
     void *manager_ctx;
     void (*deleter)(struct CtDLManaged *self);
 } CtDLManaged;
+
+/* DLPack >= 1.0: what a consumer asking with max_version >= (1, 0) gets */
+typedef struct CtDLManagedVersioned {
+    struct { uint32_t major, minor; } version;
+    void *manager_ctx;
+    void (*deleter)(struct CtDLManagedVersioned *self);
+    uint64_t flags;
+    CtDLTensor dl_tensor;
+} CtDLManagedVersioned;
+
+static void
+dlv_deleter(CtDLManagedVersioned *m)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_XDECREF((PyObject *)m->manager_ctx);
+    PyMem_RawFree(m->dl_tensor.shape);
+    PyMem_RawFree(m);
+    PyGILState_Release(g);
+}
+
+static void
+dlv_capsule_destructor(PyObject *capsule)
+{
+    if (!PyCapsule_IsValid(capsule, "dltensor_versioned"))
+        return;
+    CtDLManagedVersioned *m = PyCapsule_GetPointer(capsule, "dltensor_versioned");
+    if (m != NULL && m->deleter != NULL)
+        m->deleter(m);
+}
 
 /* the consumer is done with the memory: may run on any thread, with or without the GIL */
 static void
@@ -159,12 +190,13 @@ ct_dlpack_capsule(PyObject *module, PyObject *args)
 {
     PyObject *owner, *shape;
     unsigned long long data;
-    int code, bits, lanes, dtype_dev, dev_id;
-    if (!PyArg_ParseTuple(args, "OKO!(iii)(ii)", &owner, &data, &PyTuple_Type, &shape, &code,
-                          &bits, &lanes, &dtype_dev, &dev_id))
+    int code, bits, lanes, dtype_dev, dev_id, versioned = 0;
+    if (!PyArg_ParseTuple(args, "OKO!(iii)(ii)|p", &owner, &data, &PyTuple_Type, &shape, &code,
+                          &bits, &lanes, &dtype_dev, &dev_id, &versioned))
         return NULL;
     Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
-    CtDLManaged *m = PyMem_RawCalloc(1, sizeof *m);
+    void *m = versioned ? PyMem_RawCalloc(1, sizeof(CtDLManagedVersioned))
+                        : PyMem_RawCalloc(1, sizeof(CtDLManaged));
     int64_t *dims = PyMem_RawCalloc(ndim ? (size_t)ndim : 1, sizeof *dims);
     if (m == NULL || dims == NULL) {
         PyMem_RawFree(m);
@@ -179,16 +211,30 @@ ct_dlpack_capsule(PyObject *module, PyObject *args)
             return NULL;
         }
     }
-    m->dl_tensor = (CtDLTensor){.data = (void *)(uintptr_t)data,
-                                .device = {dtype_dev, dev_id},
-                                .ndim = (int32_t)ndim,
-                                .dtype = {(uint8_t)code, (uint8_t)bits, (uint16_t)lanes},
-                                .shape = dims,
-                                .strides = NULL, /* compact row-major */
-                                .byte_offset = 0};
-    m->manager_ctx = Py_NewRef(owner);
-    m->deleter = dl_deleter;
-    PyObject *cap = PyCapsule_New(m, "dltensor", dl_capsule_destructor);
+    CtDLTensor t = {.data = (void *)(uintptr_t)data,
+                    .device = {dtype_dev, dev_id},
+                    .ndim = (int32_t)ndim,
+                    .dtype = {(uint8_t)code, (uint8_t)bits, (uint16_t)lanes},
+                    .shape = dims,
+                    .strides = NULL, /* compact row-major */
+                    .byte_offset = 0};
+    PyObject *cap;
+    if (versioned) {
+        CtDLManagedVersioned *v = m;
+        v->version.major = 1;
+        v->version.minor = 0;
+        v->dl_tensor = t;
+        v->manager_ctx = Py_NewRef(owner);
+        v->deleter = dlv_deleter;
+        v->flags = 0; /* writable, not a copy */
+        cap = PyCapsule_New(v, "dltensor_versioned", dlv_capsule_destructor);
+    } else {
+        CtDLManaged *u = m;
+        u->dl_tensor = t;
+        u->manager_ctx = Py_NewRef(owner);
+        u->deleter = dl_deleter;
+        cap = PyCapsule_New(u, "dltensor", dl_capsule_destructor);
+    }
     if (cap == NULL) {
         Py_DECREF(owner);
         PyMem_RawFree(dims);

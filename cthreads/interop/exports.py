@@ -97,8 +97,8 @@ def dlpack(
     dl_device: Any = None,
     copy: Any = None,
 ) -> Any:
-    """The `__dlpack__` protocol: an unversioned "dltensor" capsule (what every consumer
-    still takes when `max_version` asks for more) that keeps `arr` alive until deleted."""
+    """The `__dlpack__` protocol: a capsule that keeps `arr` alive until deleted, versioned
+    (DLPack 1.0) when the consumer's `max_version` allows it, else the 0.8 "dltensor"."""
     from .. import _native
 
     exportable(arr)
@@ -118,6 +118,12 @@ def dlpack(
     _settle(arr)
     dt = arr.dtype
     code = _DL_CODES[dt.kind]
+    versioned = max_version is not None and int(tuple(max_version)[0]) >= 1
     return _native.dlpack_capsule(
-        arr, m.ptr, tuple(arr.shape), (code, dt.itemsize * 8, 1), (KDLCUDA, m.ctx.ordinal)
+        arr,
+        m.ptr,
+        tuple(arr.shape),
+        (code, dt.itemsize * 8, 1),
+        (KDLCUDA, m.ctx.ordinal),
+        versioned,
     )

@@ -215,32 +215,44 @@ def test_export_usage_refused_where_unsupported():
 class HostExporter:
     """numpy memory handed out through cthreads' DLPack capsule (kDLCPU) instead of CUDA's."""
 
-    def __init__(self, a: np.ndarray) -> None:
+    def __init__(self, a: np.ndarray, legacy: bool = False) -> None:
         self.a = a
+        self.legacy = legacy  # answer with the 0.8 capsule even when 1.0 is allowed
+        self.asked = []
 
-    def __dlpack__(self, stream=None, **kw):
+    def __dlpack__(self, stream=None, max_version=None, **kw):
+        self.asked.append(max_version)
         code = {"f": 2, "i": 0, "u": 1, "b": 6}[self.a.dtype.kind]
+        versioned = max_version is not None and max_version[0] >= 1 and not self.legacy
         return _native.dlpack_capsule(
-            self, self.a.ctypes.data, self.a.shape, (code, self.a.dtype.itemsize * 8, 1), (1, 0)
+            self,
+            self.a.ctypes.data,
+            self.a.shape,
+            (code, self.a.dtype.itemsize * 8, 1),
+            (1, 0),
+            versioned,
         )
 
     def __dlpack_device__(self):
         return (1, 0)
 
 
+@pytest.mark.parametrize("legacy", [False, True], ids=["dlpack1.0", "dlpack0.8"])
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint8, np.float16, np.bool_])
-def test_dlpack_capsule_is_consumed_in_place(dtype):
+def test_dlpack_capsule_is_consumed_in_place(dtype, legacy):
     a = (np.arange(24) % 2).astype(dtype).reshape(2, 3, 4)
-    ex = HostExporter(a)
+    ex = HostExporter(a, legacy)
     b = np.from_dlpack(ex)
+    assert ex.asked and ex.asked[0] is not None  # numpy offers DLPack 1.0
     assert b.dtype == a.dtype and b.shape == a.shape
     assert b.ctypes.data == a.ctypes.data  # the same memory
     assert (b == a).all()
 
 
-def test_dlpack_capsule_holds_its_owner_until_deleted():
+@pytest.mark.parametrize("legacy", [False, True], ids=["dlpack1.0", "dlpack0.8"])
+def test_dlpack_capsule_holds_its_owner_until_deleted(legacy):
     a = np.arange(8, dtype=np.float32)
-    ex = HostExporter(a)
+    ex = HostExporter(a, legacy)
     ref = weakref.ref(ex)
     b = np.from_dlpack(ex)
     del ex
@@ -250,9 +262,9 @@ def test_dlpack_capsule_holds_its_owner_until_deleted():
     gc.collect()
     assert ref() is None
     # a capsule nobody consumed lets its owner go with it
-    ex = HostExporter(a)
+    ex = HostExporter(a, legacy)
     ref = weakref.ref(ex)
-    cap = ex.__dlpack__()
+    cap = ex.__dlpack__(max_version=(1, 0))
     del ex
     gc.collect()
     assert ref() is not None
