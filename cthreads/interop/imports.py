@@ -43,11 +43,11 @@ def is_cuda_object(value: Any) -> bool:
     t = type(value)
     if t in _PLAIN or t in SELF_RECORD_TYPES:
         return False  # (a DeviceArray's own interface would import it into CUDA)
-    if hasattr(t, "__cuda_array_interface__"):
-        try:
-            return hasattr(value, "__cuda_array_interface__")
-        except Exception:  # noqa: BLE001 - see above
+    try:  # (an instance attribute counts: SimpleNamespace(__cuda_array_interface__=...))
+        if hasattr(value, "__cuda_array_interface__"):
             return True
+    except Exception:  # noqa: BLE001 - see above
+        return True
     probe = getattr(t, "__dlpack_device__", None)
     if probe is None or not hasattr(t, "__dlpack__"):
         return False
@@ -121,11 +121,13 @@ def describe(obj: Any, name: str) -> Foreign:
     """Read `obj`'s CUDA Array Interface (or, lacking one, its DLPack capsule)."""
     import numpy
 
-    if hasattr(type(obj), "__cuda_array_interface__"):
-        try:
-            cai = obj.__cuda_array_interface__
-        except Exception as exc:  # noqa: BLE001 - worded with the parameter's name
-            raise _refused(name, obj, exc) from None
+    try:
+        cai = obj.__cuda_array_interface__
+    except AttributeError:
+        cai = None
+    except Exception as exc:  # noqa: BLE001 - worded with the parameter's name
+        raise _refused(name, obj, exc) from None
+    if cai is not None:
         if cai.get("mask") is not None:
             raise GpuInvalidArgument(
                 f"`{name}` is a masked CUDA array; kernels take plain arrays",
