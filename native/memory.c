@@ -82,9 +82,24 @@ ct_memory_choose_types(CtDevice *dev)
     dev->kind_type[CT_KIND_DEVICE] = pick_type(dev, req.memoryTypeBits, 0, dprefs, 2);
     dev->kind_type[CT_KIND_UPLOAD] = pick_type(dev, req.memoryTypeBits, HV, uprefs, 3);
     dev->kind_type[CT_KIND_DOWNLOAD] = pick_type(dev, req.memoryTypeBits, HV, rprefs, 3);
-    /* export buffers (external.c) live where device buffers do, when an exportable buffer
-       may (else they are refused at allocation, as a type it does not accept) */
+    /* export buffers (external.c): the device buffers' preferences among the types an
+       exportable buffer accepts; none fits: no export at all (never a failure) */
     dev->kind_type[CT_KIND_EXPORT] = dev->kind_type[CT_KIND_DEVICE];
+    if (dev->get_memory_fd != NULL) {
+        VkExternalMemoryBufferCreateInfo ext;
+        bci.pNext = ct_external_buffer_info(&ext);
+        int t = -1;
+        if (dev->fn.vkCreateBuffer(dev->device, &bci, NULL, &b) == VK_SUCCESS) {
+            VkMemoryRequirements xreq;
+            dev->fn.vkGetBufferMemoryRequirements(dev->device, b, &xreq);
+            dev->fn.vkDestroyBuffer(dev->device, b, NULL);
+            t = pick_type(dev, xreq.memoryTypeBits, 0, dprefs, 2);
+        }
+        if (t < 0)
+            dev->get_memory_fd = NULL;
+        else
+            dev->kind_type[CT_KIND_EXPORT] = t;
+    }
     for (int k = 0; k < CT_NKINDS; k++)
         if (dev->kind_type[k] < 0) {
             ct_raise(dev->st->VulkanInitFailed,

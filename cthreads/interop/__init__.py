@@ -15,16 +15,29 @@ here loads libcuda on lavapipe or another vendor's GPU.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 NVIDIA_VENDOR_ID = 0x10DE
 
 
+_exports: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Device -> bool
+
+
 def cuda_capable(device: Any) -> bool:
     """Whether `device` (a runtime Device) is an NVIDIA GPU whose memory CUDA can import: its
-    driver lists VK_KHR_external_memory_fd (enabled at device creation). No CUDA call."""
-    info = device.info
-    return info.vendor_id == NVIDIA_VENDOR_ID and bool(info.features.get("external_memory_fd"))
+    driver lists VK_KHR_external_memory_fd and the opened device makes 'export' buffers
+    (native/external.c). No CUDA call."""
+    known = _exports.get(device)
+    if known is None:
+        info = device.info
+        known = (
+            info.vendor_id == NVIDIA_VENDOR_ID
+            and bool(info.features.get("external_memory_fd"))
+            and bool(device._dev.external()["memory_fd"])
+        )
+        _exports[device] = known
+    return known
 
 
 def why_not_capable(device: Any) -> str:
