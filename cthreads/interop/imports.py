@@ -410,11 +410,18 @@ def launch(prep: Any, device: Any, args: tuple, plan: Any, run: Any, **options: 
     `args` replaced by its staged DeviceArray; copy results back after."""
     staged: list[tuple[Any, Staged]] = []
     new = list(args)
+    seen: dict[int, Staged] = {}
     try:
         for param in plan.lists:
             value = args[param.index]
             if is_cuda_object(value):
-                s = stage(param, value, device)
+                s = seen.get(id(value))
+                if s is not None:
+                    # the same object twice: the same array twice, so that the launch's
+                    # aliasing check sees it (as for any other list passed twice)
+                    new[param.index] = s.array
+                    continue
+                s = seen[id(value)] = stage(param, value, device)
                 staged.append((param, s))
                 new[param.index] = s.array
         job = run(prep, device, tuple(new), **options)

@@ -237,3 +237,10 @@ def test_driver_struct_layouts():
     assert ctypes.sizeof(cuda._BufferDesc) == 88
     assert ctypes.sizeof(imports._DLTensor) == 48
     assert ctypes.sizeof(imports._DLManaged) == 64
+
+
+def test_same_cuda_object_twice_is_aliasing(fake):
+    y = FakeCudaArray(np.zeros(8, np.float32))
+    with pytest.raises(GpuInvalidArgument, match=r"same object is passed as `x` and `y`"):
+        gpu(saxpy, 8, 1.0, y, y)
+    assert not [e for e in fake.log if e[0] == "back"]
