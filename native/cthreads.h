@@ -37,10 +37,11 @@
     X(vkCreateDevice)                              \
     X(vkGetDeviceProcAddr)
 
-/* optional instance functions (debug utils) */
+/* optional instance functions (debug utils; external memory queries, external.c) */
 #define CT_INSTANCE_OPT_FUNCS(X)           \
     X(vkCreateDebugUtilsMessengerEXT)      \
-    X(vkDestroyDebugUtilsMessengerEXT)
+    X(vkDestroyDebugUtilsMessengerEXT)     \
+    X(vkGetPhysicalDeviceExternalBufferProperties)
 
 /* resolved with vkGetDeviceProcAddr(device, ...) */
 #define CT_DEVICE_FUNCS(X)                 \
@@ -402,6 +403,7 @@ extern PyType_Spec ct_device_spec;
 int ct_device_check(CtDevice *dev);             /* -1 + GpuUseAfterDestroy when not usable */
 
 /* memory.c */
+extern const VkBufferUsageFlags ct_usage; /* every allocation's buffer usage */
 CtAlloc *ct_alloc_get(CtDevice *dev, VkDeviceSize nbytes, int kind);
 void ct_alloc_put(CtDevice *dev, CtAlloc *a);
 void ct_alloc_free(CtDevice *dev, CtAlloc *a);

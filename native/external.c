@@ -12,8 +12,9 @@
  *       DLManagedTensor holds a reference to `owner` until its consumer calls the deleter (or,
  *       unconsumed, until the capsule dies)
  *
- * VK_KHR_external_memory_fd is enabled at device creation only where the device lists it
- * (device.c asks ct_external_wanted); nothing requires it. 'export' buffers (kind 3) are
+ * VK_KHR_external_memory_fd is enabled at device creation only where the device lists it and
+ * reports our buffers exportable as OPAQUE_FD (device.c asks ct_external_wanted); nothing
+ * requires it. 'export' buffers (kind 3) are
  * allocated with VkExternalMemoryBufferCreateInfo + VkExportMemoryAllocateInfo (OPAQUE_FD)
  * as a dedicated allocation, from the 'device' memory type; memory.c pools them apart from
  * plain ones (an allocation keeps whether it is exportable).
@@ -23,10 +24,21 @@
 #include <string.h>
 #include <unistd.h>
 
+/* the device lists the extension and says our buffers (their usage) export as OPAQUE_FD */
 int
 ct_external_wanted(CtInstance *inst, VkPhysicalDevice pd)
 {
-    return ct_has_device_ext(inst, pd, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+    if (inst->fn.vkGetPhysicalDeviceExternalBufferProperties == NULL ||
+        !ct_has_device_ext(inst, pd, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
+        return 0;
+    VkPhysicalDeviceExternalBufferInfo q = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
+        .usage = ct_usage,
+        .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkExternalBufferProperties p = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+    inst->fn.vkGetPhysicalDeviceExternalBufferProperties(pd, &q, &p);
+    return (p.externalMemoryProperties.externalMemoryFeatures &
+            VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) != 0;
 }
 
 void

@@ -14,7 +14,7 @@
 
 #define CT_MIN_CLASS_SHIFT 8 /* 256 bytes */
 
-static const VkBufferUsageFlags ct_usage =
+const VkBufferUsageFlags ct_usage =
     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
     VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 
