@@ -384,10 +384,11 @@ def stage(param: Any, value: Any, device: Any) -> Staged:
 
 def finish(staged: list[tuple[Any, Staged]], value: int, device: Any) -> None:
     """After the launch (timeline `value`): copy written staging arrays back on their producer's
-    stream, and make written CUDA views safe for CUDA work queued from now on."""
-    written = [s for param, s in staged if param.writes]
-    if written:
-        device.wait(value)  # host wait (first slice): the results exist before CUDA reads them
+    stream, and make CUDA views of our memory safe for CUDA work queued from now on."""
+    # host wait (first slice): results exist before CUDA reads them, and a view of our own
+    # memory is no longer read by the launch when CUDA writes it next
+    if any(param.writes or not s.copied for param, s in staged):
+        device.wait(value)
     ctx = cuda.context_for(device) if staged else None
     try:
         for param, s in staged:

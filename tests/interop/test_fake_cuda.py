@@ -244,3 +244,14 @@ def test_same_cuda_object_twice_is_aliasing(fake):
     with pytest.raises(GpuInvalidArgument, match=r"same object is passed as `x` and `y`"):
         gpu(saxpy, 8, 1.0, y, y)
     assert not [e for e in fake.log if e[0] == "back"]
+
+
+def test_launch_reading_a_view_of_ours_is_done_before_cuda_may_write_it(fake):
+    """CUDA work queued after gpu() may overwrite the view's memory: the launch finished."""
+    n = 1 << 20
+    d = DeviceArray.from_numpy(np.ones(n, np.float32))
+    out = DeviceArray(n, "f32")
+    job = gpu(saxpy, n, 1.0, CaiView(d.__cuda_array_interface__), out)
+    assert job.done()
+    staged = FakeCudaArray(np.ones(n, np.float32))  # a copy was read: no wait needed for it
+    gpu(saxpy, n, 1.0, staged, out).join()
