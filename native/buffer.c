@@ -2,7 +2,8 @@
  *
  * Python API:
  *   Buffer.nbytes -> int; Buffer.capacity -> int; Buffer.address -> int (device address)
- *   Buffer.host_visible -> bool; Buffer.kind -> 'device' | 'upload' | 'download'
+ *   Buffer.host_visible -> bool; Buffer.kind -> 'device' | 'upload' | 'download' | 'export'
+ *   Buffer.export_fd() -> int; Buffer.memory_size -> int (external.c)
  *   Buffer.released -> bool; Buffer.device -> the native Device
  *   Buffer.write(src, offset=0) -> None          any C-contiguous buffer-protocol object
  *   Buffer.read_into(dst, offset=0) -> None      any writable C-contiguous buffer
@@ -17,7 +18,7 @@
 
 #define CT_NOGIL_BYTES (256 * 1024)
 
-static const char *kind_names[CT_NKINDS] = {"device", "upload", "download"};
+static const char *kind_names[CT_NKINDS] = {"device", "upload", "download", "export"};
 
 PyObject *
 ct_buffer_new(CtDevice *dev, Py_ssize_t nbytes, int kind)
@@ -253,6 +254,8 @@ static PyMethodDef Buffer_methods[] = {
     {"unpack_into_list", (PyCFunction)(void (*)(void))ct_buffer_unpack_into_list,
      METH_VARARGS | METH_KEYWORDS,
      "unpack_into_list(lst, fmt, offset=0): overwrite the list's items from the buffer"},
+    {"export_fd", (PyCFunction)ct_buffer_export_fd, METH_NOARGS,
+     "export_fd() -> int: a new POSIX fd of an 'export' buffer's memory (external.c)"},
     {"release", (PyCFunction)Buffer_release, METH_NOARGS,
      "release(): return the memory to the pool (idempotent)"},
     {NULL}
@@ -266,6 +269,8 @@ static PyGetSetDef Buffer_getset[] = {
     {"kind", (getter)Buffer_get_kind, NULL, "'device', 'upload' or 'download'", NULL},
     {"released", (getter)Buffer_get_released, NULL, "whether release() was called", NULL},
     {"device", (getter)Buffer_get_device, NULL, "the native device", NULL},
+    {"memory_size", (getter)ct_buffer_get_memory_size, NULL,
+     "allocationSize of the buffer's VkDeviceMemory (external.c)", NULL},
     {NULL}
 };
 

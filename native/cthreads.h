@@ -37,10 +37,11 @@
     X(vkCreateDevice)                              \
     X(vkGetDeviceProcAddr)
 
-/* optional instance functions (debug utils) */
+/* optional instance functions (debug utils; external memory queries, external.c) */
 #define CT_INSTANCE_OPT_FUNCS(X)           \
     X(vkCreateDebugUtilsMessengerEXT)      \
-    X(vkDestroyDebugUtilsMessengerEXT)
+    X(vkDestroyDebugUtilsMessengerEXT)     \
+    X(vkGetPhysicalDeviceExternalBufferProperties)
 
 /* resolved with vkGetDeviceProcAddr(device, ...) */
 #define CT_DEVICE_FUNCS(X)                 \
@@ -149,6 +150,8 @@ typedef struct CtAlloc {
     uint32_t type_index;
     int size_class;             /* -1: not pooled (freed on release) */
     int coherent;
+    int exportable;             /* an 'export' allocation (external.c): pooled apart */
+    VkDeviceSize memory_size;   /* allocationSize of `memory` (what CUDA imports) */
     struct CtAlloc *all_prev, *all_next; /* every live allocation of the device */
     struct CtAlloc *free_next;           /* pool free list */
 } CtAlloc;
@@ -180,7 +183,8 @@ typedef struct {
     int ntimed, timed_cap;
 } CtSlot;
 
-enum { CT_KIND_DEVICE = 0, CT_KIND_UPLOAD = 1, CT_KIND_DOWNLOAD = 2, CT_NKINDS = 3 };
+/* CT_KIND_EXPORT: device memory CUDA can import (external.c); only with get_memory_fd */
+enum { CT_KIND_DEVICE = 0, CT_KIND_UPLOAD = 1, CT_KIND_DOWNLOAD = 2, CT_KIND_EXPORT = 3, CT_NKINDS = 4 };
 enum { CT_UNINIT = 0, CT_ALIVE = 1, CT_CLOSING = 2, CT_DESTROYED = 3 };
 
 typedef struct CtPipeline CtPipeline;
@@ -242,6 +246,9 @@ typedef struct {
     VkDeviceSize max_alloc;
     int kind_type[CT_NKINDS];   /* memory type index per usage kind */
     uint32_t timestamp_bits;
+    /* external memory (external.c): NULL when VK_KHR_external_memory_fd is not enabled */
+    PFN_vkGetMemoryFdKHR get_memory_fd;
+    uint8_t device_uuid[VK_UUID_SIZE];
     /* memory */
     CtAlloc *all;
     CtAlloc *pools[VK_MAX_MEMORY_TYPES][CT_NCLASS];
@@ -377,11 +384,26 @@ PyObject *ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int
 int ct_pick_queue_family(CtInstance *inst, VkPhysicalDevice pd, uint32_t *family,
                          uint32_t *timestamp_bits);
 
+int ct_has_device_ext(CtInstance *inst, VkPhysicalDevice pd, const char *name);
+
+/* external.c */
+int ct_external_wanted(CtInstance *inst, VkPhysicalDevice pd);
+void ct_external_init(CtDevice *dev, int enabled);
+const void *ct_external_buffer_info(VkExternalMemoryBufferCreateInfo *ext);
+const void *ct_external_memory_info(VkExportMemoryAllocateInfo *exp,
+                                    VkMemoryDedicatedAllocateInfo *ded, VkBuffer buffer,
+                                    const void *next);
+PyObject *ct_device_external(CtDevice *dev, PyObject *unused);
+PyObject *ct_buffer_export_fd(CtBuffer *self, PyObject *unused);
+PyObject *ct_buffer_get_memory_size(CtBuffer *self, void *c);
+PyObject *ct_dlpack_capsule(PyObject *module, PyObject *args);
+
 /* device.c */
 extern PyType_Spec ct_device_spec;
 int ct_device_check(CtDevice *dev);             /* -1 + GpuUseAfterDestroy when not usable */
 
 /* memory.c */
+extern const VkBufferUsageFlags ct_usage; /* every allocation's buffer usage */
 CtAlloc *ct_alloc_get(CtDevice *dev, VkDeviceSize nbytes, int kind);
 void ct_alloc_put(CtDevice *dev, CtAlloc *a);
 void ct_alloc_free(CtDevice *dev, CtAlloc *a);

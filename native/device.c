@@ -3,7 +3,9 @@
  * Python API:
  *   Device(instance: Instance, index: int, pipeline_cache: bytes | None = None,
  *          knobs: dict | None = None)          knobs: the policy knobs (knobs.c, config.py)
- *   Device.buffer(nbytes: int, kind: int = 0) -> Buffer   kind 0 device, 1 upload, 2 download
+ *   Device.buffer(nbytes: int, kind: int = 0) -> Buffer   kind 0 device, 1 upload, 2 download,
+ *                                                          3 export (external.c)
+ *   Device.external() -> dict (external.c)
  *   Device.pipeline(spirv, push_size, spec=None, entry="main") -> Pipeline    (pipeline.c)
  *   Device.pipeline_cache_data() -> bytes                                     (pipeline.c)
  *   Device.submit(commands, keep=(), timed=False) -> int                      (submit.c)
@@ -166,10 +168,14 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     f2.features.shaderInt64 = have.f2.features.shaderInt64;
     f2.features.shaderInt16 = have.f2.features.shaderInt16;
     f2.features.shaderFloat64 = have.f2.features.shaderFloat64;
-    const char *exts[1];
+    const char *exts[2];
     uint32_t next = 0;
     if (have.has_atomic_float_ext)
         exts[next++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
+    /* memory CUDA can import (external.c), only where listed: never required */
+    int external = ct_external_wanted(inst, self->phys);
+    if (external)
+        exts[next++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
@@ -208,6 +214,7 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     CT_DEVICE_FUNCS(CT_CHECK_DEV)
 #undef CT_CHECK_DEV
     self->fn.vkGetDeviceQueue(device, self->queue_family, 0, &self->queue);
+    ct_external_init(self, external);
 
     if (ct_memory_choose_types(self) < 0)
         goto done;
@@ -374,6 +381,10 @@ Device_buffer(CtDevice *self, PyObject *args, PyObject *kwds)
         return ct_raise(self->st->GpuInvalidArgument, "buffer size must be >= 0, got %zd", nbytes);
     if (kind < 0 || kind >= CT_NKINDS)
         return ct_raise(self->st->GpuInvalidArgument, "unknown buffer kind %d", kind);
+    if (kind == CT_KIND_EXPORT && self->get_memory_fd == NULL)
+        return ct_raise(self->st->GpuInvalidArgument,
+                        "device '%s' cannot export memory (no VK_KHR_external_memory_fd); "
+                        "use an ordinary 'device' buffer", self->props.deviceName);
     return ct_buffer_new(self, nbytes, kind);
 }
 
@@ -457,6 +468,8 @@ static PyMethodDef Device_methods[] = {
     {"completed", (PyCFunction)ct_device_completed, METH_NOARGS, "completed() -> int"},
     {"elapsed_ms", (PyCFunction)ct_device_elapsed_ms, METH_O, "elapsed_ms(value) -> float | None"},
     {"wait_idle", (PyCFunction)ct_device_wait_idle, METH_NOARGS, "wait_idle() -> None"},
+    {"external", (PyCFunction)ct_device_external, METH_NOARGS,
+     "external() -> dict: memory_fd (export buffers possible), device_uuid (external.c)"},
     {"trim", (PyCFunction)Device_trim, METH_NOARGS, "trim() -> None: free idle pooled memory"},
     {"stats", (PyCFunction)ct_device_stats, METH_NOARGS,
      "stats() -> dict: Vulkan objects alive, pool and batch counters"},

@@ -3,6 +3,7 @@
  * Python API: none directly (Device.buffer / Buffer.release / Device.trim use it).
  * Every allocation is one VkBuffer (storage | device address | transfer src/dst) bound to its
  * own VkDeviceMemory (allocated with the device-address flag), mapped once when host-visible.
+ * 'export' allocations (external.c) add external-memory info and a dedicated allocation.
  * Sizes round up to quarter-power-of-two classes; a released allocation goes back to its
  * class list and is reused only once the timeline passed its last use. On out-of-memory the
  * pool is trimmed and the allocation retried once.
@@ -13,7 +14,7 @@
 
 #define CT_MIN_CLASS_SHIFT 8 /* 256 bytes */
 
-static const VkBufferUsageFlags ct_usage =
+const VkBufferUsageFlags ct_usage =
     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
     VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 
@@ -81,6 +82,24 @@ ct_memory_choose_types(CtDevice *dev)
     dev->kind_type[CT_KIND_DEVICE] = pick_type(dev, req.memoryTypeBits, 0, dprefs, 2);
     dev->kind_type[CT_KIND_UPLOAD] = pick_type(dev, req.memoryTypeBits, HV, uprefs, 3);
     dev->kind_type[CT_KIND_DOWNLOAD] = pick_type(dev, req.memoryTypeBits, HV, rprefs, 3);
+    /* export buffers (external.c): the device buffers' preferences among the types an
+       exportable buffer accepts; none fits: no export at all (never a failure) */
+    dev->kind_type[CT_KIND_EXPORT] = dev->kind_type[CT_KIND_DEVICE];
+    if (dev->get_memory_fd != NULL) {
+        VkExternalMemoryBufferCreateInfo ext;
+        bci.pNext = ct_external_buffer_info(&ext);
+        int t = -1;
+        if (dev->fn.vkCreateBuffer(dev->device, &bci, NULL, &b) == VK_SUCCESS) {
+            VkMemoryRequirements xreq;
+            dev->fn.vkGetBufferMemoryRequirements(dev->device, b, &xreq);
+            dev->fn.vkDestroyBuffer(dev->device, b, NULL);
+            t = pick_type(dev, xreq.memoryTypeBits, 0, dprefs, 2);
+        }
+        if (t < 0)
+            dev->get_memory_fd = NULL;
+        else
+            dev->kind_type[CT_KIND_EXPORT] = t;
+    }
     for (int k = 0; k < CT_NKINDS; k++)
         if (dev->kind_type[k] < 0) {
             ct_raise(dev->st->VulkanInitFailed,
@@ -109,10 +128,14 @@ ct_alloc_free(CtDevice *dev, CtAlloc *a)
 }
 
 static VkResult
-alloc_new(CtDevice *dev, VkDeviceSize capacity, uint32_t type, CtAlloc **out)
+alloc_new(CtDevice *dev, VkDeviceSize capacity, uint32_t type, int exportable, CtAlloc **out)
 {
+    VkExternalMemoryBufferCreateInfo ext;
+    VkExportMemoryAllocateInfo exp;
+    VkMemoryDedicatedAllocateInfo ded;
     VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = capacity,
-                              .usage = ct_usage, .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+                              .usage = ct_usage, .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+                              .pNext = exportable ? ct_external_buffer_info(&ext) : NULL};
     VkBuffer b = VK_NULL_HANDLE;
     VkDeviceMemory m = VK_NULL_HANDLE;
     void *mapped = NULL;
@@ -127,7 +150,9 @@ alloc_new(CtDevice *dev, VkDeviceSize capacity, uint32_t type, CtAlloc **out)
     }
     VkMemoryAllocateFlagsInfo flags = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
                                        .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT};
-    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &flags,
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                .pNext = exportable ? ct_external_memory_info(&exp, &ded, b, &flags)
+                                                    : (const void *)&flags,
                                 .allocationSize = req.size, .memoryTypeIndex = type};
     r = dev->fn.vkAllocateMemory(dev->device, &mai, NULL, &m);
     if (r == VK_SUCCESS)
@@ -152,6 +177,8 @@ alloc_new(CtDevice *dev, VkDeviceSize capacity, uint32_t type, CtAlloc **out)
     a->address = dev->fn.vkGetBufferDeviceAddress(dev->device, &ai);
     a->type_index = type;
     a->coherent = (fl & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+    a->exportable = exportable;
+    a->memory_size = req.size;
     a->all_next = dev->all;
     if (dev->all)
         dev->all->all_prev = a;
@@ -175,6 +202,7 @@ CtAlloc *
 ct_alloc_get(CtDevice *dev, VkDeviceSize nbytes, int kind)
 {
     uint32_t type = (uint32_t)dev->kind_type[kind];
+    int exportable = kind == CT_KIND_EXPORT;
     uint32_t heap = dev->memprops.memoryTypes[type].heapIndex;
     VkDeviceSize heap_size = dev->memprops.memoryHeaps[heap].size;
     VkDeviceSize capacity;
@@ -195,7 +223,9 @@ ct_alloc_get(CtDevice *dev, VkDeviceSize nbytes, int kind)
         for (int pass = 0; pass < 2; pass++) {
             for (CtAlloc **pp = &dev->pools[type][cls]; *pp != NULL; pp = &(*pp)->free_next) {
                 CtAlloc *a = *pp;
-                if (a->last_use <= dev->completed) {
+                /* exportable and plain allocations share a list but never stand in for
+                   each other */
+                if (a->last_use <= dev->completed && a->exportable == exportable) {
                     *pp = a->free_next;
                     a->free_next = NULL;
                     dev->pooled_bytes -= a->capacity;
@@ -211,11 +241,11 @@ ct_alloc_get(CtDevice *dev, VkDeviceSize nbytes, int kind)
         }
     }
     CtAlloc *a = NULL;
-    VkResult r = alloc_new(dev, capacity, type, &a);
+    VkResult r = alloc_new(dev, capacity, type, exportable, &a);
     if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
         if (ct_timeline_sync(dev, UINT64_MAX, CT_SYNC_READ | CT_SYNC_RETIRE | CT_SYNC_TRIM) < 0)
             return NULL;
-        r = alloc_new(dev, capacity, type, &a);
+        r = alloc_new(dev, capacity, type, exportable, &a);
     }
     if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
         ct_raise(dev->st->VulkanOutOfMemory,

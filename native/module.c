@@ -58,6 +58,10 @@ ct_push_message(PyObject *module, PyObject *arg)
 
 static PyMethodDef module_methods[] = {
     {"load", ct_load, METH_O, "load(libname) -> None: dlopen the Vulkan loader"},
+    {"dlpack_capsule", ct_dlpack_capsule, METH_VARARGS,
+     "dlpack_capsule(owner, data, shape, (code, bits, lanes), (device_type, device_id), "
+     "versioned=False) -> a 'dltensor' (or 'dltensor_versioned') PyCapsule holding owner "
+     "until consumed and deleted (external.c)"},
     {"loaded", ct_loaded, METH_NOARGS, "loaded() -> bool"},
     {"validation_messages", (PyCFunction)(void (*)(void))ct_validation_messages,
      METH_VARARGS | METH_KEYWORDS, "validation_messages(clear=True) -> list[str]"},

@@ -2,6 +2,7 @@
  *
  * Python API: the dicts returned by Instance.physical_devices() (keys: index, name, type,
  * vendor_id, device_id, api_version, driver_version, driver_name, pipeline_cache_uuid,
+ * device_uuid (VkPhysicalDeviceIDProperties: the CUDA UUID on NVIDIA),
  * limits, memory_heaps, memory_types, features, usable, unusable_reason). The Python runtime
  * turns them into DeviceInfo and applies the device-choice policy.
  */
@@ -9,8 +10,8 @@
 
 #include <string.h>
 
-static int
-has_device_ext(CtInstance *inst, VkPhysicalDevice pd, const char *name)
+int
+ct_has_device_ext(CtInstance *inst, VkPhysicalDevice pd, const char *name)
 {
     uint32_t n = 0;
     if (inst->fn.vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || !n)
@@ -41,7 +42,7 @@ ct_query_features(CtInstance *inst, VkPhysicalDevice pd, CtFeatures *f)
         inst->fn.vkGetPhysicalDeviceFeatures2(pd, &f->f2);
         return;
     }
-    f->has_atomic_float_ext = has_device_ext(inst, pd, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    f->has_atomic_float_ext = ct_has_device_ext(inst, pd, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
     f->f2.pNext = &f->v11;
     f->v11.pNext = &f->v12;
     f->v12.pNext = f->has_atomic_float_ext ? &f->af : NULL;
@@ -153,10 +154,12 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
     VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
     VkPhysicalDeviceFloatControlsProperties fc = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+    VkPhysicalDeviceIDProperties idp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
     VkPhysicalDeviceProperties base;
     inst->fn.vkGetPhysicalDeviceProperties(pd, &base);
     int v12 = base.apiVersion >= VK_API_VERSION_1_2;
-    p2.pNext = &sub;
+    p2.pNext = &idp; /* deviceUUID: the CUDA device UUID on NVIDIA (issue 17) */
+    idp.pNext = &sub;
     if (v12) {
         sub.pNext = &drv;
         drv.pNext = &fc;
@@ -176,6 +179,9 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
     char uuid[2 * VK_UUID_SIZE + 1];
     for (unsigned i = 0; i < VK_UUID_SIZE; i++)
         snprintf(uuid + 2 * i, 3, "%02x", p2.properties.pipelineCacheUUID[i]);
+    char devuuid[2 * VK_UUID_SIZE + 1];
+    for (unsigned i = 0; i < VK_UUID_SIZE; i++)
+        snprintf(devuuid + 2 * i, 3, "%02x", idp.deviceUUID[i]);
     if (put(d, "index", PyLong_FromLong(index)) < 0 ||
         put(d, "name", PyUnicode_FromString(p2.properties.deviceName)) < 0 ||
         put(d, "type", PyUnicode_FromString(type_name(p2.properties.deviceType))) < 0 ||
@@ -186,7 +192,8 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
                                                     p2.properties.driverVersion)) < 0 ||
         put(d, "driver_name", v12 ? PyUnicode_FromFormat("%s (%s)", drv.driverName, drv.driverInfo)
                                   : PyUnicode_FromString("")) < 0 ||
-        put(d, "pipeline_cache_uuid", PyUnicode_FromString(uuid)) < 0)
+        put(d, "pipeline_cache_uuid", PyUnicode_FromString(uuid)) < 0 ||
+        put(d, "device_uuid", PyUnicode_FromString(devuuid)) < 0)
         goto fail;
 
     lim = PyDict_New();
@@ -289,7 +296,8 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
         putb(feat, "subgroup_clustered", sub_compute && (ops & VK_SUBGROUP_FEATURE_CLUSTERED_BIT)) < 0 ||
         putb(feat, "subgroup_quad", sub_compute && (ops & VK_SUBGROUP_FEATURE_QUAD_BIT)) < 0 ||
         putb(feat, "host_visible_device_local", ct_host_visible_device_local(&mp)) < 0 ||
-        putb(feat, "timestamps", tsbits > 0) < 0)
+        putb(feat, "timestamps", tsbits > 0) < 0 ||
+        putb(feat, "external_memory_fd", ct_external_wanted(inst, pd)) < 0)
         goto fail;
 
     const char *why = NULL;

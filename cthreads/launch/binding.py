@@ -307,6 +307,16 @@ def check_list(index: int, param: Param, value: Any) -> ListArg:
     return ListArg(index, param, value, view.nbytes // itemsize, view.nbytes, pack, flat, flat)
 
 
+def cuda_arguments(plan: Any, args: tuple) -> bool:
+    """Whether a list argument is a CUDA object (torch, CuPy, JAX, Numba): the launch then
+    goes through cthreads/interop/imports.py, which stages it and calls the launch again."""
+    if not plan.lists:
+        return False
+    from ..interop.imports import is_cuda_object
+
+    return any(is_cuda_object(args[p.index]) for p in plan.lists)
+
+
 def _has_buffer(value: Any) -> bool:
     try:
         memoryview(value)
@@ -353,11 +363,13 @@ def check_length(name: str, lst: list, count: int, since: str, until: str) -> No
         )
 
 
-def device_buffer_for(device: Any, name: str, count: int, nbytes: int) -> Any:
-    """A device buffer for the list called `name`; out of memory names the list, its size and
-    the device's limit (SPEC §5.7)."""
+def device_buffer_for(
+    device: Any, name: str, count: int, nbytes: int, usage: str = "device"
+) -> Any:
+    """A device buffer for the list called `name` ('export' usage: one CUDA can import);
+    out of memory names the list, its size and the device's limit (SPEC §5.7)."""
     try:
-        return device.buffer(nbytes)
+        return device.buffer(nbytes, usage=usage)
     except VulkanOutOfMemory as exc:
         raise VulkanOutOfMemory(
             f"`{name}` ({count} elements, {nbytes} bytes) does not fit on the device: {exc}",

@@ -20,7 +20,14 @@ from ..runtime import formats, transfer
 from ..runtime.extents import extent_items
 from . import session
 from .aliasing import check_aliasing
-from .binding import ListArg, check_list, check_scalar, device_buffer_for, type_name
+from .binding import (
+    ListArg,
+    check_list,
+    check_scalar,
+    cuda_arguments,
+    device_buffer_for,
+    type_name,
+)
 from .gpujob import GpuJob
 from .plan import LaunchPlan, make_plan, native_launcher
 from .stream import SCOPED, check_after, resolve_stream
@@ -257,6 +264,10 @@ def _launch(
     prep: session.Prepared, device: Any, args: tuple, timed: bool = False, grid: tuple | None = None
 ) -> GpuJob:
     plan = prep.plan or plan_of(prep, device)
+    if cuda_arguments(plan, args):  # CUDA objects: staged, then this launch again (issue 17)
+        from ..interop import imports
+
+        return imports.launch(prep, device, args, plan, _launch, timed=timed, grid=grid)
     generation = prep.generation
     scalar: dict[int, int | float] = {}
     for param in plan.scalars:

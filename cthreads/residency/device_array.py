@@ -19,11 +19,12 @@ submission keeps its arguments), so neither can pull memory from under a running
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from typing import Any
 
-from .. import runtime
+from .. import interop, runtime
 from ..runtime import formats, transfer
 from ..runtime.extents import extent_items
 from . import arena
@@ -218,6 +219,41 @@ class DeviceArray:
         out = self.numpy()
         return out if dtype is None else out.astype(dtype, copy=False)
 
+    # -- exchange with CUDA (SPEC §12, cthreads/interop) ------------------------------------------
+    # Properties that raise AttributeError where CUDA cannot see the memory (not NVIDIA), so
+    # `hasattr(d, "__cuda_array_interface__")` is False there and nothing loads libcuda.
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """CUDA Array Interface v3 over this array's own memory (NVIDIA devices only)."""
+        from ..interop import exports
+
+        return exports.cuda_array_interface(self)
+
+    @property
+    def __dlpack__(self) -> Any:
+        """`__dlpack__(stream=None, ...)`: a kDLCUDA capsule over this array's memory."""
+        from ..interop import exports
+
+        exports.exportable(self)
+        return functools.partial(exports.dlpack, self)
+
+    @property
+    def __dlpack_device__(self) -> Any:
+        from ..interop import exports
+
+        exports.exportable(self)
+        return functools.partial(exports.dlpack_device, self)
+
+    @classmethod
+    def from_cuda(cls, obj: Any) -> DeviceArray:
+        """The device array holding what CUDA object `obj` holds (`__cuda_array_interface__`
+        or `__dlpack__`: a torch tensor, a CuPy or JAX array): a CUDA view of a DeviceArray is
+        that array (no copy); anything else is copied device to device through CUDA, never
+        through the host, after the work queued on `obj`'s stream."""
+        from ..interop import imports
+
+        return imports.from_cuda(obj)
+
     # -- attributes -------------------------------------------------------------------------------
     @property
     def dtype(self) -> Any:
@@ -316,7 +352,13 @@ class DeviceArray:
         self.generation = device.generation
         label = what or f"DeviceArray({shape}, {name!r})"
         # a zero-sized array still owns a (tiny) buffer, so that every array has an address
-        self.buffer = device_buffer_for(device, label.strip("`"), self.count, max(self.nbytes, 4))
+        self._cuda = None  # its CUDA mapping, made on first use (interop/exports.py)
+        # exportable on NVIDIA devices (interop.cuda_capable; no CUDA call): any array may be
+        # handed to torch/CuPy/JAX, and the pool serves export buffers like the others
+        usage = "export" if interop.cuda_capable(device) else "device"
+        self.buffer = device_buffer_for(
+            device, label.strip("`"), self.count, max(self.nbytes, 4), usage=usage
+        )
         self._finalizer = weakref.finalize(self, _release_buffer, self.buffer)
         self._finalizer.atexit = False  # at exit the device goes anyway
         self._released = False

@@ -13,7 +13,7 @@ from ..errors import GpuInvalidArgument
 from .info import DeviceInfo
 from .pipeline_cache import PipelineCacheFile
 
-_KINDS = {"device": 0, "upload": 1, "download": 2}
+_KINDS = {"device": 0, "upload": 1, "download": 2, "export": 3}  # export: interop (issue 17)
 
 # Command tuples accepted by Device.submit:
 #   ('dispatch', pipeline, push_bytes, (gx, gy, gz))
