@@ -1,7 +1,7 @@
 /* cthreads._native — physdev: what a physical device is and can do, as plain Python data.
  *
  * Python API: the dicts returned by Instance.physical_devices() (keys: index, name, type,
- * vendor_id, device_id, api_version, driver_version, driver_name, pipeline_cache_uuid,
+ * vendor_id, device_id, api_version, driver_version, driver_name, pipeline_cache_uuid, device_uuid,
  * limits, memory_heaps, memory_types, features, usable, unusable_reason). The Python runtime
  * turns them into DeviceInfo and applies the device-choice policy.
  */
@@ -153,10 +153,16 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
     VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
     VkPhysicalDeviceFloatControlsProperties fc = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+    /* deviceUUID: on NVIDIA the CUDA UUID (`nvidia-smi -L`), how CUDA_VISIBLE_DEVICES names a GPU */
+    VkPhysicalDeviceIDProperties idp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
     VkPhysicalDeviceProperties base;
     inst->fn.vkGetPhysicalDeviceProperties(pd, &base);
-    int v12 = base.apiVersion >= VK_API_VERSION_1_2;
+    int v11 = base.apiVersion >= VK_API_VERSION_1_1, v12 = base.apiVersion >= VK_API_VERSION_1_2;
     p2.pNext = &sub;
+    if (v11) {
+        idp.pNext = p2.pNext;
+        p2.pNext = &idp;
+    }
     if (v12) {
         sub.pNext = &drv;
         drv.pNext = &fc;
@@ -176,6 +182,16 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
     char uuid[2 * VK_UUID_SIZE + 1];
     for (unsigned i = 0; i < VK_UUID_SIZE; i++)
         snprintf(uuid + 2 * i, 3, "%02x", p2.properties.pipelineCacheUUID[i]);
+    /* 8-4-4-4-12 hex groups, as nvidia-smi prints it after "GPU-"; empty below Vulkan 1.1 */
+    char device_uuid[2 * VK_UUID_SIZE + 5] = "";
+    if (v11) {
+        char *w = device_uuid;
+        for (unsigned i = 0; i < VK_UUID_SIZE; i++) {
+            if (i == 4 || i == 6 || i == 8 || i == 10)
+                *w++ = '-';
+            w += snprintf(w, 3, "%02x", idp.deviceUUID[i]);
+        }
+    }
     if (put(d, "index", PyLong_FromLong(index)) < 0 ||
         put(d, "name", PyUnicode_FromString(p2.properties.deviceName)) < 0 ||
         put(d, "type", PyUnicode_FromString(type_name(p2.properties.deviceType))) < 0 ||
@@ -186,7 +202,8 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
                                                     p2.properties.driverVersion)) < 0 ||
         put(d, "driver_name", v12 ? PyUnicode_FromFormat("%s (%s)", drv.driverName, drv.driverInfo)
                                   : PyUnicode_FromString("")) < 0 ||
-        put(d, "pipeline_cache_uuid", PyUnicode_FromString(uuid)) < 0)
+        put(d, "pipeline_cache_uuid", PyUnicode_FromString(uuid)) < 0 ||
+        put(d, "device_uuid", PyUnicode_FromString(device_uuid)) < 0)
         goto fail;
 
     lim = PyDict_New();
