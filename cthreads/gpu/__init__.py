@@ -26,6 +26,7 @@ from ..errors import (
 from ..launch import GpuJob, compile, gpu, prepare
 from ..launch import shutdown as _shutdown
 from ..residency import DeviceArray, GpuArena
+from .devices import GpuDevice, current_device, device, devices, split
 from .atomics import (
     atomic_add,
     atomic_and,
@@ -77,7 +78,7 @@ def init() -> None:
 
 
 def shutdown() -> None:
-    """Release the device; the next `prepare()`/`gpu()` starts again."""
+    """Release every open device; the next `prepare()`/`gpu()` starts again."""
     _shutdown()
 
 
@@ -92,6 +93,7 @@ __all__ = [
     "GpuArena",
     "GpuArgumentTypeError",
     "GpuCompileError",
+    "GpuDevice",
     "GpuDeviceLost",
     "GpuInternalCompilerError",
     "GpuInvalidArgument",
@@ -116,7 +118,10 @@ __all__ = [
     "atomic_xor",
     "available",
     "compile",
+    "current_device",
+    "device",
     "device_name",
+    "devices",
     "f16",
     "f32",
     "f64",
@@ -130,6 +135,7 @@ __all__ = [
     "prepare",
     "shared",
     "shutdown",
+    "split",
     "subgroup_add",
     "subgroup_all",
     "subgroup_any",
