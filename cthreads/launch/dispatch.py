@@ -351,7 +351,11 @@ def _check_same_device(param: Any, res: Any, device: Any) -> None:
     other = getattr(res, "_device", None) or getattr(res, "device", None)
     if other is None or not other.alive or other is device:
         return  # (a shut-down device's array: its own check says so)
-    what = "a DeviceArray" if type(res) in SELF_RECORD_TYPES else f"bound in a GpuArena as `{res.name}`"
+    what = (
+        "a DeviceArray"
+        if type(res) in SELF_RECORD_TYPES
+        else f"bound in a GpuArena as `{res.name}`"
+    )
     raise GpuInvalidArgument(
         f"`{param.name}` is {what} on device {other.label}; this launch runs on "
         f"{device.label}: arrays are never copied between devices implicitly",

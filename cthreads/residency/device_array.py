@@ -23,7 +23,6 @@ import math
 import weakref
 from typing import Any
 
-from .. import runtime
 from ..runtime import formats, transfer
 from ..runtime.extents import extent_items
 from . import arena

@@ -26,7 +26,9 @@ current: contextvars.ContextVar[GpuDevice | None] = contextvars.ContextVar(
     "cthreads_device", default=None
 )
 # the tokens of the `with` blocks entered in this context, innermost last
-_tokens: contextvars.ContextVar[tuple] = contextvars.ContextVar("cthreads_device_tokens", default=())
+_tokens: contextvars.ContextVar[tuple] = contextvars.ContextVar(
+    "cthreads_device_tokens", default=()
+)
 
 _handles: dict[tuple[int, int], GpuDevice] = {}
 _handles_lock = threading.Lock()
@@ -149,7 +151,12 @@ def find(spec: Any, logical: int = 0, param: str = "device") -> GpuDevice:
         )
     seen = lifecycle.visible_devices()
     listing = "; ".join(f"{k}: {i.name} ({i.type}, {i.uuid})" for k, i in enumerate(seen))
-    if isinstance(spec, int) and not isinstance(spec, bool) or isinstance(spec, str) and spec.strip().isdigit():
+    if (
+        isinstance(spec, int)
+        and not isinstance(spec, bool)
+        or isinstance(spec, str)
+        and spec.strip().isdigit()
+    ):
         k = int(spec)
         if not 0 <= k < len(seen):
             raise GpuInvalidArgument(
@@ -212,11 +219,17 @@ def runtime_device(spec: Any = None, param: str = "device") -> Any:
 
 def forget_sessions() -> None:
     """After shutdown: each handle's launch state is made anew on its next launch (which
-    device is the default may have changed)."""
-    with _handles_lock:
-        for h in _handles.values():
-            h.session = None
-            h._dev = None
+    device is the default may have changed). No lock: it runs under the runtime's lock, and
+    in the child of a fork (where a thread that no longer exists may hold `_handles_lock`)."""
+    for h in list(_handles.values()):
+        h.session = None
+        h._dev = None
+
+
+def _after_fork_in_child() -> None:
+    global _handles_lock
+    _handles_lock = threading.Lock()
 
 
 lifecycle.on_shutdown(forget_sessions)
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -128,7 +128,9 @@ def default_device(
         return seen[0]
     listing = "; ".join(i.describe() for i in infos)
     which = (
-        f"CTHREADS_VISIBLE_DEVICES={ours!r}" if ours is not None else f"CUDA_VISIBLE_DEVICES={cuda!r}"
+        f"CTHREADS_VISIBLE_DEVICES={ours!r}"
+        if ours is not None
+        else f"CUDA_VISIBLE_DEVICES={cuda!r}"
     )
     raise VulkanNoDevice(
         f"{which} hides every Vulkan device (devices: {listing})",
