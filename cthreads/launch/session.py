@@ -137,11 +137,14 @@ def state_for(handle: Any) -> _State:
         return state
     st = handle.session
     if st is None:
-        if handle.is_default:
-            st = state
-        else:
-            st = _State(handle.open, lambda: handle.info, shared=state)
-        handle.session = st
+        with _states_lock:  # (two threads' first launches on one device: one state)
+            st = handle.session
+            if st is None:
+                if handle.is_default:
+                    st = state
+                else:
+                    st = _State(handle.open, lambda: handle.info, shared=state)
+                handle.session = st
     return st
 
 
@@ -153,6 +156,7 @@ def default_target() -> Target:
 
 
 _stats_lock = threading.Lock()
+_states_lock = threading.Lock()
 
 
 def _device_gone() -> None:
@@ -164,8 +168,9 @@ def _device_gone() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _stats_lock
+    global _stats_lock, _states_lock
     state.lock = threading.RLock()  # (may have been held by a thread of the parent)
+    _states_lock = threading.Lock()
     state._cache_lock = threading.Lock()
     _stats_lock = threading.Lock()
     state.device = None

@@ -107,6 +107,17 @@ def test_each_device_is_its_own_vulkan_device_with_its_own_launch_state(two):
     assert ys == [3.0] * 8
 
 
+def test_prepare_on_a_device_builds_there(two):
+    a, b = two
+    report = g.prepare(device=b)
+    st = session.state_for(b)
+    assert report["fill"]["cache_hit"] in (True, False) and fill.source_key in st.prepared
+    assert st.prepared[fill.source_key].generation == b.open().generation
+    with b:  # the current device, without device=
+        g.prepare()
+    assert st.device is b.open()
+
+
 def test_with_device_is_the_current_device_nested_and_restored(two):
     a, b = two
     c = g.device(0, logical=2)
