@@ -22,6 +22,7 @@ import cthreads.gpu as g
 from cthreads.errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
 from cthreads.gpu import DeviceArray, GlobalIdx, Gpu, GpuArena, gpu
 from cthreads.launch import session
+from cthreads import runtime
 from cthreads.runtime import handle, lifecycle
 
 
@@ -37,6 +38,14 @@ def fill(n: int, v: float, y: list[float]) -> None:
     i: int = GlobalIdx.x
     if i < n:
         y[i] = v
+
+
+@pytest.fixture
+def device():
+    """The default runtime device (skips where there is no Vulkan device)."""
+    if not runtime.available():
+        pytest.skip("no Vulkan device")
+    return runtime.get_device()
 
 
 @pytest.fixture

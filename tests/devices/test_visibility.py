@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from cthreads import config
+from cthreads import config, runtime
 from cthreads.errors import GpuInvalidArgument, VulkanNoDevice
 from cthreads.runtime import lifecycle
 from cthreads.runtime.info import DeviceInfo
@@ -35,6 +35,14 @@ H0 = _info(1, "NVIDIA H200", uuid=H200_UUID)
 H1 = _info(2, "NVIDIA H200", uuid="9a1b2c3d-0000-1111-2222-333344445555")
 AMD = _info(3, "AMD Radeon RX 7900", vendor=0x1002, uuid="00000000-aaaa-bbbb-cccc-dddddddddddd")
 MACHINE = [LAVAPIPE, H0, H1]
+
+
+@pytest.fixture
+def device():
+    """The default runtime device (skips where there is no Vulkan device)."""
+    if not runtime.available():
+        pytest.skip("no Vulkan device")
+    return runtime.get_device()
 
 
 def names(infos):
