@@ -114,6 +114,33 @@ def test_each_device_is_its_own_vulkan_device_with_its_own_launch_state(two):
     assert job._device is rb
     job.join()
     assert ys == [3.0] * 8
+    # b launches through a C launcher of its own; the kernel's own one stays the default's
+    from cthreads.launch.dispatch import _no_fast_path
+
+    fast_b = st.prepared[fill.source_key].fast
+    assert fast_b is not None and fast_b is not _no_fast_path
+    gpu(fill, 8, 4.0, ys).join()
+    assert fill._fast_launch is session.state.prepared[fill.source_key].fast is not fast_b
+
+
+def test_inside_with_the_kernels_default_fast_path_is_not_taken(two):
+    a, b = two
+    ya = DeviceArray(8)  # (the C launcher takes device arrays; lists it leaves to Python)
+    gpu(fill, 8, 1.0, ya).join()  # the default device's C launcher is the kernel's now
+    assert fill._fast_launch is not None
+    with b:
+        yb = DeviceArray(8)
+        job = gpu(fill, 8, 2.0, yb)
+        bracket = fill[1](8, 3.0, yb)
+        # a's array inside `with b`: the launch is b's, so it is refused (the kernel's C
+        # launcher, a's, would have run it on a)
+        for launch in (lambda: gpu(fill, 8, 4.0, ya), lambda: fill[1](8, 4.0, ya)):
+            with pytest.raises(GpuInvalidArgument) as err:
+                launch()
+            assert err.value.param == "y"
+    assert job._device is b.open() and bracket._device is b.open()
+    assert yb.numpy().tolist() == [3.0] * 8 and ya.numpy().tolist() == [1.0] * 8
+    assert gpu(fill, 8, 5.0, ya)._device is a.open()  # outside it, the default again
 
 
 def test_prepare_on_a_device_builds_there(two):
