@@ -48,7 +48,7 @@ _generation = 0
 _available: bool | None = None
 # (instance, its devices described): list_devices()' answer for the live instance
 _infos: tuple[Any, list[DeviceInfo]] | None = None
-# called (no arguments, no lock taken) whenever the default device goes away: layers above
+# called (no arguments, no lock taken) whenever the open devices go away: layers above
 # (launch/session.py) drop what they built on it
 _on_shutdown: list[Callable[[], None]] = []
 
@@ -160,13 +160,6 @@ def open_device(info: DeviceInfo, logical: int = 0) -> Device:
         return dev
 
 
-def open_devices() -> list[Device]:
-    """Every device open now: the default one first, then the others in opening order."""
-    with _lock:
-        alive = [d for d in (_device, *_others.values()) if d is not None and d.alive]
-    return alive
-
-
 def get_device() -> Device:
     """The default device, created on first use."""
     dev = _device
@@ -205,8 +198,7 @@ def _device_gone() -> None:
 
 def _shutdown_locked(keep_instance: bool = False) -> None:
     """Destroy the default device and every other open one; the Vulkan instance too unless
-    `keep_instance`. `shutdown()`
-    and re-init after a lost device keep it: the instance holds no device state, creating one
+    `keep_instance`. `shutdown()` and re-init after a lost device keep it: the instance holds no device state, creating one
     is most of NVIDIA's start-up cost (80-100 ms), and NVIDIA's driver failed to create a new
     one (VK_ERROR_INCOMPATIBLE_DRIVER, then SIGSEGV) after repeated create/destroy cycles
     raced by launching threads. The instance goes at exit."""
