@@ -16,9 +16,25 @@ from .errors import GpuInvalidArgument  # errors.py imports nothing from cthread
 
 
 def device_selector() -> str | None:
-    """`CTHREADS_DEVICE`: a device index or a case-insensitive name substring; None = automatic."""
+    """`CTHREADS_DEVICE`: the default device, a Vulkan device index or a case-insensitive name
+    substring (any device, also one the visibility variables hide); None = the first visible
+    device."""
     value = os.environ.get("CTHREADS_DEVICE", "").strip()
     return value or None
+
+
+def visible_devices() -> str | None:
+    """`CTHREADS_VISIBLE_DEVICES`: the devices this process may use, in order (comma-separated
+    Vulkan indexes, UUIDs with or without `GPU-`, or name substrings; runtime/visibility.py).
+    None when unset; "" (set but empty) hides every device. It takes precedence over
+    `CUDA_VISIBLE_DEVICES`."""
+    return os.environ.get("CTHREADS_VISIBLE_DEVICES")
+
+
+def cuda_visible_devices() -> str | None:
+    """`CUDA_VISIBLE_DEVICES` as CUDA reads it (ordinals, `GPU-<uuid prefix>`; it hides and
+    orders NVIDIA devices only, runtime/visibility.py). None when unset."""
+    return os.environ.get("CUDA_VISIBLE_DEVICES")
 
 
 def validation_enabled() -> bool:

@@ -27,6 +27,7 @@ from ..launch import GpuJob, compile, gpu, prepare
 from ..launch import shutdown as _shutdown
 from ..launch.stream import Stream
 from ..residency import DeviceArray, GpuArena
+from .devices import GpuDevice, current_device, device, devices, split
 from .atomics import (
     atomic_add,
     atomic_and,
@@ -78,7 +79,7 @@ def init() -> None:
 
 
 def shutdown() -> None:
-    """Release the device; the next `prepare()`/`gpu()` starts again."""
+    """Release every open device; the next `prepare()`/`gpu()` starts again."""
     _shutdown()
 
 
@@ -93,6 +94,7 @@ __all__ = [
     "GpuArena",
     "GpuArgumentTypeError",
     "GpuCompileError",
+    "GpuDevice",
     "GpuDeviceLost",
     "GpuInternalCompilerError",
     "GpuInvalidArgument",
@@ -118,7 +120,10 @@ __all__ = [
     "atomic_xor",
     "available",
     "compile",
+    "current_device",
+    "device",
     "device_name",
+    "devices",
     "f16",
     "f32",
     "f64",
@@ -132,6 +137,7 @@ __all__ = [
     "prepare",
     "shared",
     "shutdown",
+    "split",
     "subgroup_add",
     "subgroup_all",
     "subgroup_any",

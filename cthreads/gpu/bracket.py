@@ -31,6 +31,7 @@ from ..launch.dispatch import gpu, plan_of
 from ..launch.gpujob import GpuJob
 from ..launch.stream import SCOPED
 from ..runtime.extents import extent_items, is_extent
+from ..runtime.handle import current as _current_device
 
 # Invocations per axis the parameter block holds (a u32), as dispatch.py checks for gpu(grid=).
 MAX_AXIS_INVOCATIONS = 0xFFFFFFFF
@@ -39,7 +40,7 @@ META_WORKGROUP = "workgroup_size"
 
 class BracketLaunch:
     """`kernel[grid]`: call it with the kernel's arguments (positional, as for `gpu()`) and
-    `gpu()`'s launch options (`timed=`, `force=`); it returns a started `GpuJob`.
+    `gpu()`'s launch options (`timed=`, `force=`, `device=`); it returns a started `GpuJob`.
 
     For a static grid a call is the kernel's C launcher with the invocations bound, falling back
     to `gpu(kernel, *args, grid=invocations, **options)`; for a callable one
@@ -66,7 +67,8 @@ class BracketLaunch:
             return _callable_launch(self.kernel, self.grid, self.facts, *args, **options)
         if options:
             _check_options(self.kernel, options)
-        elif not SCOPED[0]:  # inside `with stream:` gpu() routes the launch to that stream
+        elif not SCOPED[0] and _current_device.get() is None:
+            # (inside `with stream:` / `with device:` gpu() routes the launch there)
             # the hot loop: the kernel's C launcher with the invocations bound (what gpu()
             # does first, without its frame); anything it declines goes through gpu()
             fast = self.kernel._fast_launch

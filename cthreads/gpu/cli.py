@@ -46,6 +46,7 @@ def cmd_info(opts: argparse.Namespace) -> int:
         print(
             f"{mark} [{info.index}] {info.name} ({info.type}), Vulkan {info.api_version}, "
             f"driver {info.driver_name} {info.driver_version}"
+            + (f", uuid {info.uuid}" if info.uuid else "")  # (for CTHREADS_VISIBLE_DEVICES)
         )
     if chosen is not None:
         print(

@@ -18,6 +18,8 @@ from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..residency.arena import SELF_RECORD_TYPES, resident_of
 from ..runtime import formats, transfer
 from ..runtime.extents import extent_items
+from ..runtime.handle import current as _current_device
+from ..runtime.handle import resolve as _resolve_device
 from . import session
 from .aliasing import check_aliasing
 from .binding import (
@@ -30,7 +32,7 @@ from .binding import (
 )
 from .gpujob import GpuJob
 from .plan import LaunchPlan, make_plan, native_launcher
-from .stream import SCOPED, check_after, resolve_stream
+from .stream import SCOPED, check_after, current_stream, resolve_stream
 
 if TYPE_CHECKING:
     from ..gpu.kernel import GpuKernel as _GpuKernel
@@ -71,6 +73,7 @@ def gpu(
     grid: Any = None,
     stream: Any = None,
     after: Any = None,
+    device: Any = None,
     **kwargs: Any,
 ) -> GpuJob:
     """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`.
@@ -80,10 +83,18 @@ def gpu(
     `grid=(nx, ny[, nz])` gives the problem size per axis in invocations (each rounded up to
     whole workgroups) instead of `n` / the longest list. `stream=s` queues it on stream `s`
     (launch/stream.py; default: the thread's `with` stream, else the device's default stream);
-    `after=[job, ...]` starts it after those jobs of any stream of the same device."""
+    `after=[job, ...]` starts it after those jobs of any stream of the same device. `device=`
+    (a `GpuDevice`, an index in `cthreads.gpu.devices()`, a UUID or a part of a name) runs it
+    there instead of on the current device (`with device:`), else the default one. Device
+    arrays and arena-bound arguments must live on the device the launch runs on."""
     if stream is not None or after is not None or SCOPED[0]:
-        return _stream_launch(fn, args, force, timed, grid, stream, after, kwargs)
-    if type(fn) is _GpuKernel and not (kwargs or force or timed):
+        return _stream_launch(fn, args, force, timed, grid, stream, after, device, kwargs)
+    if (
+        type(fn) is _GpuKernel
+        and not (kwargs or force or timed)
+        and device is None
+        and _current_device.get() is None
+    ):
         # The hot loop: a launch whose C launcher was built (plan.native_launcher) returns from
         # here; it re-checks the device, the arity and every argument.
         fast = fn._fast_launch
@@ -102,10 +113,12 @@ def gpu(
                 job = fast(args, g)
             if job is not None:
                 return job
-    return _general(fn, args, force, timed, grid, kwargs)
+    return _general(fn, args, force, timed, grid, device, kwargs)
 
 
-def _general(fn: Any, args: tuple, force: bool, timed: bool, grid: Any, kwargs: dict) -> GpuJob:
+def _general(
+    fn: Any, args: tuple, force: bool, timed: bool, grid: Any, device: Any, kwargs: dict
+) -> GpuJob:
     """gpu() past the hot loop: checks, preparation, then the C launcher or `_launch`."""
     _check_kernel(fn)
     if kwargs:
@@ -115,58 +128,81 @@ def _general(fn: Any, args: tuple, force: bool, timed: bool, grid: Any, kwargs: 
             f"for kernel `{fn.name}` (write gpu({fn.name}, {', '.join(fn.param_names)}))"
         )
     grid3 = None if grid is None else parse_grid(grid)
+    handle = _resolve_device(device)
     if force:
         session.prepare(force=True)
-    prep = session.state.prepared.get(fn.source_key)
-    if prep is None or prep.generation != session.state.generation:
-        with session.state.lock:
+    st = session.state if handle is None else session.state_for(handle)
+    prep = st.prepared.get(fn.source_key)
+    if prep is None or prep.generation != st.generation:
+        with st.lock:
             forget_kernels(_take_orphaned_keys())  # redefined kernels' pipelines
-            prep = session.kernel_for_launch(fn)
+            prep = session.kernel_for_launch(fn, st)
     if len(args) != len(prep.compiled.params):
         raise TypeError(
             f"kernel `{fn.name}` takes {len(fn.param_names)} argument(s) "
             f"({', '.join(fn.param_names)}); got {len(args)}, expected {len(fn.param_names)} args"
         )
     if timed:
-        return _launch(prep, session.state.device, args, timed=timed, grid=grid3)
+        return _launch(prep, st.device, args, timed=timed, grid=grid3)
     fast = prep.fast
     if fast is None:
-        device = session.state.device
-        plan = plan_of(prep, device)
-        fast = native_launcher(plan, prep.pipeline, device, prep.generation)
+        dev = st.device
+        plan = plan_of(prep, dev)
+        fast = native_launcher(plan, prep.pipeline, dev, prep.generation)
         fast = prep.fast = fast or _no_fast_path
-        if fast is not _no_fast_path:
+        if fast is not _no_fast_path and st is session.state:
+            # (the kernel's own launcher is the default device's: other devices' launchers
+            # are reached through their state, one dict look-up on)
             fn._fast_launch = fast
     job = fast(args) if grid3 is None else fast(args, grid3)
     if job is not None:
         return job
-    return _launch(prep, session.state.device, args, grid=grid3)
+    return _launch(prep, st.device, args, grid=grid3)
 
 
 def _stream_launch(
-    fn: Any, args: tuple, force: bool, timed: bool, grid: Any, stream: Any, after: Any, kwargs: dict
+    fn: Any,
+    args: tuple,
+    force: bool,
+    timed: bool,
+    grid: Any,
+    stream: Any,
+    after: Any,
+    device: Any,
+    kwargs: dict,
 ) -> GpuJob:
     """A launch with `stream=` / `after=` or inside `with stream:`: the keywords checked, then
     the launch itself (through the C launcher when it takes it), recorded on its stream. Every
     stream is recorded on the device's one timeline (launch/stream.py), so a job named in
     `after=` (queued earlier) precedes this launch already: no host wait, nothing to add."""
     _check_kernel(fn)
+    elsewhere = device is not None or _current_device.get() is not None
+    if elsewhere and stream is None and after is None and current_stream() is None:
+        # another thread's `with stream:` brought this launch here: not a stream launch
+        return _general(fn, args, force, timed, grid, device, kwargs)
+    if elsewhere:
+        raise GpuInvalidArgument(
+            "streams run on the default device so far: `stream=` / `after=` (or `with stream:`) "
+            "cannot be combined with `device=` or `with device:`",
+            param="stream" if stream is not None else "after" if after is not None else "device",
+            hint="launch on the default device, or leave out the stream for this launch",
+        )
     if force:  # first: it starts a new device, which the stream and jobs are checked against
         session.prepare(force=True)
         force = False
     # the device in use; a shutdown clears state.device (session._device_gone), and a dead one
     # left there (device loss) is declined by the C launcher and worded by the general path
-    device = session.state.device or session._current_device()
-    s = resolve_stream(stream, device)
+    dev = session.state.device or session._current_device()
+    s = resolve_stream(stream, dev)
     if after is not None:
-        check_after(after, device)
+        check_after(after, dev)
     job = None
     if type(fn) is _GpuKernel and not (kwargs or force or timed):
         fast = fn._fast_launch
         if fast is not None:
             job = fast(args) if grid is None else fast(args, parse_grid(grid))
     if job is None:
-        job = _general(fn, args, force, timed, grid, kwargs)
+        job = _general(fn, args, force, timed, grid, None, kwargs)
     if s is not None:
         s._note(job._value)
     return job
@@ -189,15 +225,17 @@ def forget_kernels(source_keys: list[str]) -> None:
     if not source_keys:
         return
     state = session.state
-    for key in source_keys:
-        state.prepared.pop(key, None)
-        state.errors.pop(key, None)
-        state.logged.discard(key)
+    for st in session.all_states():
+        for key in source_keys:
+            st.prepared.pop(key, None)
+            st.errors.pop(key, None)
+            st.logged.discard(key)
     if not state.cache_loaded:
         return  # nothing was compiled or looked up in this process: no compiled forms to drop
     from ..compiler.cache import cache_key
 
-    targets = {t.key() for t in (state.target, session.default_target()) if t is not None}
+    targets = {t.key() for st in session.all_states() for t in (st.target,) if t is not None}
+    targets.add(session.default_target().key())
     for key in source_keys:
         for target in targets:
             state.cache.forget(cache_key(key, target))
@@ -280,6 +318,8 @@ def _launch(
         i = param.index
         value = args[i]
         res = resident_of(value)
+        if res is not None and res.generation != generation:
+            _check_same_device(param, res, device)
         if res is value:
             # a self-record (a DeviceArray): it checks itself against the parameter and stays
             # on the device (no writeback)
@@ -380,6 +420,27 @@ def _launch(
             buf.release()
         raise
     return GpuJob(device, value, prep.compiled.name, writebacks, buffers)
+
+
+def _check_same_device(param: Any, res: Any, device: Any) -> None:
+    """An array (DeviceArray or arena-bound) of another live device passed to this launch:
+    refused, never copied behind the user's back (its memory is another VkDevice's)."""
+    other = getattr(res, "_device", None) or getattr(res, "device", None)
+    if other is None or not other.alive or other is device:
+        return  # (a shut-down device's array: its own check says so)
+    what = (
+        "a DeviceArray"
+        if type(res) in SELF_RECORD_TYPES
+        else f"bound in a GpuArena as `{res.name}`"
+    )
+    raise GpuInvalidArgument(
+        f"`{param.name}` is {what} on device {other.label}; this launch runs on "
+        f"{device.label}: arrays are never copied between devices implicitly",
+        param=param.name,
+        expected=f"an array on {device.label}",
+        got=f"an array on {other.label}",
+        hint="copy it on purpose with array.to(device), or launch with device= the array's device",
+    )
 
 
 def _check_resident(param: Any, value: Any, res: Any) -> None:

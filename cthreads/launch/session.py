@@ -1,9 +1,12 @@
-"""Process-wide launch state and SPEC §3: `compile()` and `prepare()`.
+"""Launch state per device and SPEC §3: `compile()` and `prepare()`.
 
-Holds the device in use, the compile `Target` derived from it, and each kernel's compiled form
-and pipeline, keyed by the kernel's source key (so a redefined kernel is compiled anew on its
-first launch). A kernel that fails to compile fails alone: its error is kept and raised when it
-is launched.
+A `_State` holds one device, the compile `Target` derived from it, and each kernel's compiled
+form and pipeline (with its launch plan and C launcher), keyed by the kernel's source key (so
+a redefined kernel is compiled anew on its first launch). `state` is the default device's;
+every other device (issue 20: `gpu(..., device=)`, `with device:`) gets one of its own on its
+first launch (`state_for`), kept on its `GpuDevice` handle. The SPIR-V kernel cache is one for
+all (it is keyed by the target). A kernel that fails to compile fails alone: its error is kept
+and raised when it is launched on that device.
 """
 
 from __future__ import annotations
@@ -59,7 +62,19 @@ class Prepared:
 
 
 class _State:
-    def __init__(self) -> None:
+    """The launch state of one device. `opener()` returns its open runtime device (opening it
+    if needed); `describe()` its DeviceInfo without opening it; `shared` is the default
+    device's state, whose kernel cache every state uses."""
+
+    def __init__(
+        self,
+        opener: Any = None,
+        describe: Any = None,
+        shared: _State | None = None,
+    ) -> None:
+        self.opener = opener or runtime.get_device
+        self.describe = describe or runtime.default_device_info
+        self.shared = shared
         self.lock = threading.RLock()
         self.device: Any = None
         self.generation = -1
@@ -74,6 +89,8 @@ class _State:
     @property
     def cache(self) -> KernelCache:
         """The SPIR-V kernel cache, made on first use (its module loads compiler.ir)."""
+        if self.shared is not None:
+            return self.shared.cache
         cache = self._cache
         if cache is None:
             with self._cache_lock:
@@ -93,10 +110,42 @@ class _State:
     @property
     def cache_loaded(self) -> bool:
         """Whether the kernel cache exists yet (nothing was compiled or looked up before)."""
+        if self.shared is not None:
+            return self.shared.cache_loaded
         return self._cache is not None
 
 
 state = _State()
+
+
+def all_states() -> list[_State]:
+    """The launch states in use: the default device's and those of the handles launched on."""
+    from ..runtime.handle import _handles
+
+    states = [state]
+    for h in list(_handles.values()):
+        if h.session is not None and h.session is not state:
+            states.append(h.session)
+    return states
+
+
+def state_for(handle: Any) -> _State:
+    """The launch state of device `handle` (a `GpuDevice`; None: the default device's
+    `state`), made on its first launch. The default device's handle shares `state`, so a
+    launch on it by name is the same as one without `device=`."""
+    if handle is None:
+        return state
+    st = handle.session
+    if st is None:
+        with _states_lock:  # (two threads' first launches on one device: one state)
+            st = handle.session
+            if st is None:
+                if handle.is_default:
+                    st = state
+                else:
+                    st = _State(handle.open, lambda: handle.info, shared=state)
+                handle.session = st
+    return st
 
 
 def default_target() -> Target:
@@ -107,6 +156,7 @@ def default_target() -> Target:
 
 
 _stats_lock = threading.Lock()
+_states_lock = threading.Lock()
 
 
 def _device_gone() -> None:
@@ -118,8 +168,9 @@ def _device_gone() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _stats_lock
+    global _stats_lock, _states_lock
     state.lock = threading.RLock()  # (may have been held by a thread of the parent)
+    _states_lock = threading.Lock()
     state._cache_lock = threading.Lock()
     _stats_lock = threading.Lock()
     state.device = None
@@ -155,14 +206,16 @@ def physical_workgroup(device: Any) -> int:
     return min(config.workgroup_width() or 256, limit)
 
 
-def _current_device() -> Any:
-    """The runtime device, re-read after a shutdown (a new generation drops prepared kernels)."""
-    device = runtime.get_device()
-    if device.generation != state.generation:
-        state.device = device
-        state.generation = device.generation
-        state.target = target_from_device(device)
-        state.prepared.clear()
+def _current_device(st: _State | None = None) -> Any:
+    """The runtime device of `st` (default: the default device's state), re-read after a
+    shutdown (a new generation drops prepared kernels)."""
+    st = st or state
+    device = st.opener()
+    if device.generation != st.generation:
+        st.device = device
+        st.generation = device.generation
+        st.target = target_from_device(device)
+        st.prepared.clear()
     return device
 
 
@@ -198,9 +251,10 @@ def compiled_for(kernel: Any, target: Target | None = None, force: bool = False)
         return compiled
 
 
-def _build(kernel: Any, force: bool = False) -> tuple[Prepared, dict]:
-    device = _current_device()  # first: it sets the target
-    compiled, hit, seconds = _compile_one(kernel, state.target, force)
+def _build(kernel: Any, force: bool = False, st: _State | None = None) -> tuple[Prepared, dict]:
+    st = st or state
+    device = _current_device(st)  # first: it sets the target
+    compiled, hit, seconds = _compile_one(kernel, st.target, force)
     return _pipeline(kernel, device, compiled, hit, seconds)
 
 
@@ -224,40 +278,43 @@ def _pipeline(
         "workgroup_size": (wg, 1, 1) if spec else compiled.workgroup_size,
         "cache_key": compiled.cache_key,
     }
-    return Prepared(compiled, pipeline, wg, state.generation, info=info), info
+    return Prepared(compiled, pipeline, wg, device.generation, info=info), info
 
 
-def kernel_for_launch(kernel: Any) -> Prepared:
-    """The prepared form of `kernel`, compiling and building it on first use."""
+def kernel_for_launch(kernel: Any, st: _State | None = None) -> Prepared:
+    """The prepared form of `kernel` on `st`'s device (default: the default device),
+    compiling and building it on first use."""
+    st = st or state
     key = kernel.source_key
-    prep = state.prepared.get(key)
-    if prep is not None and prep.generation == state.generation:
+    prep = st.prepared.get(key)
+    if prep is not None and prep.generation == st.generation:
         return prep
-    with state.lock:
-        error = state.errors.get(key)
+    with st.lock:
+        error = st.errors.get(key)
         if error is not None:
             raise error.with_traceback(None)
         try:
-            prep, _ = _build(kernel)
+            prep, _ = _build(kernel, st=st)
         except _KERNEL_ERRORS as exc:
-            state.errors[key] = exc
+            st.errors[key] = exc
             raise exc.with_traceback(None) from None
-        state.prepared[key] = prep
-        _announce(kernel)
+        st.prepared[key] = prep
+        _announce(kernel, st)
         return prep
 
 
-def _announce(kernel: Any) -> None:
+def _announce(kernel: Any, st: _State | None = None) -> None:
     """`@Gpu(log=True)`: say once per kernel definition which device it runs on.
 
     The user asked to see this line, so it must not vanish under Python's default logging
     (no handler, WARNING): it goes through the `cthreads.gpu` logger at INFO where logging is
     set up to show that, and to stderr otherwise."""
+    st = st or state
     key = kernel.source_key
-    if not getattr(kernel, "log", False) or key in state.logged:
+    if not getattr(kernel, "log", False) or key in st.logged:
         return
-    state.logged.add(key)
-    text = f"@Gpu(log=True): kernel `{kernel.name}` runs on {state.device.info.name}"
+    st.logged.add(key)
+    text = f"@Gpu(log=True): kernel `{kernel.name}` runs on {st.device.info.name}"
     log = _log()
     if log.isEnabledFor(20) and log.hasHandlers():  # 20: logging.INFO
         log.info(text)
@@ -302,24 +359,28 @@ def compile(force: bool = False) -> dict[str, dict]:
         return report
 
 
-def prepare(force: bool = False) -> dict[str, dict]:
+def prepare(force: bool = False, device: Any = None) -> dict[str, dict]:
     """Make sure Vulkan is usable (raises `GPUNotAvailable` and its subclasses if not), then
-    compile every registered kernel and build its pipeline. `force=True` shuts Vulkan down,
-    re-initializes it and rebuilds every kernel."""
+    compile every registered kernel and build its pipeline on `device` (a `GpuDevice` or what
+    `cthreads.gpu.device()` takes; default: the current device, else the default one).
+    `force=True` shuts Vulkan down (every device), re-initializes it and rebuilds every kernel."""
+    from ..runtime.handle import resolve
+
+    if force:
+        shutdown()
+    state = state_for(resolve(device))
     with state.lock:
-        if force:
-            shutdown()
         kernels = _registered()
         workers = max(1, min(8, len(kernels) + 1, os.cpu_count() or 1))
         from concurrent.futures import ThreadPoolExecutor  # (not loaded at import)
 
         with ThreadPoolExecutor(workers, thread_name_prefix="cthreads-prepare") as pool:
             opening = None
-            if state.device is None or state.device.generation != runtime.current_generation():
+            if state.device is None or not state.device.alive:
                 # Opening a device takes long on some drivers: compile for its description
                 # while it opens.
-                target = target_from_info(runtime.default_device_info())
-                opening = pool.submit(_current_device)
+                target = target_from_info(state.describe())
+                opening = pool.submit(_current_device, state)
             else:
                 target = state.target
 
@@ -358,7 +419,7 @@ def prepare(force: bool = False) -> dict[str, dict]:
 
 
 def shutdown() -> None:
-    """Release the device; prepared pipelines become invalid and are rebuilt on next use."""
+    """Release every device; prepared pipelines become invalid and are rebuilt on next use."""
     with state.lock:
         state.prepared.clear()
         state.device = None

@@ -86,7 +86,7 @@ class Resident:
         return formats.BY_PACK[self.pack].name
 
     def check_alive(self) -> None:
-        if self.device.generation != runtime.current_generation():
+        if not self.device.alive:
             raise GpuUseAfterDestroy(
                 f"`{self.name}` was bound on a device that has since been shut down "
                 "(shutdown() or prepare(force=True))",
@@ -274,7 +274,14 @@ class GpuArena:
     >>> arena.sync("y")                          # download when the host needs to look
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, device: Any = None) -> None:
+        """`device=`: where its buffers live (a `GpuDevice`, an index in
+        `cthreads.gpu.devices()`, a UUID or a part of a name); default: the current device
+        (`with device:`) when the arena is made, else the default one. Kernels reading it must
+        run there."""
+        from ..runtime.handle import resolve
+
+        self._handle = resolve(device)
         self._slots: dict[str, Resident] = {}
         self._released = False
         # dropped without release(): its buffers go back and its objects can be bound again
@@ -392,7 +399,7 @@ class GpuArena:
                 f"`{name}`: cannot bind an empty list", param=name, hint="bind at least one element"
             )
         other = RECORDS.get(id(obj))
-        if other is not None and other.generation != runtime.current_generation():
+        if other is not None and not other.device.alive:
             # its device was shut down: the old binding is dead (using it raises), so it must
             # not keep the object from being bound again
             _unregister(other)
@@ -420,7 +427,7 @@ class GpuArena:
             return
         from ..launch.binding import device_buffer_for
 
-        device = runtime.get_device()
+        device = runtime.get_device() if self._handle is None else self._handle.open()
         buffer = device_buffer_for(device, name, count, nbytes)
         res = Resident(
             weakref.ref(self), name, obj, count, nbytes, pack, view, buffer, device,

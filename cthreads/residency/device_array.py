@@ -24,7 +24,7 @@ import math
 import weakref
 from typing import Any
 
-from .. import interop, runtime
+from .. import interop
 from ..runtime import formats, transfer
 from ..runtime.extents import extent_items
 from . import arena
@@ -135,16 +135,18 @@ class DeviceArray:
     # No __slots__: the C launcher reads and writes the record fields (arena.RECORD_FIELDS) in
     # the instance __dict__, as it does for an arena's records (launch/plan.py checks this).
 
-    def __init__(self, shape: Any, dtype: Any = "f32") -> None:
-        self._allocate(_shape(shape), dtype)
+    def __init__(self, shape: Any, dtype: Any = "f32", *, device: Any = None) -> None:
+        """Zero-filled, on `device` (a `GpuDevice`, an index in `cthreads.gpu.devices()`, a UUID
+        or a part of a name; default: the current device, `with device:`, else the default)."""
+        self._allocate(_shape(shape), dtype, device=device)
         self._zero()
 
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
-    def from_numpy(cls, a: Any, *, stream: Any = None) -> DeviceArray:
-        """A new device array holding a copy of numpy array `a` (its shape and dtype); a
-        staging copy is queued on `stream` (default: the thread's `with` stream, else the
-        device's default stream)."""
+    def from_numpy(cls, a: Any, *, stream: Any = None, device: Any = None) -> DeviceArray:
+        """A new device array holding a copy of numpy array `a` (its shape and dtype), on
+        `device` (as for `DeviceArray(...)`); a staging copy is queued on `stream` (default:
+        the thread's `with` stream, else the device's default stream)."""
         import numpy
 
         if not isinstance(a, numpy.ndarray):
@@ -156,7 +158,7 @@ class DeviceArray:
                 hint="wrap it: numpy.asarray(a), or use DeviceArray.from_bytes(data, shape, dtype)",
             )
         self = cls.__new__(cls)
-        self._allocate(tuple(a.shape), a.dtype, what="`a`")
+        self._allocate(tuple(a.shape), a.dtype, what="`a`", device=device)
         try:
             self._upload(memoryview(numpy.ascontiguousarray(a)).cast("B"), stream)
         except BaseException:
@@ -165,11 +167,14 @@ class DeviceArray:
         return self
 
     @classmethod
-    def from_bytes(cls, data: Any, shape: Any, dtype: Any, *, stream: Any = None) -> DeviceArray:
+    def from_bytes(
+        cls, data: Any, shape: Any, dtype: Any, *, stream: Any = None, device: Any = None
+    ) -> DeviceArray:
         """A new device array of `shape` and `dtype` holding the bytes of `data` (any
-        C-contiguous buffer: bytes, bytearray, memoryview, ...) in row-major order."""
+        C-contiguous buffer: bytes, bytearray, memoryview, ...) in row-major order, on
+        `device` (as for `DeviceArray(...)`)."""
         self = cls.__new__(cls)
-        self._allocate(_shape(shape), dtype)
+        self._allocate(_shape(shape), dtype, device=device)
         try:
             self._upload(self._host_bytes(data, "data", writable=False, raw=True), stream)
         except BaseException:
@@ -178,6 +183,14 @@ class DeviceArray:
         return self
 
     # -- copies -----------------------------------------------------------------------------------
+    def to(self, device: Any) -> DeviceArray:
+        """A copy of this array on `device` (as for `DeviceArray(...)`), through host memory
+        (Vulkan devices share no memory), after the last launch writing it. The one way an
+        array moves between devices: launches never copy one implicitly. On its own device
+        already: a new copy there all the same."""
+        self._check_alive("copy it to another device")
+        return DeviceArray.from_numpy(self.numpy(), device=device)
+
     def numpy(self, *, stream: Any = None) -> Any:
         """A new host numpy array with the contents (after the last launch writing it and,
         with `stream=`, after the work queued on that stream so far)."""
@@ -335,8 +348,11 @@ class DeviceArray:
         return self
 
     # -- internals --------------------------------------------------------------------------------
-    def _allocate(self, shape: tuple[int, ...], dtype: Any, what: str = "") -> None:
+    def _allocate(
+        self, shape: tuple[int, ...], dtype: Any, what: str = "", device: Any = None
+    ) -> None:
         from ..launch.binding import device_buffer_for
+        from ..runtime.handle import runtime_device
 
         self._released = True  # until the buffer exists (repr and release() stay safe)
         self.shape = shape
@@ -347,7 +363,7 @@ class DeviceArray:
         self.hazard = 0
         self.view = None
         self.last_use = self.last_write = 0
-        device = runtime.get_device()
+        device = runtime_device(device)
         self._device = device
         self.generation = device.generation
         label = what or f"DeviceArray({shape}, {name!r})"
@@ -369,7 +385,7 @@ class DeviceArray:
                 f"cannot {what}: this DeviceArray {self.shape} of {self._dtype.name} was released",
                 hint="allocate a new DeviceArray",
             )
-        if self.generation != runtime.current_generation():
+        if not self._device.alive:
             raise GpuUseAfterDestroy(
                 f"cannot {what}: this DeviceArray {self.shape} of {self._dtype.name} lived on a "
                 "device that has since been shut down (shutdown() or prepare(force=True))",

@@ -1,7 +1,8 @@
 """cthreads.runtime: the Vulkan runtime as a thin typed layer over `cthreads._native`.
 
-Devices, pooled buffers, pipelines and stream-ordered submission; device choice policy and
-the pipeline-cache file live here, the mechanism in C. Importing this never touches Vulkan.
+Devices, pooled buffers, pipelines and stream-ordered submission; device choice policy
+(which devices are visible, which is the default, the `GpuDevice` handles of several open
+devices) and the pipeline-cache file live here, the mechanism in C. Importing this never touches Vulkan.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .lifecycle import (
     list_devices,
     shutdown,
     validation_messages,
+    visible_devices,
 )
 from .shaders import load_shader
 
@@ -49,4 +51,5 @@ __all__ = [
     "load_shader",
     "shutdown",
     "validation_messages",
+    "visible_devices",
 ]

@@ -25,15 +25,26 @@ Command = tuple
 class Device:
     """One Vulkan device with its queue. Made by `cthreads.runtime.init()`."""
 
-    __slots__ = ("__weakref__", "_cache_file", "_dev", "generation", "info")
+    __slots__ = ("__weakref__", "_cache_file", "_dev", "generation", "info", "logical")
 
     def __init__(
-        self, native_device: Any, info: DeviceInfo, generation: int, cache_file: PipelineCacheFile
+        self,
+        native_device: Any,
+        info: DeviceInfo,
+        generation: int,
+        cache_file: PipelineCacheFile,
+        logical: int = 0,
     ):
         self._dev = native_device
         self.info = info
         self.generation = generation
         self._cache_file = cache_file
+        self.logical = logical  # 0, or which extra logical device on the physical one
+
+    @property
+    def label(self) -> str:
+        """Its name, and which logical device it is where that is not the first."""
+        return f"{self.info.name!r}" + (f" (logical {self.logical})" if self.logical else "")
 
     def __repr__(self) -> str:
         state = "alive" if self._dev.alive else "shut down"

@@ -34,10 +34,26 @@ class DeviceInfo:
     pipeline_cache_uuid: str = ""
     usable: bool = True
     unusable_reason: str | None = None
+    # VkPhysicalDeviceIDProperties.deviceUUID as 8-4-4-4-12 hex groups: on NVIDIA the CUDA
+    # UUID (`nvidia-smi -L` prints it after "GPU-"); "" where the driver does not report it
+    uuid: str = ""
 
     @classmethod
     def from_native(cls, d: dict[str, Any]) -> DeviceInfo:
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+        fields = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        if "device_uuid" in d:
+            fields["uuid"] = d["device_uuid"]
+        return cls(**fields)
+
+    @property
+    def memory(self) -> int:
+        """Bytes of device-local memory (the sum of the device-local heaps)."""
+        return sum(int(h.get("size", 0)) for h in self.memory_heaps if h.get("device_local"))
+
+    @property
+    def nvidia(self) -> bool:
+        """Whether NVIDIA's driver runs it (vendor 0x10de): `CUDA_VISIBLE_DEVICES` applies."""
+        return self.vendor_id == 0x10DE
 
     def describe(self) -> str:
         """One line: index, name, type (and why it cannot be used, if so)."""

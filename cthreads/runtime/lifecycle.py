@@ -1,6 +1,12 @@
-"""The process's Vulkan state: probe, init, the default device, shutdown.
+"""The process's Vulkan state: probe, init, the default device, the other open devices, shutdown.
 
-One instance and one default device at a time, behind a lock. `shutdown()` waits idle and
+One instance and one default device at a time, behind a lock; other devices (issue 20) open
+on demand (`open_device`, through `cthreads.gpu.device(...)`), each its own native Device (its
+own VkDevice, queue and submission thread), keyed by (Vulkan index, logical number): a second
+logical device on one physical device is a separate VkDevice (how the tests run two devices on
+lavapipe). Every device opened gets a generation number of its own (one counter for all), so a
+buffer or pipeline of one device never passes for another's. Which devices are visible, and
+which is the default, is runtime/visibility.py's. `shutdown()` waits idle and
 destroys the device and everything on it, in order (the instance stays until exit); the next
 `get_device()` starts a new generation, and objects of the old one raise GpuUseAfterDestroy. `available()` never raises and caches its answer.
 
@@ -27,7 +33,8 @@ from .. import config
 from ..errors import CThreadsGPUError, VulkanInitFailed
 from . import native
 from .device import Device
-from .info import DeviceInfo, choose
+from .info import DeviceInfo
+from .visibility import default_device, visible
 from .pipeline_cache import PipelineCacheFile
 
 _lock = threading.RLock()
@@ -35,9 +42,13 @@ _instance: Any = None
 # True in a child of fork() whose parent had a device open (some drivers cannot open one there)
 _inherited_device = False
 _device: Device | None = None
+# the devices open besides the default one, by (Vulkan index, logical number)
+_others: dict[tuple[int, int], Device] = {}
 _generation = 0
 _available: bool | None = None
-# called (no arguments, no lock taken) whenever the default device goes away: layers above
+# (instance, its devices described): list_devices()' answer for the live instance
+_infos: tuple[Any, list[DeviceInfo]] | None = None
+# called (no arguments, no lock taken) whenever the open devices go away: layers above
 # (launch/session.py) drop what they built on it
 _on_shutdown: list[Callable[[], None]] = []
 
@@ -57,51 +68,96 @@ def _get_instance() -> Any:
 
 
 def list_devices() -> list[DeviceInfo]:
-    """Every Vulkan physical device, as plain data (raises the mapped error)."""
+    """Every Vulkan physical device, as plain data (raises the mapped error). Described once
+    per instance (the set of physical devices is fixed while an instance lives, and describing
+    them is ~0.9 ms on lavapipe: `device=0` and the default-device check read this)."""
+    global _infos
     with _lock:
-        return [DeviceInfo.from_native(d) for d in _get_instance().physical_devices()]
+        instance = _get_instance()
+        if _infos is None or _infos[0] is not instance:
+            _infos = (instance, [DeviceInfo.from_native(d) for d in instance.physical_devices()])
+        return list(_infos[1])
+
+
+def _choose_default(infos: list[DeviceInfo]) -> DeviceInfo:
+    return default_device(
+        infos, config.device_selector(), config.visible_devices(), config.cuda_visible_devices()
+    )
 
 
 def default_device_info() -> DeviceInfo:
-    """The device `init()` opens (CTHREADS_DEVICE honoured), described without opening it:
-    callers can prepare work for it while it is being created."""
+    """The device `init()` opens (CTHREADS_DEVICE, else the first visible device), described
+    without opening it: callers can prepare work for it while it is being created."""
     with _lock:
         if _device is not None and _device.alive:
             return _device.info
-        infos = [DeviceInfo.from_native(d) for d in _get_instance().physical_devices()]
-        return choose(infos, config.device_selector())
+        return _choose_default(list_devices())
+
+
+def visible_devices() -> list[DeviceInfo]:
+    """The devices this process sees, in order (runtime/visibility.py), none opened."""
+    infos = list_devices()
+    return visible(infos, config.visible_devices(), config.cuda_visible_devices())
 
 
 def init() -> Device:
     """Create the default device if needed (idempotent) and return it."""
-    global _device, _generation, _available
+    global _device, _available
     with _lock:
         if _device is not None and _device.alive:
             return _device
         if _device is not None:  # lost: start over (on the same instance)
             _shutdown_locked(keep_instance=True)
-        # the native policy knobs, read and checked here: no C code reads the environment
-        knobs = config.native_knobs()
-        try:
-            instance = _get_instance()
-            infos = [DeviceInfo.from_native(d) for d in instance.physical_devices()]
-            info = choose(infos, config.device_selector())
-            cache_file = PipelineCacheFile(info)
-            dev = native.module().Device(instance, info.index, cache_file.load(), knobs)
-        except CThreadsGPUError as exc:
-            if not _inherited_device:
-                raise
-            # NVIDIA's driver (580) refuses vkCreateDevice in a forked child: say why and how
-            raise VulkanInitFailed(
-                "this process was forked from one that had the GPU open, and the driver "
-                f"cannot open a device in the forked child ({exc})",
-                hint="start worker processes with multiprocessing's 'spawn' or 'forkserver' "
-                "start method, or fork before the first GPU use",
-            ) from None
-        _generation += 1
-        _device = Device(dev, info, _generation, cache_file)
+        info = _choose_default(list_devices())
+        _device = _open(info)
         _available = True
         return _device
+
+
+def _open(info: DeviceInfo, logical: int = 0) -> Device:
+    """A new native device on `info` with the next generation (the lock is held)."""
+    global _generation
+    # the native policy knobs, read and checked here: no C code reads the environment
+    knobs = config.native_knobs()
+    try:
+        cache_file = PipelineCacheFile(info)
+        dev = native.module().Device(_get_instance(), info.index, cache_file.load(), knobs)
+    except CThreadsGPUError as exc:
+        if not _inherited_device:
+            raise
+        # NVIDIA's driver (580) refuses vkCreateDevice in a forked child: say why and how
+        raise VulkanInitFailed(
+            "this process was forked from one that had the GPU open, and the driver "
+            f"cannot open a device in the forked child ({exc})",
+            hint="start worker processes with multiprocessing's 'spawn' or 'forkserver' "
+            "start method, or fork before the first GPU use",
+        ) from None
+    _generation += 1
+    return Device(dev, info, _generation, cache_file, logical)
+
+
+def is_default(info: DeviceInfo, logical: int = 0) -> bool:
+    """Whether (`info`, `logical`) is the default device (open or not)."""
+    return logical == 0 and info.index == default_device_info().index
+
+
+def open_device(info: DeviceInfo, logical: int = 0) -> Device:
+    """The open device for physical device `info`, logical number `logical`, opened now if it
+    is not: the default device itself where that is the one (logical 0 of the default's
+    physical device), else a device of its own, kept until shutdown()."""
+    with _lock:
+        if is_default(info, logical):
+            return get_device()
+        key = (info.index, logical)
+        dev = _others.get(key)
+        if dev is not None and dev.alive:
+            return dev
+        if dev is not None:  # lost: close what is left and open it anew
+            del _others[key]
+            with contextlib.suppress(CThreadsGPUError):
+                dev.close()
+        dev = _others[key] = _open(info, logical)
+        return dev
 
 
 def get_device() -> Device:
@@ -141,28 +197,41 @@ def _device_gone() -> None:
 
 
 def _shutdown_locked(keep_instance: bool = False) -> None:
-    """Destroy the default device; the Vulkan instance too unless `keep_instance`. `shutdown()`
-    and re-init after a lost device keep it: the instance holds no device state, creating one
+    """Destroy the default device and every other open one; the Vulkan instance too unless
+    `keep_instance`. `shutdown()` and re-init after a lost device keep it: the instance holds no device state, creating one
     is most of NVIDIA's start-up cost (80-100 ms), and NVIDIA's driver failed to create a new
     one (VK_ERROR_INCOMPATIBLE_DRIVER, then SIGSEGV) after repeated create/destroy cycles
     raced by launching threads. The instance goes at exit."""
     global _device, _instance
     dev, _device = _device, None
+    others = list(_others.values())
+    _others.clear()
     inst = None
     if not keep_instance:
         inst, _instance = _instance, None
     _device_gone()
     try:
-        if dev is not None:
-            dev.close()
+        _close_all([d for d in (dev, *others) if d is not None])
     finally:
         if inst is not None:
             inst.destroy()
 
 
+def _close_all(devices: list[Device]) -> None:
+    """Close each device; every one is closed even when one fails (the first error is raised)."""
+    error: BaseException | None = None
+    for dev in devices:
+        try:
+            dev.close()
+        except CThreadsGPUError as exc:
+            error = error or exc
+    if error is not None:
+        raise error
+
+
 def shutdown() -> None:
-    """Wait for the device, save the pipeline cache and destroy the device and every object
-    on it (the Vulkan instance stays for the next init(); it is destroyed at exit)."""
+    """Wait for every open device, save the pipeline caches and destroy the devices and every
+    object on them (the Vulkan instance stays for the next init(); it is destroyed at exit)."""
     with _lock:
         _shutdown_locked(keep_instance=True)
 
@@ -179,8 +248,11 @@ def _at_exit() -> None:
     # die with the process anyway
     with contextlib.suppress(CThreadsGPUError, OSError):
         with _lock:
-            if _device is not None and _device.alive and not _idle_within(_exit_wait()):
-                _abandon_locked()
+            wait = _exit_wait()
+            alive = [d for d in (_device, *_others.values()) if d is not None and d.alive]
+            busy = [d for d in alive if not _idle_within(d, wait)]
+            if busy:
+                _abandon_locked(busy)
             _shutdown_locked()
 
 
@@ -192,10 +264,9 @@ def _exit_wait() -> float:
         return 10.0
 
 
-def _idle_within(seconds: float) -> bool:
-    """Whether everything submitted to the default device completes within `seconds` (True
-    when waiting fails: a lost device has nothing to wait for, its teardown does not block)."""
-    dev = _device
+def _idle_within(dev: Device, seconds: float) -> bool:
+    """Whether everything submitted to `dev` completes within `seconds` (True when waiting
+    fails: a lost device has nothing to wait for, its teardown does not block)."""
     try:
         return dev.wait(dev.last_value, seconds)
     except KeyboardInterrupt:  # a second Ctrl-C at exit: stop waiting
@@ -204,11 +275,15 @@ def _idle_within(seconds: float) -> bool:
         return True
 
 
-def _abandon_locked() -> None:
-    """Leave the default device to the process's exit: a kernel still runs on it, and
-    destroying it would wait for that kernel (for ever, if it never ends)."""
+def _abandon_locked(devs: list[Device]) -> None:
+    """Leave `devs` to the process's exit: a kernel still runs on each, and destroying one
+    would wait for that kernel (for ever, if it never ends). The instance is left too (a
+    device on it lives on); the other devices are shut down as usual after this."""
     global _device, _instance
-    dev, _device = _device, None
+    if _device in devs:
+        _device = None
+    for key in [k for k, d in _others.items() if d in devs]:
+        del _others[key]
     _instance = None
     _device_gone()
     warnings.warn(
@@ -217,7 +292,8 @@ def _abandon_locked() -> None:
         RuntimeWarning,
         stacklevel=1,
     )
-    dev._dev._abandon()
+    for dev in devs:
+        dev._dev._abandon()
 
 
 # Registered at import, before the program can register exit handlers that launch: atexit
@@ -229,12 +305,15 @@ def _after_fork_in_child() -> None:
     """The child of fork(): nothing of the parent's device is usable here (its submission
     thread does not exist, a lock may be held by a thread that does not exist, the driver's
     state is the parent's). Drop it without a Vulkan call; the next use opens a new one."""
-    global _lock, _device, _instance, _available, _inherited_device
+    global _lock, _device, _instance, _available, _inherited_device  # (_others: cleared)
     _lock = threading.RLock()
     _inherited_device = _inherited_device or _device is not None
-    dev, _device = _device, None
+    _inherited_device = _inherited_device or bool(_others)
+    devs = [d for d in (_device, *_others.values()) if d is not None]
+    _device = None
+    _others.clear()
     inst, _instance = _instance, None
-    if dev is not None:
+    for dev in devs:
         dev._dev._forget()
     if inst is not None:
         inst._forget()

@@ -55,7 +55,8 @@ class PipelineCacheFile:
         try:
             data = get_data()
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            # (per process and per file object: two logical devices on one GPU share the path)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}-{id(self):x}.tmp")
             tmp.write_bytes(data)
             os.replace(tmp, self.path)
         except (OSError, CThreadsGPUError):  # an unwritable cache only costs compile time

@@ -44,6 +44,13 @@ def test_device_arrays(tmp_path):
     assert "matches numpy" in out
 
 
+def test_multi_device(tmp_path):
+    # two logical devices on lavapipe: one launch per device per step, joined, checked
+    out = ok(run("multi_device.py", "--small", cwd=tmp_path))
+    assert "elements 0 to 50000" in out and "elements 50000 to 100000" in out
+    assert "on 2 devices, joined" in out and "matches numpy" in out
+
+
 def test_mandelbrot(tmp_path):
     Image = pytest.importorskip(
         "PIL.Image", reason="Pillow is in the test extra: pip install -e '.[test]'"

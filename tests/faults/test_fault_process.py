@@ -208,6 +208,38 @@ def test_exit_with_a_kernel_that_does_not_end(tmp_path):
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
 
 
+EXIT_BUSY_SECOND = """
+# two devices open (issue 20): the default one idle, a second logical one held by the gate
+# (as EXIT_BUSY, llvmpipe's length from many invocations): the exit waits, abandons only that
+# one with the warning, and shuts the idle one down as usual
+import cthreads.gpu as cg
+assert work(1)
+second = cg.device(0, logical=1)
+dev = second.open()
+pipe = dev.pipeline(runtime.load_shader("gate"), 16)
+flag = dev.buffer(8)
+if not flag.host_visible:
+    flag = dev.buffer(8, usage="upload")
+flag.write(np.zeros(2, np.uint32))
+cpu = dev.info.type == "cpu"
+n = 65535 * 64 if cpu else 1 << 16
+dev.submit([("dispatch", pipe, struct.pack("<QII", flag.address, n, 1 << 24), (n // 64, 1, 1))],
+           keep=(flag, pipe))
+ys = [0.0] * 64
+job = gpu(bump, 64, 1.0, ys, device=second)  # queued behind the gate
+# (no launch on the default device now: lavapipe's logical devices share one pool of shader
+# threads, so the gate holds them all; GPUs' devices are independent)
+print("leaving with the gate closed", flush=True)
+"""
+
+
+def test_exit_with_a_kernel_that_does_not_end_on_a_second_device(tmp_path):
+    proc = _run(EXIT_BUSY_SECOND, tmp_path, env={"CTHREADS_EXIT_WAIT": "0.2"}, timeout=60)
+    assert "leaving with the gate closed" in proc.stdout
+    assert proc.stderr.count("GPU work still running at exit after 0.2 s") == 1, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+
+
 # ---- atexit --------------------------------------------------------------------------------
 
 ATEXIT = """
