@@ -29,8 +29,8 @@ _stats: dict[str, Any] = {
     "setups": 0,  # GpuWorkerPlugin.setup() runs in this process (prepare() each)
     "device_selector": None,  # the CTHREADS_DEVICE value this process chose (or was given)
     "prepared": [],  # names of the kernels the last setup prepared
-    "launches": 0,  # chunks launched
-    "cold_launches": 0,  # ... of which found their kernel's pipeline not built yet
+    "launches": {},  # kernel 'module.qualname' -> chunks launched
+    "cold_launches": {},  # ... of which found the kernel's pipeline not built yet
 }
 _device_chosen = False
 _device_lock = threading.Lock()  # (not _lock: setup_worker holds that while it calls in)
@@ -165,18 +165,17 @@ def worker_stats() -> dict[str, Any]:
 
 def _where(worker: Any) -> str:
     if worker is None:
-        return f"local process {os.getpid()}"
-    return f"{worker.address} (name {worker.name!r}, pid {os.getpid()})"
+        return f"in a dask task of the local scheduler (pid {os.getpid()})"
+    return f"on dask worker {worker.address} (name {worker.name!r}, pid {os.getpid()})"
 
 
 def named(exc: CThreadsGPUError, where: str) -> CThreadsGPUError:
     """A copy of `exc` (same class and fields, so it pickles back to the client as itself)
-    whose message starts with the worker it was raised on."""
-    text = f"on dask worker {where}: {exc}"
+    whose message starts with where it was raised (`on dask worker tcp://...`)."""
     out = copy.copy(exc)
-    out.args = (text,)
+    out.args = (f"{where}: {exc}",)
     if isinstance(getattr(out, "message", None), str):
-        out.message = f"on dask worker {where}: {out.message}"
+        out.message = f"{where}: {out.message}"
     out.__traceback__ = None
     return out
 
@@ -230,9 +229,11 @@ def _launch(spec: BlockSpec, chunks: tuple) -> Any:
     if length:
         warm = _is_warm(kernel)
         gpu.gpu(kernel, *args).join()
+        key = str(spec.ref)
         with _lock:
-            _stats["launches"] += 1
-            _stats["cold_launches"] += not warm
+            _stats["launches"][key] = _stats["launches"].get(key, 0) + 1
+            if not warm:
+                _stats["cold_launches"][key] = _stats["cold_launches"].get(key, 0) + 1
     outs = tuple(args[p] for p in spec.outputs)
     return outs[0] if len(outs) == 1 else outs
 

@@ -43,3 +43,12 @@ def no_n(x: list[float], y: list[float]) -> None:
     i: int = GlobalIdx.x
     if i < len(y):
         y[i] = x[i] * 2.0
+
+
+@Gpu
+def only_reads(n: int, x: list[float]) -> None:
+    """Writes nothing: map_blocks has no output to give (a refused kernel)."""
+    i: int = GlobalIdx.x
+    if i < n:
+        v: float = x[i]
+        v += 1.0
