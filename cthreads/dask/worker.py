@@ -80,7 +80,9 @@ def device_selector(rank: int, cuda_visible: str | None, infos: list[Any]) -> st
 
 def choose_device(worker_name: Any) -> str | None:
     """Set this process's `CTHREADS_DEVICE` before its first launch (once): the user's own
-    value wins; otherwise `device_selector` by the worker's rank and `CUDA_VISIBLE_DEVICES`."""
+    value wins; otherwise `device_selector` by the worker's rank and `CUDA_VISIBLE_DEVICES`.
+    A process whose device is open already keeps it (workers that are threads of one process
+    share its device)."""
     global _device_chosen
     if _device_chosen:
         return _stats["device_selector"]
@@ -95,7 +97,11 @@ def _choose(worker_name: Any) -> None:
     from .. import config, runtime
 
     selector = config.device_selector()
-    if selector is None:
+    if runtime.current_generation():
+        # the process has its device open already (a worker thread in the client's process,
+        # LocalCluster(processes=False)): that choice stands, and the environment stays as is
+        selector = str(runtime.default_device_info().index)
+    elif selector is None:
         selector = device_selector(
             worker_rank(worker_name), os.environ.get("CUDA_VISIBLE_DEVICES"), runtime.list_devices()
         )
@@ -109,34 +115,45 @@ def _choose(worker_name: Any) -> None:
 
 
 def setup_worker(worker_name: Any, refs: tuple[KernelRef, ...]) -> dict:
-    """Choose the device, import the kernels and `prepare()` them: once per process and
-    plugin registration. Returns prepare()'s report."""
+    """Choose the device, open it, import the kernels and build their pipelines: once per
+    process and plugin registration. Returns {kernel name: what prepare() reports for it}.
+
+    Only the named kernels are built, not every kernel the process registered (prepare()):
+    a worker in the client's own process may hold many that no task will launch."""
     from .. import gpu
+    from ..launch import session
 
     with _lock:
         choose_device(worker_name)
+        gpu.init()
+        report = {}
         for ref in refs:
-            _kernels[ref] = resolve(ref)
-        report = gpu.prepare()
+            kernel = _kernels[ref] = resolve(ref)
+            report[kernel.name] = dict(session.kernel_for_launch(kernel).info)
+        if refs:
+            session.state.device.save_pipeline_cache()  # a restarted worker starts warm
         _stats["setups"] += 1
         _stats["prepared"] = sorted(report)
         return report
 
 
 class GpuWorkerPlugin(WorkerPlugin):
-    """Opens the worker's device once and prepares `kernels` (and every other kernel their
-    modules register) when a worker starts, so tasks launch on warm pipelines.
+    """Opens the worker's device once and builds the pipelines of `kernels` when a worker
+    starts, so tasks launch on warm pipelines; a kernel that does not compile fails the
+    registration (`client.register_plugin` raises its GpuCompileError, worker named).
 
     `client.register_plugin(GpuWorkerPlugin([saxpy]))` (or `cthreads.dask.register(client,
     saxpy)`); workers that join later, or restart after a crash, run it too. Kernels are given
     as `@Gpu` objects or `'module.qualname'` strings and travel by name."""
 
-    name = "cthreads"
+    name = "cthreads"  # one per cluster: registering again replaces it
 
-    def __init__(self, kernels: Any = ()):
+    def __init__(self, kernels: Any = (), *, name: str | None = None):
         if not isinstance(kernels, (list, tuple)):
             kernels = (kernels,)
         self.kernels = tuple(ref_of(k, "kernels") for k in kernels)
+        if name is not None:
+            self.name = name
 
     async def setup(self, worker: Any) -> None:
         # prepare() compiles and builds pipelines for seconds: off the worker's event loop,

@@ -52,3 +52,11 @@ def only_reads(n: int, x: list[float]) -> None:
     if i < n:
         v: float = x[i]
         v += 1.0
+
+
+@Gpu
+def does_not_compile(n: int, x: list[float]) -> None:
+    """Outside the kernel language (a string): a GpuCompileError where it is built."""
+    i: int = GlobalIdx.x
+    if i < n:
+        x[i] = len("text")

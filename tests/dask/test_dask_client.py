@@ -4,6 +4,7 @@ the device choice of a worker (faked device lists)."""
 
 from __future__ import annotations
 
+import os
 import pickle
 from types import SimpleNamespace
 
@@ -189,6 +190,29 @@ def test_a_launch_error_keeps_its_class_and_says_where():
     with pytest.raises(GpuArgumentTypeError, match="in a dask task of the local scheduler") as info:
         out.compute(scheduler="sync")
     assert info.value.param == "x" and "float64" in str(info.value)
+
+
+@needs_device
+def test_workers_in_this_process_keep_its_open_device(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from cthreads.gpu import init
+
+    monkeypatch.delenv("CTHREADS_DEVICE", raising=False)
+    init()  # the device choice of this process is made
+    with (
+        distributed.LocalCluster(
+            n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        cdask.register(client, k.add_scaled)
+        x = _f32(64, 8)
+        out = cdask.map_blocks(k.add_scaled, 1.0, x, da.zeros(64, chunks=8, dtype=np.float32))
+        np.testing.assert_array_equal(client.compute(out).result(), np.arange(64))
+        stats = client.run(cdask.worker_stats)
+    # threads of one process share its device: no worker re-chose it through the environment
+    assert "CTHREADS_DEVICE" not in os.environ
+    assert {s["pid"] for s in stats.values()} == {os.getpid()}
 
 
 # ------------------------------------------------------------------ errors that travel

@@ -20,7 +20,7 @@ distributed = pytest.importorskip("distributed", reason="cthreads.dask needs dis
 import dask_kernels as k  # tests/dask is on sys.path; spawned workers inherit sys.path
 
 import cthreads.dask as cdask
-from cthreads.errors import GpuArgumentTypeError
+from cthreads.errors import GpuArgumentTypeError, GpuCompileError
 from cthreads.gpu import available
 
 pytestmark = pytest.mark.skipif(not available(), reason="no Vulkan device")
@@ -110,6 +110,16 @@ def test_the_plugin_prepares_once_per_worker_and_pipelines_stay_warm(client):
     from cthreads.runtime import validation_messages
 
     assert client.run(validation_messages) == {a: [] for a in stats}
+
+
+def test_a_plugin_kernel_that_does_not_compile_fails_the_registration(client):
+    plugin = cdask.GpuWorkerPlugin([k.does_not_compile], name="cthreads-does-not-compile")
+    try:
+        with pytest.raises(GpuCompileError, match="on dask worker tcp://") as info:
+            client.register_plugin(plugin)
+    finally:
+        client.unregister_worker_plugin(plugin.name)
+    assert info.value.lineno is not None and "does_not_compile" in str(info.value)
 
 
 # Last in the module: it restarts one worker (later tests would see a fresh process).
