@@ -43,9 +43,12 @@ _kernels: dict[KernelRef, Any] = {}
 def worker_rank(name: Any) -> int:
     """A worker's rank for the round-robin: its name if that is an int (LocalCluster names
     workers 0, 1, ...), else the number the name ends in (`dask worker --nworkers` names them
-    `<prefix>-0`, `<prefix>-1`, ...), else 0."""
+    `<prefix>-0`, `<prefix>-1`, ... when given `--name <prefix>`), else 0. A worker without a
+    name is named by its address, whose port is no rank: 0."""
     if isinstance(name, int):
         return name
+    if "://" in str(name):
+        return 0
     found = re.search(r"(\d+)$", str(name))
     return int(found.group(1)) if found else 0
 

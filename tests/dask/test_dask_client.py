@@ -275,4 +275,5 @@ def test_cuda_visible_devices_picks_by_ordinal_among_nvidia_devices():
 
 
 def test_worker_rank():
-    assert [cdask.worker_rank(v) for v in (3, "host-7", "tcp-worker", "w12")] == [3, 7, 0, 12]
+    names = (3, "host-7", "tcp-worker", "w12", "tcp://10.0.0.2:41234")
+    assert [cdask.worker_rank(v) for v in names] == [3, 7, 0, 12, 0]
