@@ -141,6 +141,25 @@ def test_a_kernel_that_writes_nothing_is_refused():
     assert info.value.param == "kernel"
 
 
+def test_a_kernel_that_does_not_compile_fails_on_the_client():
+    with pytest.raises(GpuCompileError, match="does_not_compile") as info:
+        cdask.map_blocks(k.does_not_compile, _f32(8, 4))
+    assert "on dask worker" not in str(info.value)  # nothing was sent anywhere
+
+
+def test_the_graph_names_the_kernel_and_carries_no_source():
+    cloudpickle = pytest.importorskip("cloudpickle")
+    x, y = _f32(64, 8), _f32(64, 8)
+    out = cdask.map_blocks(k.add_scaled, 2.0, x, y)
+    tasks = dict(out.__dask_graph__())
+    payload = cloudpickle.dumps(tasks)
+    assert b"dask_kernels" in payload and b"add_scaled" in payload
+    assert b"a * x[i] + y[i]" not in payload and b"GlobalIdx" not in payload
+    # the same call names the same graph; another scalar names another
+    assert cdask.map_blocks(k.add_scaled, 2.0, x, y).name == out.name
+    assert cdask.map_blocks(k.add_scaled, 3.0, x, y).name != out.name
+
+
 # ------------------------------------------------------- results on dask's local scheduler
 
 
@@ -155,6 +174,14 @@ def test_local_scheduler_equals_numpy_and_inputs_stay_untouched():
     got = out.compute(scheduler="sync")
     np.testing.assert_allclose(got, np.float32(0.5) * x_np + y_before, rtol=1e-6)
     np.testing.assert_array_equal(y_np, y_before)  # the kernel wrote into copies
+
+
+@needs_device
+def test_an_empty_chunk_launches_nothing_and_keeps_its_place():
+    x = da.from_array(np.arange(6, dtype=np.float32), chunks=((2, 0, 4),))
+    out = cdask.map_blocks(k.add_scaled, 1.0, x, da.zeros(6, chunks=((2, 0, 4),), dtype="f4"))
+    assert out.chunks == ((2, 0, 4),)
+    np.testing.assert_array_equal(out.compute(scheduler="sync"), np.arange(6))
 
 
 @needs_device

@@ -130,13 +130,11 @@ def test_a_worker_killed_mid_computation_loses_nothing(client):
     future = client.compute(cdask.map_blocks(k.count_up, steps, x, da.zeros_like(x)))
     pids = client.run(os.getpid)
     victim = sorted(pids)[0]
-    # wait (bounded) until the victim holds tasks of this computation
-    for _ in range(2000):
-        if client.processing(workers=[victim]).get(victim):
-            break
+    # wait until the victim holds tasks of this computation (pytest-timeout bounds a hang)
+    while not future.done() and not client.processing(workers=[victim]).get(victim):
         time.sleep(0.005)
     assert client.processing(workers=[victim]).get(victim), "the victim never got a task"
-    assert not future.done()
+    assert not future.done(), "the computation ended before the kill: make chunks slower"
     os.kill(pids[victim], signal.SIGKILL)
     got = future.result()
     np.testing.assert_array_equal(got, np.arange(n, dtype=np.int32) + steps)
