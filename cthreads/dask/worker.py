@@ -26,7 +26,7 @@ NVIDIA_VENDOR_ID = 0x10DE
 
 _lock = threading.Lock()
 _stats: dict[str, Any] = {
-    "setups": 0,  # GpuWorkerPlugin.setup() runs in this process (prepare() each)
+    "setups": 0,  # GpuWorkerPlugin.setup() runs in this process (pipelines built in each)
     "device_selector": None,  # the CTHREADS_DEVICE value this process chose (or was given)
     "prepared": [],  # names of the kernels the last setup prepared
     "launches": {},  # kernel 'module.qualname' -> chunks launched
