@@ -61,6 +61,7 @@ def gpu(
     force: bool = False,
     timed: bool = False,
     grid: Any = None,
+    pins: Any = None,
     **kwargs: Any,
 ) -> GpuJob:
     """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`.
@@ -68,8 +69,9 @@ def gpu(
     `force=True` re-prepares everything first; `timed=True` records device timestamps around
     the launch, read back as `job.elapsed_ms` (costly on some drivers, so off by default);
     `grid=(nx, ny[, nz])` gives the problem size per axis in invocations (each rounded up to
-    whole workgroups) instead of `n` / the longest list."""
-    if type(fn) is _GpuKernel and not (kwargs or force or timed):
+    whole workgroups) instead of `n` / the longest list; `pins={NAME: value}` fixes
+    `@autotune` choices for this launch (gpu/tuning.py)."""
+    if type(fn) is _GpuKernel and pins is None and not (kwargs or force or timed):
         # The hot loop: a launch whose C launcher was built (plan.native_launcher) returns from
         # here; it re-checks the device, the arity and every argument.
         fast = fn._fast_launch
@@ -101,6 +103,11 @@ def gpu(
             f"gpu() passes kernel arguments by position only; got keyword argument(s) {names} "
             f"for kernel `{fn.name}` (write gpu({fn.name}, {', '.join(fn.param_names)}))"
         )
+    if pins is not None or fn._tuner is not None:
+        # an @autotune kernel picks (or tunes) a variant, which launches through here again
+        from ..gpu.tuning import launch as tuned_launch
+
+        return tuned_launch(fn, args, pins, {"force": force, "timed": timed, "grid": grid})
     grid3 = None if grid is None else parse_grid(grid)
     if force:
         session.prepare(force=True)
