@@ -36,6 +36,11 @@ def device_identity(info: Any) -> str:
     )
 
 
+def device_label(info: Any) -> str:
+    """The device as `cache show` names it."""
+    return f"{info.name} (driver {info.driver_version})"
+
+
 def record_key(kernel_cache_key: str, space: str, device: str) -> str:
     text = f"{FORMAT}\0{kernel_cache_key}\0{space}\0{device}"
     return hashlib.sha256(text.encode()).hexdigest()[:32]

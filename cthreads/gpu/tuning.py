@@ -246,6 +246,7 @@ class Tuner:
         self.chosen: dict[str, dict[str, Any]] = {}  # tuning key -> choice, this process
         self.lock = threading.RLock()
         self._record: tuple[str, str] | None = None  # (device identity, record key)
+        self.label = ""  # the device as `python -m cthreads.gpu cache` shows it
 
     # -- keys and records -------------------------------------------------------------------
     def tuning_key(self, kernel: GpuKernel, args: tuple) -> str:
@@ -271,6 +272,7 @@ class Tuner:
         with session.state.lock:
             device = session._current_device()
             identity = store.device_identity(device.info)
+            self.label = store.device_label(device.info)
             if self._record is None or self._record[0] != identity:
                 base = kcache.cache_key(kernel.source_key, session.state.target.key())
                 self._record = (identity, store.record_key(base, self.space.describe(), identity))
@@ -382,7 +384,8 @@ class Tuner:
         header = {
             "kernel": kernel.qualified_name,
             "space": self.space.describe(),
-            "device": identity,
+            "device": self.label,
+            "device_identity": identity,
         }
         entry = {
             "choice": {k: _to_json(v) for k, v in winner.items()},
