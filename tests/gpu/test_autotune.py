@@ -36,7 +36,7 @@ def bump(n: int, x: list[float], out: list[float]) -> None:
     # every choice computes out[i] += x[i] (STEP / STEP is 1.0): results never say who won
     i: int = GlobalIdx.x
     if i < n:
-        out[i] += x[i] * (float(STEP) / STEP)
+        out[i] += x[i] * (float(STEP) / STEP)  # noqa: F821 (an autotune choice)
 
 
 @autotune(SCALE=[2, 3], key=["n"])
@@ -44,7 +44,7 @@ def bump(n: int, x: list[float], out: list[float]) -> None:
 def scaled(n: int, out: list[float]) -> None:
     i: int = GlobalIdx.x
     if i < n:
-        out[i] = float(SCALE)
+        out[i] = float(SCALE)  # noqa: F821
 
 
 @Gpu(constants={"OFFSET": 5})
