@@ -348,3 +348,29 @@ def test_sizes_bucket_to_powers_of_two():
         1024,
         2048,
     ]
+
+
+@needs_device
+def test_a_workgroup_choice_is_the_width_a_kernel_that_does_not_observe_it_runs_with():
+    from cthreads.gpu.variants import variant_of
+    from cthreads.launch import session
+
+    out = [0.0] * 70
+    for width in (32, 64):
+        gpu(bump, 70, [1.0] * 70, out, pins={"STEP": 1, "workgroup_size": width}).join()
+        variant = variant_of(bump, {"STEP": 1, "workgroup_size": width})
+        assert session.state.prepared[variant.source_key].physical_wg == width
+    assert out == [2.0] * 70
+
+
+@needs_device
+def test_the_unpinned_names_of_a_partly_pinned_launch_take_the_recorded_choice():
+    n = 60000  # key n=65536
+    gpu(bump, n, [1.0] * n, [0.0] * n).join()
+    recorded = bump.tuned()["n=65536"]
+    before = _tunings()
+    other = 4 if recorded["STEP"] != 4 else 1
+    out = [0.0] * n
+    gpu(bump, n, [1.0] * n, out, pins={"STEP": other}).join()
+    assert _tunings() == before
+    assert out == [1.0] * n
