@@ -26,6 +26,8 @@ from typing import Any
 
 from .. import config
 from ..errors import GpuCompileError, GpuInternalCompilerError, GpuInvalidArgument
+from ..launch import session
+from ..launch.dispatch import gpu
 from .kernel import GpuKernel, _lock as _registry_lock, _registry
 from .variants import WORKGROUP, Space, _is_value, _plain, _same, variant_of
 
@@ -219,14 +221,22 @@ class TunedBracket:
 
 def launch(fn: GpuKernel, args: tuple, pins: Any, options: dict[str, Any]) -> Any:
     """`gpu(fn, *args, pins=..., **options)` for a tuned kernel, or a plain one given pins."""
-    from ..launch.dispatch import gpu
-    from .variants import pinned_variant
+    plain = not any(options.values())  # (force=False, timed=False, grid=None, ...)
 
     def run(variant: GpuKernel, run_args: tuple, **extra: Any) -> Any:
+        if plain and not extra:
+            # the variant's C launcher, as gpu() would take it first (it declines with None)
+            fast = variant._fast_launch
+            if fast is not None:
+                job = fast(run_args)
+                if job is not None:
+                    return job
         return gpu(variant, *run_args, **{**options, **extra})
 
     tuner = fn._tuner
     if tuner is None:
+        from .variants import pinned_variant
+
         return run(pinned_variant(fn, pins), args)
     return tuner.launch(fn, args, pins, run)
 
@@ -242,6 +252,12 @@ class Tuner:
     def __init__(self, space: Space, kernel: GpuKernel) -> None:
         self.space = space
         self.key_index = tuple(kernel.param_names.index(k) for k in space.key)
+        # per key parameter: (index, "name=", whether it is a list)
+        self._key_plan = tuple(
+            (i, f"{kernel.signature[i].name}=", kernel.signature[i].is_list) for i in self.key_index
+        )
+        self.arity = len(kernel.param_names)
+        self.generation = -1  # the device generation `chosen` belongs to
         self.variants: dict[tuple, GpuKernel] = {}
         self.chosen: dict[str, dict[str, Any]] = {}  # tuning key -> choice, this process
         self.lock = threading.RLock()
@@ -250,23 +266,24 @@ class Tuner:
 
     # -- keys and records -------------------------------------------------------------------
     def tuning_key(self, kernel: GpuKernel, args: tuple) -> str:
+        """`n=1024,x=4096`: the `key=` arguments, sizes (ints, list lengths) bucketed."""
         parts = []
-        for i in self.key_index:
+        for i, label, is_list in self._key_plan:
             value = args[i]
-            param = kernel.signature[i]
-            if param.is_list:
+            if is_list:
                 value = bucket(_count(value))
-            elif isinstance(value, bool) or not isinstance(value, int):
-                value = _plain(value) if _is_value(value) else value
-            else:
+            elif type(value) is int:
                 value = bucket(value)
-            parts.append(f"{param.name}={value!r}")
+            elif _is_value(value):
+                value = _plain(value)
+                if type(value) is int:
+                    value = bucket(value)
+            parts.append(f"{label}{value!r}")
         return ",".join(parts)
 
     def record_key(self, kernel: GpuKernel) -> tuple[str, str]:
         """(device identity, record key) for the current device, opening it if need be."""
         from ..compiler import cache as kcache
-        from ..launch import session
         from . import tuned as store
 
         with session.state.lock:
@@ -274,6 +291,7 @@ class Tuner:
             identity = store.device_identity(device.info)
             self.label = store.device_label(device.info)
             if self._record is None or self._record[0] != identity:
+                self.chosen.clear()  # measured on another device
                 base = kcache.cache_key(kernel.source_key, session.state.target.key())
                 self._record = (identity, store.record_key(base, self.space.describe(), identity))
             return self._record
@@ -289,10 +307,13 @@ class Tuner:
         fixed = space.check_pins(kernel.name, pins) if pins is not None else {}
         if len(fixed) == len(space.names):
             return run(variant_of(kernel, fixed), args)
-        first = space.first()
-        if not config.autotune_enabled() or len(args) != len(kernel.param_names):
+        if not config.autotune_enabled() or len(args) != self.arity:
             # (a wrong arity fails in the launch of the first variant, worded as gpu() words it)
-            return run(variant_of(kernel, {**first, **fixed}), args)
+            return run(variant_of(kernel, {**space.first(), **fixed}), args)
+        if self.generation != session.state.generation or session.state.generation < 0:
+            # a new device (or none open yet): choices made on another one do not apply
+            self.record_key(kernel)
+            self.generation = session.state.generation
         tkey = self.tuning_key(kernel, args)
         chosen = self.chosen.get(tkey)
         if chosen is None:
@@ -311,7 +332,7 @@ class Tuner:
                             _text(chosen),
                         )
                     elif fixed:
-                        chosen = first  # pinned launches never tune
+                        chosen = space.first()  # pinned launches never tune
                     else:
                         best = self.tune(kernel, tkey, args, run)
                         return run(variant_of(kernel, best), args)
