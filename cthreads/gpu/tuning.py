@@ -28,6 +28,7 @@ from .. import config
 from ..errors import GpuCompileError, GpuInternalCompilerError, GpuInvalidArgument
 from ..launch import session
 from ..launch.dispatch import gpu
+from . import kernel as _kernel_module
 from .kernel import GpuKernel, _lock as _registry_lock, _registry
 from .variants import WORKGROUP, Space, _is_value, _plain, _same, variant_of
 
@@ -67,6 +68,7 @@ def autotune(*, key: Any = (), **choices: Any) -> Any:
         with _registry_lock:  # the tuned kernel takes the plain one's place (same version)
             if _registry.get(kernel.qualified_name) is kernel:
                 _registry[kernel.qualified_name] = tuned
+                _kernel_module._generation += 1
         return tuned
 
     return apply
@@ -353,7 +355,6 @@ class Tuner:
 
     def tune(self, kernel: GpuKernel, tkey: str, args: tuple, run: Any) -> dict[str, Any]:
         """Time every variant on copies of `args`; record and return the fastest choice."""
-        from ..launch import session
         from . import tuned as store
         from .timing import timing_args
 
