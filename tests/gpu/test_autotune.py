@@ -374,3 +374,37 @@ def test_the_unpinned_names_of_a_partly_pinned_launch_take_the_recorded_choice()
     gpu(bump, n, [1.0] * n, out, pins={"STEP": other}).join()
     assert _tunings() == before
     assert out == [1.0] * n
+
+
+@needs_device
+def test_a_variant_that_does_not_compile_for_the_device_is_left_out_of_the_race():
+    from cthreads.gpu import GpuCompileError, ThreadIdx, shared
+
+    @autotune(SLOTS=[64, 1 << 24], key=["n"])  # 64 MiB of shared memory fits no device
+    @Gpu(workgroup_size=64)
+    def staged(n: int, out: list[float]) -> None:
+        buf = shared(float, SLOTS)  # noqa: F821
+        t: int = ThreadIdx.x
+        buf[t] = 1.0
+        i: int = GlobalIdx.x
+        if i < n:
+            out[i] = buf[t]
+
+    before = _tunings()
+    out = [0.0] * 64
+    gpu(staged, 64, out).join()
+    assert _tunings() == before + 1
+    assert out == [1.0] * 64
+    assert staged.tuned()["n=64"] == {"SLOTS": 64}
+    with pytest.raises(GpuCompileError):
+        gpu(staged, 64, out, pins={"SLOTS": 1 << 24})
+
+    @autotune(SLOTS=[1 << 24, 1 << 25], key=["n"])
+    @Gpu(workgroup_size=64)
+    def never(n: int, out: list[float]) -> None:
+        buf = shared(float, SLOTS)  # noqa: F821
+        buf[ThreadIdx.x] = 1.0
+        out[0] = buf[0]
+
+    with pytest.raises(GpuCompileError):  # none compiles: the first one's error
+        gpu(never, 64, out)
