@@ -94,6 +94,10 @@ class GpuKernel:
     # ------------------------------------------------------------ plain-Python face
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._given:  # the body reads its constants= (gpu/variants.py)
+            from .variants import python_face
+
+            return python_face(self)(*args, **kwargs)
         return self._fn(*args, **kwargs)
 
     def __repr__(self) -> str:

@@ -169,6 +169,10 @@ class TunedKernel(GpuKernel):
     def __getitem__(self, grid: Any) -> Any:
         return TunedBracket(self, grid)
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run as plain Python with the first choices (what runs before tuning)."""
+        return self.default_variant()(*args, **kwargs)
+
     def default_variant(self) -> GpuKernel:
         """The variant of the first choices (what runs before tuning, and without it)."""
         return variant_of(self, self._tuner.space.first())

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import numbers
 import threading
+import types
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GpuInvalidArgument
@@ -149,7 +150,7 @@ def _make_variant(kernel: GpuKernel, choices: dict[str, Any]) -> GpuKernel:
 
     variant = object.__new__(GpuKernel)
     state = dict(kernel.__dict__)
-    for derived in ("_tuner", "_bracket", "_fast_launch", "__gpu_kernel_meta__"):
+    for derived in ("_tuner", "_bracket", "_fast_launch", "__gpu_kernel_meta__", "_python_face"):
         state.pop(derived, None)
     variant.__dict__.update(state)
     given = dict(kernel._given)
@@ -185,3 +186,34 @@ def pinned_variant(kernel: GpuKernel, pins: Any) -> GpuKernel:
     if pins is not None:
         chosen.update(tuner.space.check_pins(kernel.name, pins))
     return variant_of(kernel, chosen)
+
+
+class _Overlay(dict):
+    """Module globals as a kernel with constants sees them when run as Python: its constants,
+    then the module's current globals (read live: a name defined later is found)."""
+
+    def __init__(self, given: dict[str, object], module: dict[str, Any]) -> None:
+        super().__init__(given)
+        self.module = module
+
+    def __missing__(self, name: str) -> Any:
+        return self.module[name]  # KeyError: Python goes on to the builtins
+
+
+def python_face(kernel: GpuKernel) -> Any:
+    """The kernel's function as plain Python with its `constants=` (and choices) bound, so
+    calling the kernel runs it as ordinary Python (SPEC §2) although the names are defined
+    nowhere in the module. Made once per kernel object."""
+    face = kernel.__dict__.get("_python_face")
+    if face is None:
+        fn = kernel._fn
+        face = types.FunctionType(
+            fn.__code__,
+            _Overlay(kernel._given, fn.__globals__),
+            fn.__name__,
+            fn.__defaults__,
+            fn.__closure__,
+        )
+        face.__kwdefaults__ = fn.__kwdefaults__
+        kernel.__dict__["_python_face"] = face
+    return face

@@ -408,3 +408,12 @@ def test_a_variant_that_does_not_compile_for_the_device_is_left_out_of_the_race(
 
     with pytest.raises(GpuCompileError):  # none compiles: the first one's error
         gpu(never, 64, out)
+
+
+def test_called_as_python_a_kernel_sees_its_constants_and_first_choices():
+    out = [0] * 3
+    offset(3, out)
+    assert out == [5] * 3  # constants= wins over the module's OFFSET = 100
+    values = [0.0] * 4
+    scaled(4, values)  # the tuned kernel as Python: the first choice (SCALE=2)
+    assert values == [2.0] * 4
