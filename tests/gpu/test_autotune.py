@@ -411,9 +411,10 @@ def test_a_variant_that_does_not_compile_for_the_device_is_left_out_of_the_race(
 
 
 def test_called_as_python_a_kernel_sees_its_constants_and_first_choices():
+    # (as Python the kernel runs once, as invocation 0: GlobalIdx.x is 0 on the host)
     out = [0] * 3
     offset(3, out)
-    assert out == [5] * 3  # constants= wins over the module's OFFSET = 100
+    assert out == [5, 0, 0]  # constants= wins over the module's OFFSET = 100
     values = [0.0] * 4
     scaled(4, values)  # the tuned kernel as Python: the first choice (SCALE=2)
-    assert values == [2.0] * 4
+    assert values == [2.0, 0.0, 0.0, 0.0]
