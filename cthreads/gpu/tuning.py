@@ -355,7 +355,7 @@ class Tuner:
             picked = self.space.check_pins("", {k: _from_json(v) for k, v in choice.items()})
         except GpuInvalidArgument:
             return None
-        return picked
+        return {n: picked[n] for n in self.space.names}  # in declaration order
 
     def tune(self, kernel: GpuKernel, tkey: str, args: tuple, run: Any) -> dict[str, Any]:
         """Time every variant on copies of `args`; record and return the fastest choice."""
