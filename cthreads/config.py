@@ -68,6 +68,17 @@ def disk_cache_enabled() -> bool:
     )
 
 
+def autotune_enabled() -> bool:
+    """`CTHREADS_AUTOTUNE=0` turns the autotuner off: `@autotune` kernels run the first choice
+    of each name (or the pinned ones), recorded choices are neither read nor written."""
+    return os.environ.get("CTHREADS_AUTOTUNE", "").strip().lower() not in (
+        "0",
+        "false",
+        "no",
+        "off",
+    )
+
+
 def vectorize_enabled() -> bool:
     """`CTHREADS_NO_VECTORIZE=1` keeps every kernel in the scalar form (one logical invocation per
     grid-stride step) instead of the 4-wide element-wise form with 16-byte list accesses."""

@@ -38,6 +38,7 @@ from .atomics import (
     atomic_or,
     atomic_xor,
 )
+from .tuning import autotune
 from .indices import BlockDim, BlockIdx, GlobalIdx, GridDim, ThreadIdx
 from .kernel import Gpu, GpuKernel
 from .shared import shared
@@ -118,6 +119,7 @@ __all__ = [
     "atomic_min",
     "atomic_or",
     "atomic_xor",
+    "autotune",
     "available",
     "compile",
     "current_device",

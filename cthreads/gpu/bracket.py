@@ -166,6 +166,8 @@ def _callable_launch(
             meta[name] = value
         else:
             meta[name] = check_scalar(param, value)
+    if kernel._choices:  # an @autotune variant: its choices by name too (gpu/tuning.py)
+        meta.update(kernel._choices)
     wg = meta[META_WORKGROUP] = facts.workgroup_size
     try:
         returned = grid(meta)  # a new dict per launch: the callable may keep or edit it

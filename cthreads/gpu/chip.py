@@ -44,7 +44,10 @@ def compile_for(kernel: Any, chip: Any = None) -> KernelBuild:
     else:
         label, profile, target = profiles.load(chip)
     compiled = compiled_for(kernel, target)
-    return make(label, profile, target, compiled, _physical_width(profile))
+    width = _physical_width(profile)
+    if kernel._physical_width:  # an autotune variant's workgroup_size choice
+        width = min(kernel._physical_width, target.max_workgroup_invocations)
+    return make(label, profile, target, compiled, width)
 
 
 def _physical_width(profile: dict[str, Any]) -> int:

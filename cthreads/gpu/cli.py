@@ -3,7 +3,8 @@
 python -m cthreads.gpu info                      devices, the default, limits, features, cache
 python -m cthreads.gpu info --json [PATH]        the default device as a JSON profile
 python -m cthreads.gpu compile MODULE.py [--chip CHIP] [--spv DIR] [--spvasm DIR]
-python -m cthreads.gpu cache clear
+python -m cthreads.gpu cache [show]              the cache and the recorded autotune choices
+python -m cthreads.gpu cache clear [--autotune]  remove it all (or only the autotune choices)
 """
 
 from __future__ import annotations
@@ -142,14 +143,28 @@ def cmd_compile(opts: argparse.Namespace) -> int:
 
 
 def cmd_cache(opts: argparse.Namespace) -> int:
+    from . import tuned
+
     root = config.cache_dir()
     count, size = _dir_size(root)
     if opts.action == "clear":
+        if opts.autotune:
+            removed = tuned.clear()
+            print(f"removed {removed} autotune record(s) from {tuned.folder()}")
+            return 0
         if root.exists():
             shutil.rmtree(root)
         print(f"removed {count} files ({size / 1024:.1f} KiB) from {root}")
-    else:
-        print(f"{root}: {count} files, {size / 1024:.1f} KiB")
+        return 0
+    print(f"{root}: {count} files, {size / 1024:.1f} KiB")
+    records = tuned.records()
+    if records:
+        print(f"autotune choices ({tuned.folder()}):")
+    for record in records:
+        print(f"  {record.get('kernel')} on {record.get('device')}")
+        for key, entry in sorted(record.get("choices", {}).items()):
+            choice = ", ".join(f"{k}={v}" for k, v in entry.get("choice", {}).items())
+            print(f"    {key or '(no key)'}: {choice} (tuned in {entry.get('tuning_ms')} ms)")
     return 0
 
 
@@ -179,8 +194,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     comp.add_argument("--spv", metavar="DIR", help="write each kernel's SPIR-V here")
     comp.add_argument("--spvasm", metavar="DIR", help="write each kernel's disassembly here")
-    cache = sub.add_parser("cache", help="show or clear the on-disk cache")
-    cache.add_argument("action", choices=["clear", "show"])
+    cache = sub.add_parser(
+        "cache", help="show or clear the on-disk cache (kernels, pipelines, autotune choices)"
+    )
+    cache.add_argument("action", nargs="?", default="show", choices=["clear", "show"])
+    cache.add_argument(
+        "--autotune",
+        action="store_true",
+        help="with clear: remove only the recorded autotune choices",
+    )
     opts = parser.parse_args(argv)
     handler = {"info": cmd_info, "compile": cmd_compile, "cache": cmd_cache}[opts.command]
     return handler(opts)

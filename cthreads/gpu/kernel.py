@@ -50,6 +50,9 @@ class GpuKernel:
     # the launcher exists; it re-checks everything itself and returns None when unsure.
     _fast_launch: Callable[[tuple], Any] | None = None
     _bracket: Any = None  # the last `kernel[grid]` launcher (gpu/bracket.py)
+    _tuner: Any = None  # an `@autotune` kernel's choices and tuner (gpu/tuning.py)
+    _choices: dict[str, Any] = {}  # a variant's autotune choices (gpu/variants.py)
+    _physical_width: int | None = None  # a variant's workgroup_size choice, honoured always
 
     def __init__(
         self,
@@ -57,6 +60,7 @@ class GpuKernel:
         *,
         log: bool = False,
         workgroup_size: int | tuple[int, ...] | None = None,
+        constants: dict[str, Any] | None = None,
     ):
         if not isinstance(log, bool):
             raise TypeError(f"@Gpu(log=...) takes True or False; got {log!r}")
@@ -72,17 +76,28 @@ class GpuKernel:
         except SignatureError as err:
             raise _located_signature_error(fn, err) from None
         functools.update_wrapper(self, fn)
+        from .variants import check_constants
+
+        # `@Gpu(constants=...)` (and a variant's choices): read like module constants, winning
+        # over them; part of the source key through constants()
+        self._given = check_constants(fn.__name__, constants, self._params)
         self._fn = fn
         self._source = KernelSource.of(fn)  # the text as of decoration, parsed lazily
         self._constants: dict[str, object] | None = None
         self._source_key: str | None = None
         self._lowered: dict[str, ir.Kernel] = {}
         self._lock = threading.Lock()
-        self.__gpu_kernel_meta__ = self._meta()
+        from .meta import kernel_meta
+
+        self.__gpu_kernel_meta__ = kernel_meta(self)
 
     # ------------------------------------------------------------ plain-Python face
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._given:  # the body reads its constants= (gpu/variants.py)
+            from .variants import python_face
+
+            return python_face(self)(*args, **kwargs)
         return self._fn(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -157,13 +172,18 @@ class GpuKernel:
     @property
     def options(self) -> dict[str, Any]:
         """The `@Gpu(...)` options (None where the default applies)."""
-        return {"log": self.log, "workgroup_size": self._wg if self._explicit_wg else None}
+        return {
+            "log": self.log,
+            "workgroup_size": self._wg if self._explicit_wg else None,
+            "constants": dict(self._given) or None,
+        }
 
     # ------------------------------------------------------------------- compiling
 
     def constants(self) -> dict[str, object]:
-        """The module-level int/float/bool values the body reads, captured on first use: the
-        kernel is compiled with these values (later changes need a redefinition)."""
+        """The int/float/bool values the body reads from outside, captured on first use: the
+        `@Gpu(constants=...)` ones and module-level ones (the kernel is compiled with these
+        values; later changes to module constants need a redefinition)."""
         with self._lock:
             if self._constants is None:
                 if self._source is None:
@@ -173,10 +193,10 @@ class GpuKernel:
 
                     try:
                         self._constants = collect_constants(
-                            self._fn, self._source, set(self.param_names)
+                            self._fn, self._source, set(self.param_names), self._given
                         )
                     except GpuCompileError:
-                        self._constants = {}  # lower() reports the problem
+                        self._constants = dict(self._given)  # lower() reports the problem
             return self._constants
 
     def lower(self, target: Target | None = None) -> ir.Kernel:
@@ -238,7 +258,7 @@ class GpuKernel:
         and the workgroup shape."""
         return self.compiled(target).contract()
 
-    def compile(self, chip: Any = None) -> Any:
+    def compile(self, chip: Any = None, pins: dict[str, Any] | None = None) -> Any:
         """Compile for a device without launching (and without it, for a profile): returns a
         `KernelBuild` with `.spirv`, `.asm`, `.contract`, `.cache_key` and `.chip`.
 
@@ -246,10 +266,12 @@ class GpuKernel:
         a shipped profile (`lavapipe`, `nvidia-h200`, `portable`) or the path of a JSON profile
         written by `python -m cthreads.gpu info --json` on the target machine. Raises the
         `GpuCompileError` a launch on that device would, and `GpuInvalidArgument` naming `chip`
-        for an unknown name, an unreadable file or a malformed profile."""
+        for an unknown name, an unreadable file or a malformed profile. `pins` picks the
+        variant of an `@autotune` kernel (unpinned names take their first choice)."""
         from .chip import compile_for
+        from .variants import pinned_variant
 
-        return compile_for(self, chip)
+        return compile_for(pinned_variant(self, pins), chip)
 
     @property
     def source_key(self) -> str:
@@ -283,58 +305,6 @@ class GpuKernel:
             key = self._source_key = h.hexdigest()[:32]
             _claim(self, key)
         return key
-
-    def _meta(self) -> dict[str, Any]:
-        """`__gpu_kernel_meta__`: the cthreads-gpu layout of this dict, plus our own keys."""
-        from ..compiler import ir
-        from ..compiler.frontend.signature import python_type_name
-
-        params = []
-        for p in self._params:
-            t = p.type
-            if isinstance(t, ir.ListType):
-                kind, elem = "list", t.elem.kind
-                nbytes = t.storage_bits // 8
-                inner = {"kind": elem, "spirv_type": elem, "elem_bytes": nbytes}
-                schema = {
-                    "kind": "list",
-                    "spirv_type": f"{elem}[]",
-                    "elem_bytes": nbytes,
-                    "inner": inner,
-                }
-                params.append(
-                    {
-                        "name": p.name,
-                        "pass_as": "ref",
-                        "kind": kind,
-                        "schema": schema,
-                        "elem_kind": elem,
-                        "elem_bytes": nbytes,
-                    }
-                )
-            else:
-                schema = {"kind": t.kind, "spirv_type": t.kind, "elem_bytes": t.bits // 8}
-                params.append(
-                    {"name": p.name, "pass_as": "value", "kind": t.kind, "schema": schema}
-                )
-        n_scalars = sum(not p.is_list for p in self._params)
-        return {
-            "symbol": self.name,
-            "name": self.name,
-            "qualified_name": self.qualified_name,
-            "binding_count": (1 if n_scalars else 0) + (len(self._params) - n_scalars),
-            "scalar_bytes": 4 * n_scalars,
-            "local_size_x": self._wg[0],
-            "group_count_x": None,
-            "group_count_y": 1,
-            "group_count_z": 1,
-            "workgroup_size": self._wg,
-            "params": params,
-            "types": {p.name: python_type_name(p.type) for p in self._params},
-            "schemas": {},
-            "returns": None,
-            "log": self.log,
-        }
 
 
 def _workgroup(value: int | tuple[int, ...] | None) -> tuple[int, int, int]:
@@ -380,7 +350,12 @@ def Gpu(fn: Callable[..., Any], /) -> GpuKernel: ...
 
 @overload
 def Gpu(
-    fn: None = None, /, *, log: bool = False, workgroup_size: int | tuple[int, ...] | None = None
+    fn: None = None,
+    /,
+    *,
+    log: bool = False,
+    workgroup_size: int | tuple[int, ...] | None = None,
+    constants: dict[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], GpuKernel]: ...
 
 
@@ -390,6 +365,7 @@ def Gpu(
     *,
     log: bool = False,
     workgroup_size: int | tuple[int, ...] | None = None,
+    constants: dict[str, Any] | None = None,
 ) -> GpuKernel | Callable[[Callable[..., Any]], GpuKernel]:
     """Declare a GPU kernel: `@Gpu`, `@Gpu(log=True)`, `@Gpu(workgroup_size=256)`.
 
@@ -399,10 +375,11 @@ def Gpu(
 
     `log=True` reports, once, the device the kernel runs on when `prepare()` or its first
     launch builds it: on stderr, or through the `cthreads.gpu` logger at INFO where logging is
-    configured to show that.
+    configured to show that. `constants={"TILE": 16}` binds names the body reads as
+    compile-time constants of this kernel (ints, floats, bools; see docs/autotune.md).
     """
     if fn is None:
-        return functools.partial(Gpu, log=log, workgroup_size=workgroup_size)
+        return functools.partial(Gpu, log=log, workgroup_size=workgroup_size, constants=constants)
     if isinstance(fn, GpuKernel):
         raise TypeError(f"`{fn.name}` is already a @Gpu kernel; apply @Gpu once")
     if not callable(fn):
@@ -410,7 +387,7 @@ def Gpu(
             f"@Gpu takes options as keywords (@Gpu(workgroup_size=256), @Gpu(log=True)); got {fn!r}"
         )
     try:
-        kernel = GpuKernel(fn, log=log, workgroup_size=workgroup_size)
+        kernel = GpuKernel(fn, log=log, workgroup_size=workgroup_size, constants=constants)
     except GpuCompileError as exc:
         raise exc.with_traceback(None) from None  # point at the user's decorator, not at us
     _register(kernel)

@@ -74,6 +74,7 @@ def gpu(
     stream: Any = None,
     after: Any = None,
     device: Any = None,
+    pins: Any = None,
     **kwargs: Any,
 ) -> GpuJob:
     """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`.
@@ -86,11 +87,13 @@ def gpu(
     `after=[job, ...]` starts it after those jobs of any stream of the same device. `device=`
     (a `GpuDevice`, an index in `cthreads.gpu.devices()`, a UUID or a part of a name) runs it
     there instead of on the current device (`with device:`), else the default one. Device
-    arrays and arena-bound arguments must live on the device the launch runs on."""
+    arrays and arena-bound arguments must live on the device the launch runs on.
+    `pins={NAME: value}` fixes `@autotune` choices for this launch (gpu/tuning.py)."""
     if stream is not None or after is not None or SCOPED[0]:
-        return _stream_launch(fn, args, force, timed, grid, stream, after, device, kwargs)
+        return _stream_launch(fn, args, force, timed, grid, stream, after, device, pins, kwargs)
     if (
         type(fn) is _GpuKernel
+        and pins is None
         and not (kwargs or force or timed)
         and device is None
         and _current_device.get() is None
@@ -113,11 +116,18 @@ def gpu(
                 job = fast(args, g)
             if job is not None:
                 return job
-    return _general(fn, args, force, timed, grid, device, kwargs)
+    return _general(fn, args, force, timed, grid, device, pins, kwargs)
 
 
 def _general(
-    fn: Any, args: tuple, force: bool, timed: bool, grid: Any, device: Any, kwargs: dict
+    fn: Any,
+    args: tuple,
+    force: bool,
+    timed: bool,
+    grid: Any,
+    device: Any,
+    pins: Any,
+    kwargs: dict,
 ) -> GpuJob:
     """gpu() past the hot loop: checks, preparation, then the C launcher or `_launch`."""
     _check_kernel(fn)
@@ -127,6 +137,12 @@ def _general(
             f"gpu() passes kernel arguments by position only; got keyword argument(s) {names} "
             f"for kernel `{fn.name}` (write gpu({fn.name}, {', '.join(fn.param_names)}))"
         )
+    if pins is not None or fn._tuner is not None:
+        # an @autotune kernel picks (or tunes) a variant, which launches through here again
+        from ..gpu.tuning import launch as tuned_launch
+
+        options = {"force": force, "timed": timed, "grid": grid, "device": device}
+        return tuned_launch(fn, args, pins, options)
     grid3 = None if grid is None else parse_grid(grid)
     handle = _resolve_device(device)
     if force:
@@ -169,6 +185,7 @@ def _stream_launch(
     stream: Any,
     after: Any,
     device: Any,
+    pins: Any,
     kwargs: dict,
 ) -> GpuJob:
     """A launch with `stream=` / `after=` or inside `with stream:`: the keywords checked, then
@@ -179,7 +196,7 @@ def _stream_launch(
     elsewhere = device is not None or _current_device.get() is not None
     if elsewhere and stream is None and after is None and current_stream() is None:
         # another thread's `with stream:` brought this launch here: not a stream launch
-        return _general(fn, args, force, timed, grid, device, kwargs)
+        return _general(fn, args, force, timed, grid, device, pins, kwargs)
     if elsewhere:
         raise GpuInvalidArgument(
             "streams run on the default device so far: `stream=` / `after=` (or `with stream:`) "
@@ -197,12 +214,12 @@ def _stream_launch(
     if after is not None:
         check_after(after, dev)
     job = None
-    if type(fn) is _GpuKernel and not (kwargs or force or timed):
+    if type(fn) is _GpuKernel and pins is None and not (kwargs or force or timed):
         fast = fn._fast_launch
         if fast is not None:
             job = fast(args) if grid is None else fast(args, parse_grid(grid))
     if job is None:
-        job = _general(fn, args, force, timed, grid, None, kwargs)
+        job = _general(fn, args, force, timed, grid, None, pins, kwargs)
     if s is not None:
         s._note(job._value)
     return job

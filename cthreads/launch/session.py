@@ -267,6 +267,9 @@ def _pipeline(
         wg, spec = compiled.workgroup_size[0], None
     else:
         wg = physical_workgroup(device)
+        if getattr(kernel, "_physical_width", None):  # an autotune variant's workgroup choice
+            limit = int(device.info.limits.get("max_compute_work_group_invocations", 256))
+            wg = min(kernel._physical_width, limit)
         spec = {0: wg, 1: 1, 2: 1}
     pipeline = device.pipeline(compiled.spirv, compiled.push.push_size, spec, compiled.entry_point)
     info = {
@@ -325,7 +328,8 @@ def _announce(kernel: Any, st: _State | None = None) -> None:
 def _registered() -> list[Any]:
     from ..gpu.kernel import registered_kernels
 
-    return list(registered_kernels())
+    # an @autotune kernel is prepared as its first-choice variant (what its launches run first)
+    return [k if k._tuner is None else k.default_variant() for k in registered_kernels()]
 
 
 def compile(force: bool = False) -> dict[str, dict]:
