@@ -366,7 +366,10 @@ CHILD = textwrap.dedent(
     pid = os.fork()
     if pid == 0:
         dropped = lifecycle._device is None and not lifecycle._others
-        ok = work(b, 3.0) and work(a, 4.0)
+        try:
+            ok = work(b, 3.0) and work(a, 4.0)
+        except Exception as exc:  # NVIDIA's driver refuses a device in a forked child
+            ok = "refused" if "forked" in str(exc) and "spawn" in str(exc) else repr(exc)
         print(json.dumps(["child", dropped, ok, validation_messages()]), flush=True)
         sys.exit(3)
     _, status = os.waitpid(pid, 0)
@@ -396,7 +399,11 @@ def test_fork_with_two_devices_open_and_exit(tmp_path, device):
     lines = [json.loads(line) for line in proc.stdout.strip().splitlines()]
     child = next(line for line in lines if line[0] == "child")
     parent = next(line for line in lines if line[0] == "parent")
-    assert child == ["child", True, True, []]
+    if child[2] == "refused":  # (the loader reports the driver's refusal itself, and only that)
+        assert child[:3] == ["child", True, "refused"]
+        assert all("CreateDevice" in m for m in child[3]), child[3]
+    else:  # lavapipe: a fresh device in the child
+        assert child == ["child", True, True, []]
     assert parent == ["parent", 3, True, True, []]  # and the parent exits cleanly (rc 0)
     assert "Traceback" not in proc.stderr and "abandoned" not in proc.stderr
 

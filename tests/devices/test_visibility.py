@@ -143,8 +143,11 @@ def test_the_real_device_reports_its_uuid_and_the_variables_apply(monkeypatch, d
     assert all(re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", i.uuid) for i in here)
     assert device.info.uuid and device.info.memory > 0
     monkeypatch.delenv("CTHREADS_VISIBLE_DEVICES", raising=False)
-    # lavapipe is not NVIDIA's: CUDA_VISIBLE_DEVICES never hides it
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    if device.info.vendor_id == 0x10DE:  # NVIDIA's: hidden by an empty list, as CUDA reads it
+        assert device.info not in lifecycle.visible_devices()
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", f"GPU-{device.info.uuid}")
+    # (lavapipe is not NVIDIA's: CUDA_VISIBLE_DEVICES never hides it)
     assert device.info in lifecycle.visible_devices()
     monkeypatch.setenv("CTHREADS_VISIBLE_DEVICES", f"GPU-{device.info.uuid[:8]}")
     assert lifecycle.visible_devices()[0].uuid == device.info.uuid
