@@ -18,7 +18,11 @@ Measured (min and median over the repeats):
   lists) with the device already open: end to end in an untouched process, and split (in a
   second process whose compiler functions are wrapped with timers) into the compiler's import,
   cache lookup, frontend, IR printer, codegen, in-process validation, cache store, pipeline
-  creation and the first submit + join; the C program's pipeline creation and first dispatch;
+  creation and the first submit + join; and the whole first `gpu()` call as outermost steps
+  that add up to it (source key, device + compile target, compile step, pipeline, launch
+  plan, C launcher, the rest of the call, the join), with the imports the launch makes (the
+  warm split sets its timers as modules load, so it imports only what a warm launch does);
+  the C program's pipeline creation and first dispatch;
 - `prepare()` of the eight kernels (device not open yet) against the floor + 60 ms (cold) and
   + 10 ms (warm), issue 19's targets;
 - Taichi's first dispatch of the same saxpy with its device open, when `import taichi` works.
