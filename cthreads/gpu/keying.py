@@ -77,6 +77,7 @@ def _block_from_code(fn) -> tuple[tuple[str, ...], int] | None:
     code = fn.__code__
     if not hasattr(code, "co_positions"):
         return None
+    linecache.checkcache(code.co_filename)  # as inspect does: a file edited since is reread
     lines = linecache.getlines(code.co_filename, fn.__globals__)
     start = code.co_firstlineno - 1
     if not 0 <= start < len(lines) or not lines[start].lstrip().startswith(_OPENERS):

@@ -182,3 +182,27 @@ def test_the_key_follows_module_attributes():
     finally:
         cfg.sub.M = 1.5
     assert a != b and a == kernels[2].source_key
+
+
+def test_an_edited_file_is_reread(tmp_path):
+    # linecache may hold the file as it was (a traceback read it): a kernel defined from the
+    # edited file must get the edited lines, as inspect would give them
+    import importlib.util
+    import linecache
+
+    path = tmp_path / "edited_kernels.py"
+
+    def load(text: str):
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location("edited_kernels", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod.k
+
+    head = "def ident(f):\n    return f\n\n@ident\ndef k(x):\n"
+    first = load(head + "    x[0] = 1\n\n@ident\ndef other(x):\n    x[0] = 3\n")
+    assert keying.read_source(first)[0][-1] == "    x[0] = 1\n"
+    linecache.getlines(str(path))  # cached now
+    second = load(head + "    x[0] = 22\n")  # (shorter: a new size, whatever the clock)
+    lines, first_line = keying.read_source(second)
+    assert lines[-1] == "    x[0] = 22\n" and first_line == 4
