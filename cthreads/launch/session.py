@@ -328,7 +328,11 @@ def prepare(force: bool = False) -> dict[str, dict]:
 
         # The Python compile steps take turns on the GIL; validation and the driver's
         # pipeline builds run side by side.
-        compiled = _map(compile_one, kernels, workers)
+        try:
+            compiled = _map(compile_one, kernels, workers)
+        finally:
+            if opening is not None:  # never left opening the device behind a raise
+                opening.wait()
         device = opening.result() if opening is not None else state.device
 
         def build_one(item: tuple) -> Any:
@@ -373,6 +377,9 @@ class _Call:
             self._value = self._fn()
         except BaseException as exc:  # handed to result()'s caller
             self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
 
     def result(self) -> Any:
         self._thread.join()
