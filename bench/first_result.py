@@ -18,7 +18,11 @@ Measured (min and median over the repeats):
   lists) with the device already open: end to end in an untouched process, and split (in a
   second process whose compiler functions are wrapped with timers) into the compiler's import,
   cache lookup, frontend, IR printer, codegen, in-process validation, cache store, pipeline
-  creation and the first submit + join; the C program's pipeline creation and first dispatch;
+  creation and the first submit + join; and the whole first `gpu()` call as outermost steps
+  that add up to it (source key, device + compile target, compile step, pipeline, launch
+  plan, C launcher, the rest of the call, the join), with the imports the launch makes (the
+  warm split sets its timers as modules load, so it imports only what a warm launch does);
+  the C program's pipeline creation and first dispatch;
 - `prepare()` of the eight kernels (device not open yet) against the floor + 60 ms (cold) and
   + 10 ms (warm), issue 19's targets;
 - Taichi's first dispatch of the same saxpy with its device open, when `import taichi` works.
@@ -93,7 +97,10 @@ print(json.dumps({"instance_ms": 1e3 * (t1 - t0), "enumerate_ms": 1e3 * (t2 - t1
                   "device_ms": 1e3 * (t3 - t2), "open_ms": 1e3 * (t3 - t0)}))
 """
 
-# argv: kernels dir, N, "hooks" or "plain", where to write the kernel's SPIR-V (or "")
+# argv: kernels dir, N, mode, where to write the kernel's SPIR-V (or ""). mode "plain": no
+# timers; "hooks": the compiler is imported first (its import measured apart), then its steps
+# and the launch's are timed; "hooks-warm": the same timers, each set when its module loads,
+# so that a warm launch imports what it imports by itself (and the import time is measured)
 DISPATCH = r"""
 import json, sys, time
 kernels, n, mode, spv_out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -108,10 +115,15 @@ T["open_ms"] = 1e3 * (time.perf_counter() - t0)
 sys.path.insert(0, kernels)
 import eight
 spent = {}
-if mode == "hooks":
-    import functools, importlib
+depth = [0]  # how many timed steps are open: only outermost ones add up to the whole
+top = {}
+new_modules = []
+pending = {}  # module name -> timers to set once it has loaded (hooks-warm)
+hooks = mode.startswith("hooks")
+if hooks:
+    import functools, importlib, importlib.abc
     t0 = time.perf_counter()
-    for name in ("cthreads.compiler.compile", "cthreads.compiler.frontend",
+    for name in () if mode == "hooks-warm" else ("cthreads.compiler.compile", "cthreads.compiler.frontend",
                  "cthreads.compiler.printer", "cthreads.compiler.spirv.tools"):
         try:
             importlib.import_module(name)
@@ -119,24 +131,80 @@ if mode == "hooks":
             pass
     T["compiler_import_ms"] = 1e3 * (time.perf_counter() - t0)
 
-    def wrap(module, owner, attr, label):
+    def timer(fn, label):
+        @functools.wraps(fn)
+        def timed(*a, **k):
+            s = time.perf_counter()
+            depth[0] += 1
+            try:
+                return fn(*a, **k)
+            finally:
+                depth[0] -= 1
+                ms = 1e3 * (time.perf_counter() - s)
+                spent[label] += ms
+                if depth[0] == 0:
+                    top[label] = top.get(label, 0.0) + ms
+        return timed
+
+    def wrap(module, owner, attr, label, prop=False):
+        # prop: `attr` is a property of class `owner` (its getter is timed)
+        if module not in sys.modules and mode == "hooks-warm":
+            spent[label] = 0.0  # 0 unless the module loads (and the step runs)
+            pending.setdefault(module, []).append(lambda: wrap(module, owner, attr, label, prop))
+            return
         try:
             obj = importlib.import_module(module)
             for part in filter(None, owner.split(".")):
                 obj = getattr(obj, part)
-            fn = getattr(obj, attr)
-        except (ImportError, AttributeError):
+            fn = obj.__dict__[attr] if prop else getattr(obj, attr)
+            if prop and not isinstance(fn, property):
+                raise AttributeError(attr)
+        except (ImportError, AttributeError, KeyError):
             spent[label] = None  # this build has no such step: reported as n/a
             return
         spent[label] = 0.0
-        @functools.wraps(fn)
-        def timed(*a, **k):
-            s = time.perf_counter()
+        if prop:
+            setattr(obj, attr, property(timer(fn.fget, label)))
+        else:
+            setattr(obj, attr, timer(fn, label))
+
+    class ImportTimer(importlib.abc.MetaPathFinder):
+        # times the imports the first launch makes (outermost ones; nested ones are inside)
+
+        def find_spec(self, name, path, target=None):
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            loader = spec.loader
+            if loader is None or not hasattr(loader, "exec_module"):
+                return spec
+            run = loader.exec_module
+
+            def exec_module(module, run=run):
+                new_modules.append(name)
+                s = time.perf_counter()
+                depth[0] += 1
+                try:
+                    run(module)
+                    for later in pending.pop(name, ()):
+                        later()
+                finally:
+                    depth[0] -= 1
+                    ms = 1e3 * (time.perf_counter() - s)
+                    spent["first_launch_imports_ms"] += ms
+                    if depth[0] == 0:
+                        top["first_launch_imports_ms"] = top.get("first_launch_imports_ms", 0) + ms
+
             try:
-                return fn(*a, **k)
-            finally:
-                spent[label] += 1e3 * (time.perf_counter() - s)
-        setattr(obj, attr, timed)
+                loader.exec_module = exec_module
+            except AttributeError:
+                pass
+            return spec
 
     wrap("cthreads.compiler.cache", "KernelCache", "get", "cache_lookup_ms")
     wrap("cthreads.gpu.kernel", "GpuKernel", "lower", "frontend_ms")
@@ -147,13 +215,34 @@ if mode == "hooks":
     wrap("cthreads.gpu.kernel", "GpuKernel", "constants", "constants_ms")
     wrap("cthreads.runtime.device", "Device", "submit", "submit_ms")
     wrap("cthreads.runtime.device", "Device", "wait", "wait_ms")
+    # the first launch's steps around compile and pipeline (outermost ones are exclusive; the
+    # rest of the launch call is gpu() itself, the argument checks, copies and the submit)
+    wrap("cthreads.gpu.kernel", "GpuKernel", "source_key", "source_key_ms", prop=True)
+    wrap("cthreads.launch.session", "", "_current_device", "device_target_ms")
+    wrap("cthreads.launch.session", "", "_compile_one", "compile_step_ms")
+    wrap("cthreads.launch.session", "", "_pipeline", "pipeline_step_ms")
+    wrap("cthreads.launch.dispatch", "", "plan_of", "plan_ms")
+    wrap("cthreads.launch.dispatch", "", "native_launcher", "launcher_ms")
+    wrap("cthreads.launch.dispatch", "", "_launch", "general_launch_ms")
+    spent["first_launch_imports_ms"] = 0.0
 x = [float(i) for i in range(n)]
 y = [1.0] * n
+if hooks:
+    sys.meta_path.insert(0, ImportTimer())
+top.clear()
 t0 = time.perf_counter()
 job = g.gpu(eight.saxpy, n, 2.0, x, y)
 t1 = time.perf_counter()
+in_launch = sum(top.values())  # the outermost steps inside the gpu() call (not the join)
 job.join()
 t2 = time.perf_counter()
+if hooks:
+    del sys.meta_path[0]
+    T["first_launch_modules"] = len(new_modules)
+    T["first_launch_module_names"] = sorted(new_modules)
+    # the part of the gpu() call (not the join) no timed step covers
+    T["launch_rest_ms"] = 1e3 * (t1 - t0) - in_launch
+    T["first_launch_ir"] = "cthreads.compiler.ir" in new_modules
 assert y == [2.0 * i + 1.0 for i in range(n)], "wrong result"
 g.gpu(eight.saxpy, n, 2.0, x, y).join()
 t3 = time.perf_counter()
@@ -428,9 +517,10 @@ def measure(work: str, opts) -> dict:
             spv = os.path.join(c.root, "saxpy.spv") if mode == "hooks" else ""
             args = py(DISPATCH, str(KERNELS), str(N), mode, spv)
             cold = add(f"dispatch_{mode}_cold", run_child(args, c.env()))
+            warm_mode = "hooks-warm" if mode == "hooks" else mode
             add(
                 f"dispatch_{mode}_warm",
-                run_child(py(DISPATCH, str(KERNELS), str(N), mode, ""), c.env()),
+                run_child(py(DISPATCH, str(KERNELS), str(N), warm_mode, ""), c.env()),
             )
             if spv and floor and os.path.exists(spv):
                 # the driver alone on the same SPIR-V (fresh driver caches, bda device)
@@ -582,6 +672,29 @@ def markdown(r: dict) -> str:
         ("wait_ms", "`Device.wait` (llvmpipe compiles the shader here)"),
     ):
         row(f"split: {name}", get(h, key), get(hw, key))
+    lines.append(
+        "| *the whole first `gpu()` call, step by step (outermost steps; they add up)* | | | |"
+    )
+    for key, name in (
+        ("source_key_ms", "source key (first `GpuKernel.source_key`: module values, hash)"),
+        ("device_target_ms", "device + compile target (`session._current_device`)"),
+        ("compile_step_ms", "compile step (`session._compile_one`: cache module, key, lookup)"),
+        ("pipeline_step_ms", "pipeline step (`session._pipeline`)"),
+        ("plan_ms", "launch plan (`dispatch.plan_of`)"),
+        ("launcher_ms", "C launcher build (`plan.native_launcher`)"),
+        ("general_launch_ms", "general launch path (`dispatch._launch`), where taken"),
+        ("launch_rest_ms", "rest of the `gpu()` call (checks, copies, submit)"),
+        ("join_ms", "`job.join()`"),
+    ):
+        row(f"step: {name}", get(h, key), get(hw, key))
+    mods = [x.get("first_launch_modules") for x in r["samples"].get(hw) or []]
+    names = next((x.get("first_launch_module_names") for x in r["samples"].get(hw) or []), None)
+    row(
+        "of which: imports the first launch makes (inside the steps)",
+        get(h, "first_launch_imports_ms"),
+        get(hw, "first_launch_imports_ms"),
+        note="" if not mods else f"warm: {mods[0]} modules ({', '.join(names or [])})",
+    )
     sub_cold = _submit(r["samples"].get(h))
     sub_warm = _submit(r["samples"].get(hw))
     row("split: first submit + join (first − compile − pipeline)", sub_cold, sub_warm)

@@ -303,9 +303,9 @@ print(json.dumps({"package": after_package, "gpu": after_gpu, "missing": missing
 NOT_AT_IMPORT = ("cthreads.compiler", "asyncio", "ssl", "socket", "concurrent.futures", "logging")
 
 
-def _fresh(probe: str) -> dict:
+def _fresh(probe: str, path: Path | None = None) -> dict:
     proc = subprocess.run(
-        [sys.executable, "-c", probe],
+        [sys.executable, "-c", probe] if path is None else [sys.executable, str(path)],
         env=_env(),
         capture_output=True,
         text=True,
@@ -348,3 +348,46 @@ print(json.dumps({"asyncio": "asyncio" in sys.modules, "repr": repr(k),
     assert not result["asyncio"]
     assert result["repr"].startswith("<GpuKernel __main__.k(")
     assert result["kinds"][0] == "list" and result["key"] == 32
+
+
+# Issue 19: decorating a kernel needs its signature and source lines only: no IR node classes
+# (compiler.ir, ~40 ms on lavapipe), no lowering, no syntax tree, no tokenizer run.
+DECORATE_PROBE = r"""
+import json, sys
+import cthreads.gpu as g
+before = set(sys.modules)
+import tokenize
+compiled = []
+real = tokenize._compile
+tokenize._compile = lambda *a: compiled.append(1) or real(*a)
+
+@g.Gpu
+def k(n: int, a: float, x: list[float], y: list[float]) -> None:
+    i: int = g.GlobalIdx.x
+    if i < n:
+        y[i] = a * x[i] + y[i]  # a comment
+
+meta = k.__gpu_kernel_meta__
+print(json.dumps({"new": sorted(set(sys.modules) - before), "tokenized": len(compiled),
+                  "kinds": [p["kind"] for p in meta["params"]], "first": k.firstlineno,
+                  "lines": len(k._text[0])}))
+"""
+
+# what decorating may load of the compiler: the signature check and the value types
+DECORATION_MAY_LOAD = {
+    "cthreads.compiler",
+    "cthreads.compiler.frontend",
+    "cthreads.compiler.frontend.signature",
+    "cthreads.compiler.ir_types",
+}
+
+
+def test_decorating_loads_no_ir_and_runs_no_tokenizer(tmp_path):
+    script = tmp_path / "decorate_probe.py"  # a file: `python -c` code has no source lines
+    script.write_text(DECORATE_PROBE)
+    result = _fresh(script.read_text(), path=script)
+    ours = {m for m in result["new"] if m.startswith("cthreads.compiler")}
+    assert ours <= DECORATION_MAY_LOAD, sorted(ours - DECORATION_MAY_LOAD)
+    assert not result["tokenized"]  # the block's extent came from the code object
+    assert result["kinds"] == ["int", "float", "list", "list"]
+    assert result["lines"] == 5

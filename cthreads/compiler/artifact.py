@@ -5,18 +5,71 @@ address (Vulkan 1.2 `bufferDeviceAddress`), so a launch binds nothing but push c
 a small header, one address and one element count per list, then the scalars. When that block is
 larger than the device's push-constant size, `PushLayout.in_buffer` is True: the push constants
 hold one 8-byte address of a host-written buffer with the same layout.
+
+A warm launch loads this module to rebuild kernels from the disk cache, so its classes are
+frozen records written out by hand (`_Record`), not dataclasses: generating a dataclass's
+methods costs ~1 ms per class at import on the CI machine (issue 19). They keep dataclass
+behaviour: keyword or positional construction with defaults, equality and hashing by fields,
+a field-by-field repr, attributes that cannot be assigned.
 """
 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from typing import Any
 
-from .ir import Param
+from .ir_types import Param
 
 
-@dataclass(frozen=True)
-class PushField:
+class _Record:
+    """A frozen record: subclasses list `_fields` (in order) and `_defaults` (for the last ones)."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    _defaults: dict[str, Any] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        fields = self._fields
+        if len(args) > len(fields):
+            raise TypeError(f"{type(self).__name__}() takes {len(fields)} arguments")
+        values = dict(zip(fields, args))
+        for name, value in kwargs.items():
+            if name not in fields or name in values:
+                raise TypeError(f"{type(self).__name__}() got an unexpected or repeated `{name}`")
+            values[name] = value
+        for name in fields:
+            if name not in values:
+                if name not in self._defaults:
+                    raise TypeError(f"{type(self).__name__}() missing argument `{name}`")
+                values[name] = self._defaults[name]
+            object.__setattr__(self, name, values[name])
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, n) for n in self._fields)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field `{name}` of a frozen {type(self).__name__}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field `{name}` of a frozen {type(self).__name__}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
+        return f"{type(self).__name__}({inner})"
+
+    def __reduce__(self) -> tuple:
+        return (type(self), self._values())
+
+
+class PushField(_Record):
     """One field of the parameter block.
 
     `role` is 'total' (u32 logical invocations along x), 'base_group' (u32 group offset along x
@@ -24,17 +77,22 @@ class PushField:
     address of list `param`), 'len' (u32 element count of list `param`) or 'scalar' (scalar
     parameter `param`). `fmt` is its `struct` code ('I', 'Q', 'i', 'f'; 'd' f64, 'q' i64; u32 is 'I')."""
 
+    __slots__ = _fields = ("role", "param", "offset", "fmt")
     role: str
     param: int | None
     offset: int
     fmt: str
 
 
-@dataclass(frozen=True)
-class PushLayout:
+class PushLayout(_Record):
+    """The parameter block: its fields, its size in bytes (a multiple of 8), and `in_buffer`:
+    the block lives in a buffer and the push constants hold its u64 address."""
+
+    __slots__ = _fields = ("fields", "size", "in_buffer")
+    _defaults = {"in_buffer": False}
     fields: tuple[PushField, ...]
-    size: int  # bytes of the parameter block (multiple of 8)
-    in_buffer: bool = False  # block lives in a buffer; push constants hold its u64 address
+    size: int
+    in_buffer: bool
 
     @property
     def push_size(self) -> int:
@@ -54,20 +112,38 @@ class PushLayout:
         return "".join(out)
 
 
-@dataclass(frozen=True)
-class CompiledKernel:
+class CompiledKernel(_Record):
+    """One kernel compiled for one target: its SPIR-V and launch contract.
+
+    `params`: names, types, reads/writes of lists; `workgroup_size`: the logical shape the
+    kernel observes (or the default); `observes_workgroup` False: the runtime may pick the
+    physical size through spec ids 0..2; `elements_per_invocation`: logical invocations one
+    physical invocation covers per grid-stride step, 4 in the vector form (16-byte list
+    accesses, codegen_vec.py), else 1 (launch divides its group count by it)."""
+
+    __slots__ = _fields = (
+        "name",
+        "spirv",
+        "params",
+        "push",
+        "workgroup_size",
+        "observes_workgroup",
+        "cache_key",
+        "ir_text",
+        "entry_point",
+        "elements_per_invocation",
+    )
+    _defaults = {"ir_text": "", "entry_point": "main", "elements_per_invocation": 1}
     name: str
     spirv: bytes
-    params: tuple[Param, ...]  # the launch contract: names, types, reads/writes of lists
+    params: tuple[Param, ...]
     push: PushLayout
-    workgroup_size: tuple[int, int, int]  # logical shape the kernel observes (or the default)
-    observes_workgroup: bool  # False: runtime may pick the physical size via spec ids 0..2
+    workgroup_size: tuple[int, int, int]
+    observes_workgroup: bool
     cache_key: str
-    ir_text: str = ""
-    entry_point: str = "main"
-    # Logical invocations one physical invocation covers per grid-stride step: 4 in the vector
-    # form (16-byte list accesses, codegen_vec.py), else 1. Launch divides its group count by it.
-    elements_per_invocation: int = 1
+    ir_text: str
+    entry_point: str
+    elements_per_invocation: int
 
     def contract(self) -> dict:
         """Plain-data description: parameter names/types and which lists are read/written."""

@@ -5,22 +5,27 @@ Entries are written atomically (temporary file + rename) under the per-user cach
 carry a checksum, so a process killed mid-write never leaves an entry that loads wrong. Each
 entry also names the key it was stored under: a file renamed, copied or swapped onto another
 key's name is a miss (recompiled and overwritten), never another kernel run in its place.
+
+A warm launch reads one entry, so this module stays cheap to load (issue 19): entries hold their
+metadata in `marshal` form (built in; `json` costs ~4 ms to import) and digests come from
+compiler/digest.py (not `hashlib`, which loads OpenSSL). The checksum is verified before the
+metadata is unmarshalled, so a torn or damaged file never reaches `marshal.loads`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import marshal
 import os
-import tempfile
 from pathlib import Path
 
 from .. import config
 from .artifact import CompiledKernel, PushField, PushLayout
-from .ir import ListType, Param, Scalar
+from .digest import sha256
+from .ir_types import ListType, Param, Scalar
 
 COMPILER_VERSION = "0.6.5"  # 0.6.5: float32 / correctly rounded (one fma correction step), long elif chains flat, deep kernels located errors, bodies past 255 inputs read the parameter block; 0.6.4: float min/max keep Python's NaN and signed zero meaning on NVIDIA, float subgroup_min/max NaN if any lane is, range() counters never wrap past stop; 0.6.3: constant float->int casts saturate, -1.5 is a literal; 0.6.2: (-inf) ** y as Python; 0.6.1: f16 rounding in integer steps; 0.6: float % and ** keep the sign of zero as Python; 0.5: f16/i8/i16/u8/u16/u64, proven shared indexes unguarded; 0.4: f64/i64/u32 types; 0.3: 2-D grids
-_MAGIC = b"CTK2"  # CTK2: the entry records its own key
+_MAGIC = b"CTK3"  # CTK3: metadata in marshal form; CTK2: the entry records its own key
+_MARSHAL_VERSION = 4  # marshal's format, fixed so that any 3.x reads what another wrote
 
 # Counts compilations that missed the cache in this process (tests assert on it, not timers).
 stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
@@ -30,16 +35,16 @@ def cache_key(source_key: str, target_key: str) -> str:
     """The hex key of one kernel build (compiler options read from `config` are part of it)."""
     options = "vec" if config.vectorize_enabled() else "novec"
     text = f"{COMPILER_VERSION}\0{source_key}\0{target_key}\0{options}"
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return sha256(text.encode()).hexdigest()[:32]
 
 
-def _type_to_json(t: Scalar | ListType) -> list:
+def _type_to_data(t: Scalar | ListType) -> list:
     if isinstance(t, ListType):
         return ["list", t.elem.kind, t.elem.bits]
     return ["scalar", t.kind, t.bits]
 
 
-def _type_from_json(data: list) -> Scalar | ListType:
+def _type_from_data(data: list) -> Scalar | ListType:
     scalar = Scalar(data[1], data[2])
     return ListType(scalar) if data[0] == "list" else scalar
 
@@ -50,7 +55,7 @@ def encode(kernel: CompiledKernel, key: str | None = None) -> bytes:
     meta = {
         "entry_key": kernel.cache_key if key is None else key,
         "name": kernel.name,
-        "params": [[p.name, _type_to_json(p.type), p.reads, p.writes] for p in kernel.params],
+        "params": [[p.name, _type_to_data(p.type), p.reads, p.writes] for p in kernel.params],
         "push": {
             "fields": [[f.role, f.param, f.offset, f.fmt] for f in kernel.push.fields],
             "size": kernel.push.size,
@@ -63,9 +68,9 @@ def encode(kernel: CompiledKernel, key: str | None = None) -> bytes:
         "entry_point": kernel.entry_point,
         "elements_per_invocation": kernel.elements_per_invocation,
     }
-    blob = json.dumps(meta, separators=(",", ":")).encode()
+    blob = marshal.dumps(meta, _MARSHAL_VERSION)
     body = len(blob).to_bytes(4, "little") + blob + kernel.spirv
-    return _MAGIC + hashlib.sha256(body).digest() + body
+    return _MAGIC + sha256(body).digest() + body
 
 
 def decode(data: bytes, key: str | None = None) -> CompiledKernel:
@@ -74,10 +79,12 @@ def decode(data: bytes, key: str | None = None) -> CompiledKernel:
     if len(data) < 40 or data[:4] != _MAGIC:
         raise ValueError("not a cthreads kernel cache entry")
     digest, body = data[4:36], data[36:]
-    if hashlib.sha256(body).digest() != digest:
+    if sha256(body).digest() != digest:
         raise ValueError("cache entry checksum mismatch")
     n = int.from_bytes(body[:4], "little")
-    meta = json.loads(body[4 : 4 + n])
+    meta = marshal.loads(body[4 : 4 + n])  # (EOFError, ValueError, TypeError on bad data)
+    if not isinstance(meta, dict):
+        raise ValueError("cache entry metadata is not a mapping")
     if key is not None and meta.get("entry_key") != key:
         raise ValueError(f"cache entry was stored under key {meta.get('entry_key')!r}, not {key!r}")
     spirv = body[4 + n :]
@@ -85,7 +92,7 @@ def decode(data: bytes, key: str | None = None) -> CompiledKernel:
     return CompiledKernel(
         name=meta["name"],
         spirv=bytes(spirv),
-        params=tuple(Param(nm, _type_from_json(t), r, w) for nm, t, r, w in meta["params"]),
+        params=tuple(Param(nm, _type_from_data(t), r, w) for nm, t, r, w in meta["params"]),
         push=PushLayout(
             fields=tuple(PushField(*f) for f in push["fields"]),
             size=push["size"],
@@ -132,7 +139,7 @@ class KernelCache:
             kernel = decode(path.read_bytes(), key)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError):
+        except (OSError, ValueError, KeyError, TypeError, EOFError):
             # A damaged entry, or one of another key, is a miss; remove it so it is rebuilt
             # cleanly.
             try:
@@ -159,6 +166,8 @@ class KernelCache:
         self._remember(key, kernel)
         if not self.enabled:
             return
+        import tempfile  # (a cache miss only: a warm launch never writes)
+
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.directory)

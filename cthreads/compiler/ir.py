@@ -46,6 +46,7 @@ from .ir_types import (  # noqa: F401 - re-exported: ir is where the IR's names 
     U32,
     U64,
     ListType,
+    Param,
     Scalar,
 )
 from .ir_walk import (  # noqa: F401 - re-exported
@@ -386,20 +387,6 @@ class Barrier(Stmt):
 
 
 # ---------------------------------------------------------------------------------- kernel
-
-
-@dataclass(frozen=True)
-class Param:
-    """A kernel parameter. For lists, `reads`/`writes` say whether the body loads/stores it."""
-
-    name: str
-    type: Scalar | ListType
-    reads: bool = False
-    writes: bool = False
-
-    @property
-    def is_list(self) -> bool:
-        return isinstance(self.type, ListType)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,11 @@
 """The IR's value types: `Scalar` (a device scalar type and its width), the named scalars
-(`I32`, `F32`, `BOOL`, ...) and `ListType` (a list parameter's element type).
+(`I32`, `F32`, `BOOL`, ...), `ListType` (a list parameter's element type) and `Param` (a kernel
+parameter).
 
 Split out of ir.py so the types, which every layer above the frontend reads, sit apart from the
 node kinds; ir.py re-exports every name here, so `ir.I32` and `from .ir import Scalar` still work.
+Decorating a kernel and a warm launch (a kernel read back from the disk cache) need only these:
+they load this module, never ir.py and its ~40 node classes (issue 19).
 """
 
 from __future__ import annotations
@@ -65,3 +68,17 @@ class ListType:
 
     def __str__(self) -> str:
         return f"list[{self.elem}]"
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel parameter. For lists, `reads`/`writes` say whether the body loads/stores it."""
+
+    name: str
+    type: Scalar | ListType
+    reads: bool = False
+    writes: bool = False
+
+    @property
+    def is_list(self) -> bool:
+        return isinstance(self.type, ListType)

@@ -16,6 +16,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Target:
+    """What the compiler may assume about one device (see the module docstring)."""
+
     max_push_constants_size: int = 128  # bytes; Vulkan guarantees at least 128
     max_workgroup_size: tuple[int, int, int] = (1024, 1024, 64)
     max_workgroup_invocations: int = 1024

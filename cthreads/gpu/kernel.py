@@ -1,8 +1,10 @@
 """`@Gpu` -> `GpuKernel`: signature checks, launch metadata, the kernel registry (SPEC §2).
 
 Decoration is cheap and never touches the device: it validates the signature and records the
-source; the body is parsed (once) and lowered to IR only when `lower()` first needs it. The
-decorated object still runs as plain Python when called.
+source lines; the body is parsed (once) and lowered to IR only when `lower()` first needs it. A
+warm launch (the kernel in the disk cache) loads neither `compiler.ir` nor the frontend's
+lowering: the source key is made from the code objects (gpu/keying.py), not the syntax tree.
+The decorated object still runs as plain Python when called.
 """
 
 from __future__ import annotations
@@ -15,14 +17,18 @@ from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import GpuCompileError
 from .bracket import launcher as _bracket_launcher
+from .keying import key_part, module_values, pin, read_source
+from .meta import kernel_meta
 
 if TYPE_CHECKING:
-    from ..compiler import ir
+    from ..compiler import ir, ir_types
     from ..compiler.frontend.signature import SignatureError
+    from ..compiler.frontend.source import KernelSource
     from ..compiler.target import Target
 
-# The frontend (signatures, source capture, compiler.ir) is imported where a kernel is
-# decorated or inspected: `import cthreads.gpu` must not load the compiler (issue 19).
+# The signature check (and `compiler.ir_types`) is imported where a kernel is decorated, the
+# frontend proper where it is lowered: `import cthreads.gpu` must not load the compiler, nor a
+# warm launch `compiler.ir` (issue 19; tests/test_imports.py).
 
 FRONTEND_VERSION = "1"  # bump when the IR a given source lowers to changes
 DEFAULT_WORKGROUP = (64, 1, 1)
@@ -69,7 +75,6 @@ class GpuKernel:
         self.log = log
         self.version = 1
         from ..compiler.frontend.signature import SignatureError, check_signature
-        from ..compiler.frontend.source import KernelSource
 
         try:
             self._params = check_signature(fn)
@@ -82,13 +87,13 @@ class GpuKernel:
         # over them; part of the source key through constants()
         self._given = check_constants(fn.__name__, constants, self._params)
         self._fn = fn
-        self._source = KernelSource.of(fn)  # the text as of decoration, parsed lazily
+        self._text = read_source(fn)  # (lines, first line) as of decoration, or None
+        self._kernel_source: KernelSource | None = None  # made (and parsed) when lowering
+        self._values: dict[str, object] | None = None  # keying.module_values, on first use
         self._constants: dict[str, object] | None = None
         self._source_key: str | None = None
         self._lowered: dict[str, ir.Kernel] = {}
         self._lock = threading.Lock()
-        from .meta import kernel_meta
-
         self.__gpu_kernel_meta__ = kernel_meta(self)
 
     # ------------------------------------------------------------ plain-Python face
@@ -136,7 +141,7 @@ class GpuKernel:
         return f"{self._fn.__module__}.{self._fn.__qualname__}"
 
     @property
-    def signature(self) -> tuple[ir.Param, ...]:
+    def signature(self) -> tuple[ir_types.Param, ...]:
         """The parameters as IR params (names and types; `reads`/`writes` come with `lower()`)."""
         return self._params
 
@@ -146,9 +151,19 @@ class GpuKernel:
         return tuple(p.name for p in self._params)
 
     @property
+    def _source(self) -> KernelSource | None:
+        """The source as the frontend reads it (made on first use: it loads the frontend)."""
+        if self._kernel_source is None and self._text is not None:
+            from ..compiler.frontend.source import KernelSource
+
+            lines, first = self._text
+            self._kernel_source = KernelSource(lines, self.filename, first)
+        return self._kernel_source
+
+    @property
     def source(self) -> str | None:
         """The kernel's source (dedented `def` block with decorators), or None if unavailable."""
-        return self._source.text if self._source is not None else None
+        return self._source.text if self._text is not None else None
 
     @property
     def filename(self) -> str:
@@ -158,11 +173,7 @@ class GpuKernel:
     @property
     def firstlineno(self) -> int:
         """The line of the kernel's first decorator or `def` in `filename`."""
-        return (
-            self._source.firstlineno
-            if self._source is not None
-            else self._fn.__code__.co_firstlineno
-        )
+        return self._text[1] if self._text is not None else self._fn.__code__.co_firstlineno
 
     @property
     def workgroup_size(self) -> tuple[int, int, int]:
@@ -180,10 +191,20 @@ class GpuKernel:
 
     # ------------------------------------------------------------------- compiling
 
+    def _module_values(self) -> dict[str, object]:
+        """Every number the body may read from outside, captured once (gpu/keying.py): the
+        source key hashes these, and `constants()` takes its values from them."""
+        with self._lock:
+            if self._values is None:
+                self._values = module_values(self._fn) if self._text is not None else {}
+            return self._values
+
     def constants(self) -> dict[str, object]:
         """The int/float/bool values the body reads from outside, captured on first use: the
         `@Gpu(constants=...)` ones and module-level ones (the kernel is compiled with these
-        values; later changes to module constants need a redefinition)."""
+        values; later changes to module constants need a redefinition). Walks the body's
+        syntax tree: lowering needs this, a launch from the cache does not."""
+        values = self._module_values()
         with self._lock:
             if self._constants is None:
                 if self._source is None:
@@ -192,11 +213,15 @@ class GpuKernel:
                     from ..compiler.frontend.constants import collect_constants
 
                     try:
-                        self._constants = collect_constants(
+                        found = collect_constants(
                             self._fn, self._source, set(self.param_names), self._given
                         )
                     except GpuCompileError:
-                        self._constants = dict(self._given)  # lower() reports the problem
+                        found = dict(self._given)  # lower() reports the problem
+                    # module values as the key saw them; the given ones as given
+                    pinned = pin(found, values)
+                    pinned.update((k, v) for k, v in found.items() if k in self._given)
+                    self._constants = pinned
             return self._constants
 
     def lower(self, target: Target | None = None) -> ir.Kernel:
@@ -279,13 +304,12 @@ class GpuKernel:
         compiler version: source text and location, signature, options, module constants."""
         key = self._source_key
         if key is None:
+            from ..compiler.digest import sha256
             from ..compiler.frontend.signature import signature_text
 
-            import hashlib  # (not loaded at import: ~4 ms)
-
-            h = hashlib.sha256()
-            if self._source is not None:
-                body = "".join(self._source.lines)
+            h = sha256()
+            if self._text is not None:
+                body = "".join(self._text[0])
             else:  # no source: compiling fails anyway; keep the key stable and distinct
                 code = self._fn.__code__
                 body = repr((code.co_code, code.co_consts, code.co_names))
@@ -297,7 +321,8 @@ class GpuKernel:
                 body,
                 signature_text(self.name, self._params),
                 self._wg,
-                sorted((k, type(v).__name__, repr(v)) for k, v in self.constants().items()),
+                key_part(self._module_values()),
+                key_part(self._given),  # @Gpu(constants=...) and a variant's choices
             )
             for part in parts:
                 h.update(repr(part).encode())

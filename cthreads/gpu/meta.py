@@ -1,8 +1,6 @@
-"""`__gpu_kernel_meta__`: a kernel's launch metadata in the layout of cthreads-gpu (SPEC §2).
-
-Plain data made once per kernel object (and per variant, gpu/variants.py): the cthreads-gpu
-keys a program written for that package reads, plus our own (`qualified_name`, `types`).
-"""
+"""`GpuKernel.__gpu_kernel_meta__`: the launch metadata dict in cthreads-gpu's layout, plus our
+own keys. Built at decoration (and per variant, gpu/variants.py) from the checked signature
+(`ir_types.Param`s): it reads no IR node class and no source, so decorating stays cheap (issue 19)."""
 
 from __future__ import annotations
 
@@ -10,14 +8,14 @@ from typing import Any
 
 
 def kernel_meta(kernel: Any) -> dict[str, Any]:
-    """The `__gpu_kernel_meta__` dict of `kernel` (a `GpuKernel`)."""
-    from ..compiler import ir
+    """The metadata of `kernel` (a `GpuKernel` whose signature is checked)."""
     from ..compiler.frontend.signature import python_type_name
+    from ..compiler.ir_types import ListType
 
     params = []
     for p in kernel.signature:
         t = p.type
-        if isinstance(t, ir.ListType):
+        if isinstance(t, ListType):
             kind, elem = "list", t.elem.kind
             nbytes = t.storage_bits // 8
             inner = {"kind": elem, "spirv_type": elem, "elem_bytes": nbytes}

@@ -16,11 +16,12 @@ from ..errors import GpuArgumentTypeError, GpuInvalidArgument, VulkanOutOfMemory
 from ..runtime import formats, transfer
 
 if TYPE_CHECKING:
-    from ..compiler.ir import ListType, Param, Scalar
+    from ..compiler.ir_types import ListType, Param, Scalar
 
-# compiler.ir is imported inside the functions that test types, not here: `import cthreads.gpu`
-# loads this module and must not load the compiler (issue 19). A parameter that reaches these
-# functions came from a signature check, so ir is loaded by then and the import is a lookup.
+# compiler.ir_types is imported inside the functions that test types, not here: `import
+# cthreads.gpu` loads this module and must not load the compiler (issue 19). A parameter that
+# reaches these functions came from a signature check, so ir_types is loaded by then and the
+# import is a lookup (never compiler.ir: a warm launch does not load it).
 
 FLOAT32_MAX = formats.FLOAT32_MAX
 FLOAT16_MAX = formats.FLOAT16_MAX
@@ -29,7 +30,7 @@ FLOAT16_MAX = formats.FLOAT16_MAX
 def type_name(t: Scalar | ListType) -> str:
     """The user-facing spelling of a parameter type, with its device meaning: `list[u8]
     (uint8)`, `f64 (float64)`, `int (int32)`, `bool`."""
-    from ..compiler.ir import ListType
+    from ..compiler.ir_types import ListType
 
     if isinstance(t, ListType):
         fmt = formats.of(t.elem)
@@ -250,7 +251,7 @@ def _type_error(param: Param, value: Any) -> GpuArgumentTypeError:
 
 def check_list(index: int, param: Param, value: Any) -> ListArg:
     """Check a list argument (Python list or C-contiguous buffer)."""
-    from ..compiler.ir import ListType
+    from ..compiler.ir_types import ListType
 
     assert isinstance(param.type, ListType)
     fmt = formats.of(param.type.elem)

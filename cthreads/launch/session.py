@@ -375,34 +375,36 @@ def prepare(force: bool = False, device: Any = None) -> dict[str, dict]:
     state = state_for(resolve(device))
     with state.lock:
         kernels = _registered()
-        workers = max(1, min(8, len(kernels) + 1, os.cpu_count() or 1))
-        from concurrent.futures import ThreadPoolExecutor  # (not loaded at import)
+        workers = max(1, min(8, len(kernels), os.cpu_count() or 1))
+        opening = None
+        if state.device is None or not state.device.alive:
+            # Opening a device takes long on some drivers: compile for its description
+            # while it opens.
+            target = target_from_info(state.describe())
+            opening = _Call(lambda: _current_device(state))
+        else:
+            target = state.target
 
-        with ThreadPoolExecutor(workers, thread_name_prefix="cthreads-prepare") as pool:
-            opening = None
-            if state.device is None or not state.device.alive:
-                # Opening a device takes long on some drivers: compile for its description
-                # while it opens.
-                target = target_from_info(state.describe())
-                opening = pool.submit(_current_device, state)
-            else:
-                target = state.target
+        def compile_one(kernel: Any) -> tuple | CThreadsGPUError:
+            try:
+                return _compile_one(kernel, target, force)
+            except _KERNEL_ERRORS as exc:
+                return exc
 
-            def compile_one(kernel: Any) -> tuple | CThreadsGPUError:
-                try:
-                    return _compile_one(kernel, target, force)
-                except _KERNEL_ERRORS as exc:
-                    return exc
+        # The Python compile steps take turns on the GIL; validation and the driver's
+        # pipeline builds run side by side.
+        try:
+            compiled = _map(compile_one, kernels, workers)
+        finally:
+            if opening is not None:  # never left opening the device behind a raise
+                opening.wait()
+        device = opening.result() if opening is not None else state.device
 
-            # The Python compile steps take turns on the GIL; validation and the driver's
-            # pipeline builds run side by side.
-            compiled = list(pool.map(compile_one, kernels))
-            device = opening.result() if opening is not None else state.device
-            building = [
-                None if isinstance(c, _KERNEL_ERRORS) else pool.submit(_pipeline, k, device, *c)
-                for k, c in zip(kernels, compiled)
-            ]
-            results = [c if f is None else f.result() for c, f in zip(compiled, building)]
+        def build_one(item: tuple) -> Any:
+            kernel, c = item
+            return c if isinstance(c, _KERNEL_ERRORS) else _pipeline(kernel, device, *c)
+
+        results = _map(build_one, list(zip(kernels, compiled)), workers)
         report: dict[str, dict] = {}
         for kernel, result in zip(kernels, results):
             key = kernel.source_key
@@ -420,6 +422,64 @@ def prepare(force: bool = False, device: Any = None) -> dict[str, dict]:
             _announce(kernel)
         device.save_pipeline_cache()  # a later process starts warm even if this one crashes
         return report
+
+
+# prepare()'s threads are plain `threading` ones: concurrent.futures loads logging, string and
+# queue (~7 ms on the CI machine), a fifth of a warm prepare() there (issue 19).
+
+
+class _Call:
+    """`fn()` on a thread of its own; `result()` waits for it and returns or raises its
+    outcome."""
+
+    def __init__(self, fn: Any) -> None:
+        self._fn, self._value, self._error = fn, None, None
+        self._thread = threading.Thread(target=self._run, name="cthreads-prepare", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._fn()
+        except BaseException as exc:  # handed to result()'s caller
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def _map(fn: Any, items: list, workers: int) -> list:
+    """`[fn(x) for x in items]` on up to `workers` threads, in order; the first error raised
+    is re-raised once every call has ended."""
+    out: list = [None] * len(items)
+    if len(items) <= 1 or workers <= 1:
+        return [fn(x) for x in items]
+    lock = threading.Lock()
+    position = iter(range(len(items)))
+
+    def work() -> None:
+        while True:
+            with lock:
+                i = next(position, None)
+            if i is None:
+                return
+            out[i] = fn(items[i])
+
+    calls = [_Call(work) for _ in range(min(workers, len(items)))]
+    errors = []
+    for call in calls:
+        try:
+            call.result()
+        except BaseException as exc:
+            errors.append(exc)
+    if errors:
+        raise errors[0]
+    return out
 
 
 def shutdown() -> None:

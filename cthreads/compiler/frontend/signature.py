@@ -11,7 +11,23 @@ import ast
 import inspect
 import typing
 
-from ..ir import BOOL, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, ListType, Param, Scalar
+from ..ir_types import (
+    BOOL,
+    F16,
+    F32,
+    F64,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    ListType,
+    Param,
+    Scalar,
+)
 
 ALLOWED_PARAM_TYPES = "int, float, bool, list[int], list[float] or list[bool]"
 ALLOWED_LOCAL_TYPES = "int, float or bool"

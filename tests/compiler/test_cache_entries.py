@@ -1,0 +1,82 @@
+"""Kernel cache entries (compiler/cache.py) and the artifact records (compiler/artifact.py) as a
+warm launch reads them (issue 19): marshal metadata behind a checksum, hand-written frozen
+records that behave as the dataclasses they replace."""
+
+from __future__ import annotations
+
+import marshal
+import pickle
+
+import pytest
+
+from cthreads.compiler import cache
+from cthreads.compiler.artifact import CompiledKernel, PushField, PushLayout
+from cthreads.compiler.digest import sha256
+from cthreads.compiler.ir_types import F32, I32, ListType, Param
+
+
+def _kernel(**changes) -> CompiledKernel:
+    fields = (PushField("total", None, 0, "I"), PushField("addr", 1, 8, "Q"))
+    args = dict(
+        name="k",
+        spirv=b"\x03\x02\x23\x07" + bytes(16),
+        params=(Param("n", I32), Param("x", ListType(F32), True, False)),
+        push=PushLayout(fields, 16),
+        workgroup_size=(64, 1, 1),
+        observes_workgroup=False,
+        cache_key="ab" * 16,
+    )
+    args.update(changes)
+    return CompiledKernel(**args)
+
+
+def test_round_trip():
+    k = _kernel(ir_text="ir", elements_per_invocation=4)
+    assert cache.decode(cache.encode(k), k.cache_key) == k
+    assert cache.encode(k)[:4] == b"CTK3"
+
+
+def test_an_older_format_is_a_miss(tmp_path):
+    c = cache.KernelCache(tmp_path)
+    k = _kernel()
+    c.put(k.cache_key, k)
+    path = tmp_path / f"{k.cache_key}.ctk"
+    path.write_bytes(b"CTK2" + path.read_bytes()[4:])
+    assert cache.KernelCache(tmp_path).get(k.cache_key) is None
+    assert not path.exists()  # removed, to be rebuilt cleanly
+
+
+@pytest.mark.parametrize("meta", [[1, 2], b"\x00not marshal"], ids=["not-a-dict", "garbage"])
+def test_bad_metadata_behind_a_good_checksum_is_a_miss(tmp_path, meta):
+    blob = marshal.dumps(meta) if isinstance(meta, list) else meta
+    body = len(blob).to_bytes(4, "little") + blob
+    data = b"CTK3" + sha256(body).digest() + body
+    key = "cd" * 16
+    (tmp_path / f"{key}.ctk").write_bytes(data)
+    with pytest.raises((ValueError, EOFError, TypeError)):
+        cache.decode(data, key)
+    assert cache.KernelCache(tmp_path).get(key) is None
+
+
+def test_cache_key_digest_is_sha256():
+    import hashlib
+
+    assert sha256(b"abc").hexdigest() == hashlib.sha256(b"abc").hexdigest()
+
+
+def test_records_behave_as_frozen_dataclasses():
+    a, b = _kernel(), _kernel()
+    assert a == b and hash(a) == hash(b) and a != _kernel(name="other")
+    assert a.ir_text == "" and a.entry_point == "main" and a.elements_per_invocation == 1
+    assert PushLayout((), 8).in_buffer is False and PushLayout((), 8, True).push_size == 8
+    with pytest.raises(AttributeError):
+        a.name = "x"
+    with pytest.raises(AttributeError):
+        del a.push
+    assert pickle.loads(pickle.dumps(a)) == a
+    assert repr(PushField("len", 0, 4, "I")) == "PushField(role='len', param=0, offset=4, fmt='I')"
+    with pytest.raises(TypeError, match="missing argument `cache_key`"):
+        CompiledKernel("k", b"", (), PushLayout((), 8), (1, 1, 1), False)
+    with pytest.raises(TypeError):
+        PushField("len", 0, 4, "I", role="addr")
+    assert PushField("len", 0, 4, "I") != ("len", 0, 4, "I")

@@ -1,0 +1,101 @@
+"""Issue 19: a warm first launch (the kernel in the disk cache) in a fresh process loads what
+it needs and nothing of the compiler proper: no `compiler.ir`, no frontend lowering or
+constants walk, no json/hashlib (the cache reads marshal, digests come from compiler/digest.py),
+and `prepare()` loads no concurrent.futures (nor the logging it brings)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+KERNELS = """
+from cthreads.gpu import Gpu, GlobalIdx
+import warm_cfg
+
+SCALE = 2.0
+
+@Gpu
+def saxpy(n: int, a: float, x: list[float], y: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < n:
+        y[i] = a * x[i] + y[i] * SCALE + warm_cfg.OFFSET
+"""
+
+CFG = "OFFSET = 0.5\n"
+
+PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import cthreads.gpu as g
+from cthreads import runtime
+runtime.init()
+before = set(sys.modules)
+import warm_kernels
+x, y = [1.0, 2.0, 3.0], [1.0, 1.0, 1.0]
+g.gpu(warm_kernels.saxpy, 3, 2.0, x, y).join()
+from cthreads.compiler import cache
+new = sorted(set(sys.modules) - before)
+if sys.argv[2] == "prepare":
+    g.prepare()
+    new = sorted(set(sys.modules) - before)
+print(json.dumps({"y": y, "new": new, "stats": cache.stats}))
+"""
+
+# what a warm first launch may load of the compiler
+WARM_MAY_LOAD = {
+    "cthreads.compiler",
+    "cthreads.compiler.frontend",
+    "cthreads.compiler.frontend.signature",  # decorating
+    "cthreads.compiler.ir_types",
+    "cthreads.compiler.artifact",
+    "cthreads.compiler.cache",
+    "cthreads.compiler.digest",
+    "cthreads.compiler.target",
+}
+NEVER_WARM = ("json", "hashlib", "_hashlib", "concurrent.futures", "logging", "textwrap")
+
+
+def _run(tmp_path, mode: str) -> dict:
+    env = dict(os.environ, CTHREADS_CACHE_DIR=str(tmp_path / "cache"))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), env.get("PYTHONPATH")]))
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, str(tmp_path), mode],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_warm_first_launch_loads_no_ir_no_frontend_lowering(tmp_path):
+    (tmp_path / "warm_kernels.py").write_text(KERNELS)
+    (tmp_path / "warm_cfg.py").write_text(CFG)
+    cold = _run(tmp_path, "launch")
+    assert cold["stats"]["compiled"] == 1
+    assert "cthreads.compiler.ir" in cold["new"]  # (the probe sees a compile when there is one)
+    assert cold["y"] == [2.0 * v + 1.0 * 2.0 + 0.5 for v in (1.0, 2.0, 3.0)]
+    for mode in ("launch", "prepare"):
+        warm = _run(tmp_path, mode)
+        assert warm["stats"]["compiled"] == 0 and warm["stats"]["disk_hits"] == 1, warm["stats"]
+        assert warm["y"] == cold["y"]
+        ours = {m for m in warm["new"] if m.startswith("cthreads.compiler")}
+        assert ours <= WARM_MAY_LOAD, sorted(ours - WARM_MAY_LOAD)
+        loaded = [m for m in warm["new"] if m in NEVER_WARM]
+        assert not loaded, loaded
+
+
+def test_a_changed_module_constant_is_a_miss(tmp_path):
+    # the key is made without the syntax tree, yet a module attribute the body reads
+    # (warm_cfg.OFFSET) is part of it: a new value compiles anew and is used
+    (tmp_path / "warm_kernels.py").write_text(KERNELS)
+    (tmp_path / "warm_cfg.py").write_text(CFG)
+    first = _run(tmp_path, "launch")
+    (tmp_path / "warm_cfg.py").write_text("OFFSET = 4.25\n")  # (another size: no stale bytecode)
+    second = _run(tmp_path, "launch")
+    assert second["stats"]["compiled"] == 1
+    assert [b - a for a, b in zip(first["y"], second["y"])] == [3.75, 3.75, 3.75]
