@@ -34,9 +34,23 @@ rounding of the sums (tests compare with a tolerance proportional to K).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+
+
+class MatrixShape(NamedTuple):
+    """One tile multiply-add the device runs: A (m x k of `a`) times B (k x n of `b`) plus C
+    (m x n of `c`) gives an m x n `result` (`cthreads.gpu.matrix_shapes()`)."""
+
+    m: int
+    n: int
+    k: int
+    a: str
+    b: str
+    c: str
+    result: str
+
 
 USES = ("a", "b", "acc")
 OPERAND_TYPES = ("f16", "i8", "u8")  # elements of "a" / "b" tiles
@@ -257,4 +271,12 @@ TILE_FUNCTIONS = {f.__name__: f for f in (tile_fill, tile_load, tile_store, tile
 for _name, _f in TILE_FUNCTIONS.items():
     _f.__gpu_builtin__ = _name  # type: ignore[attr-defined]
 
-__all__ = ["Tile", "tile_alignment", "tile_fill", "tile_load", "tile_mma", "tile_store"]
+__all__ = [
+    "MatrixShape",
+    "Tile",
+    "tile_alignment",
+    "tile_fill",
+    "tile_load",
+    "tile_mma",
+    "tile_store",
+]

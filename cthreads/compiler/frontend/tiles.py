@@ -301,6 +301,72 @@ class TileLowering:
         return name, t
 
 
+def _shape_text(s: tuple) -> str:
+    m, n, k, a, b, c, r = s
+    acc = c if c == r else f"{c}->{r}"
+    return f"{m}x{n}x{k} {a}x{b}->{acc}"
+
+
+def matrix_shape_error(kernel: ir.Kernel, shapes: tuple) -> tuple[int, str, str, str] | None:
+    """(line, call name, message, allowed) for the first tile statement whose shape or types the
+    device's list `shapes` ((M, N, K, A, B, C, Result), Target.matrix_shapes) lacks; None if all
+    fit. A load or fill is checked for its own use (an "a" tile needs some M x K with that
+    element type), a multiply-add for the whole combination."""
+    from .. import passes
+
+    listed = "; ".join(_shape_text(s) for s in shapes)
+    allowed = (
+        f"a shape this device lists (M x N x K, A x B -> accumulator): {listed}"
+        if shapes
+        else 'compile for a device with matrix units (e.g. `kernel.compile(chip="nvidia-h200")`), '
+        "or run the kernel with cthreads.testing.emulate()"
+    )
+    for st in passes.walk_stmts(kernel.body):
+        if isinstance(st, ir.TileFill | ir.TileLoad):
+            name = "tile_fill" if isinstance(st, ir.TileFill) else "tile_load"
+            t = kernel.tiles[st.tile]
+            e = str(t.elem)
+            if not shapes:
+                return (
+                    st.line,
+                    name,
+                    "this device has no matrix units that kernels can use (no subgroup-scope "
+                    "VK_KHR_cooperative_matrix shapes; `cthreads.gpu.matrix_shapes()` is empty), "
+                    "so tile operations cannot run on it",
+                    allowed,
+                )
+            if t.use == "a":
+                ok = any(s[0] == t.rows and s[2] == t.cols and s[3] == e for s in shapes)
+                what = f'a {t.rows}x{t.cols} (M x K) {e} "a" tile'
+            elif t.use == "b":
+                ok = any(s[2] == t.rows and s[1] == t.cols and s[4] == e for s in shapes)
+                what = f'a {t.rows}x{t.cols} (K x N) {e} "b" tile'
+            else:
+                ok = any(s[0] == t.rows and s[1] == t.cols and e in (s[5], s[6]) for s in shapes)
+                what = f"a {t.rows}x{t.cols} (M x N) {e} accumulator"
+            if not ok:
+                return st.line, name, f"this device's matrix units have no {what}", allowed
+        elif isinstance(st, ir.TileMma):
+            ta, tb, tc = (kernel.tiles[n] for n in (st.a, st.b, st.c))
+            want = (
+                ta.rows,
+                tb.cols,
+                ta.cols,
+                str(ta.elem),
+                str(tb.elem),
+                str(tc.elem),
+                str(tc.elem),
+            )
+            if want not in shapes:
+                return (
+                    st.line,
+                    "tile_mma",
+                    f"this device's matrix units have no {_shape_text(want)} multiply-add",
+                    allowed,
+                )
+    return None
+
+
 def tile_in_expression(lowerer, node: ast.AST, name: str) -> None:
     """The error for a tile (or a tile call) inside an ordinary expression."""
     lowerer.fail(
