@@ -133,7 +133,7 @@ def test_a_shape_the_device_lacks_is_an_error_naming_its_line_and_listing_the_sh
     @Gpu(workgroup_size=32)
     def wide(a: list[f16], c: list[f32]):
         acc = tile_fill(f32, 16, 16, 0.0)
-        ta = tile_load(a, 0, 32, 16, 32, use="a")
+        ta = tile_load(a, 0, 32, 16, 32, use="a")  # noqa: F841
         tile_store(c, 0, 16, acc)
 
     err = str(_error(wide))
