@@ -303,8 +303,8 @@ class TileLowering:
         return name, t
 
 
-def _shape_text(s: tuple) -> str:
-    m, n, k, a, b, c, r = s
+def _shape_text(shape: tuple) -> str:
+    m, n, k, a, b, c, r = shape
     acc = c if c == r else f"{c}->{r}"
     return f"{m}x{n}x{k} {a}x{b}->{acc}"
 
