@@ -238,6 +238,10 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
         target = st.target
         binop = ast.BinOp(left=target, op=st.op, right=st.value)
         ast.copy_location(binop, st)
+        if isinstance(target, ast.Name) and target.id in self.tiles:  # acc += t, acc *= s
+            assign = ast.copy_location(ast.Assign([target], binop), st)
+            self.tile_assign(assign, None, indent)
+            return
         if isinstance(target, ast.Name):
             code, tv = self.expr(ast.fix_missing_locations(binop))
             self.store(target, code, tv, st, indent)

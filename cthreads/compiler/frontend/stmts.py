@@ -364,6 +364,10 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, TileLowering, 
 
     def visit_AugAssign(self, node: ast.AugAssign) -> list[ir.Stmt]:
         target = node.target
+        if isinstance(target, ast.Name) and target.id in self.ctx.tiles:  # acc += t, acc *= s
+            value = ast.BinOp(ast.Name(target.id, ast.Load(), **_pos(target)), node.op, node.value)
+            assign = ast.Assign([target], ast.copy_location(value, node.value))
+            return self.tile_assign(ast.copy_location(assign, node))
         if isinstance(target, ast.Name):
             p = self.ctx.param(target.id)
             if p is not None and p.is_list:
