@@ -194,3 +194,31 @@ def test_tile_misuse_is_a_located_compile_error(tmp_path, body, words):
     err = _error(mod.bad)
     assert words in str(err), str(err)
     assert "bad_tiles.py:" in str(err)
+
+
+# ------------------------------------------------------------------------------- profiles
+
+
+def test_profiles_carry_the_matrix_shapes_into_the_target():
+    from cthreads.compiler import profiles
+
+    _, _, h200 = profiles.load(H200)
+    assert (16, 16, 16, "f16", "f16", "f32", "f32") in h200.matrix_shapes
+    assert (16, 8, 32, "u8", "u8", "u32", "u32") in h200.matrix_shapes
+    assert len(h200.matrix_shapes) == 11
+    assert profiles.load("lavapipe")[2].matrix_shapes == ()
+    _, data, _ = profiles.load(H200)
+    workgroup = dict(
+        data, cooperative_matrix=[dict(data["cooperative_matrix"][0], scope="workgroup")]
+    )
+    assert profiles.load(workgroup)[2].matrix_shapes == ()  # only subgroup scope is used
+
+
+def test_a_malformed_matrix_shape_list_names_the_profile_entry():
+    from cthreads.compiler import profiles
+    from cthreads.errors import GpuInvalidArgument
+
+    _, data, _ = profiles.load(H200)
+    bad = dict(data, cooperative_matrix=[{"m": 16, "n": 16, "k": 16, "a": "f17"}])
+    with pytest.raises(GpuInvalidArgument, match="cooperative_matrix entry"):
+        profiles.load(bad)
