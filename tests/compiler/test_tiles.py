@@ -222,3 +222,12 @@ def test_a_malformed_matrix_shape_list_names_the_profile_entry():
     bad = dict(data, cooperative_matrix=[{"m": 16, "n": 16, "k": 16, "a": "f17"}])
     with pytest.raises(GpuInvalidArgument, match="cooperative_matrix entry"):
         profiles.load(bad)
+
+
+def test_the_ir_printer_shows_tile_statements():
+    from cthreads.compiler.printer import format_kernel
+
+    text = format_kernel(TK.mm_epilogue.lower())
+    assert "tile #old: tile[acc, f32, 16x16]" in text
+    assert "#acc = tile_mma(#ta, #tb, #acc)" in text
+    assert "tile_store d[" in text and "= #out" in text and "#out = #out - #old" in text
