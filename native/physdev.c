@@ -27,7 +27,12 @@ has_device_ext(CtInstance *inst, VkPhysicalDevice pd, const char *name)
 }
 
 /* VK_KHR_cooperative_matrix (Vulkan headers 1.3.255+; Debian 12 ships 1.3.239): the few
- * declarations the shape query needs, with the registry's numbers. */
+ * declarations the shape query needs, with the registry's numbers.
+ * Khronos' validation layer 1.3.239 (Debian 12; the H200 machine's too) predates the extension:
+ * under it the features struct is an unknown pNext member (an error at every device creation)
+ * and tile modules carry a capability its spirv-val rejects. So while the layer is active the
+ * extension is neither queried nor enabled: the device reports no matrix units (an empty
+ * `cooperative_matrix`) and tile kernels are refused when compiling, as on lavapipe. */
 #define CT_COOPMAT_EXT "VK_KHR_cooperative_matrix"
 #define CT_STYPE_COOPMAT_PROPERTIES ((VkStructureType)1000506001)
 typedef struct {
@@ -72,7 +77,7 @@ static PyObject *
 cooperative_matrix_shapes(CtInstance *inst, VkPhysicalDevice pd)
 {
     PyObject *out = PyList_New(0);
-    if (out == NULL || !has_device_ext(inst, pd, CT_COOPMAT_EXT))
+    if (out == NULL || inst->validation || !has_device_ext(inst, pd, CT_COOPMAT_EXT))
         return out;
     CtPfnCoopMatProps get = (CtPfnCoopMatProps)ct_get_instance_proc(
         inst->instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
@@ -127,7 +132,7 @@ ct_query_features(CtInstance *inst, VkPhysicalDevice pd, CtFeatures *f)
     f->f2.pNext = &f->v11;
     f->v11.pNext = &f->v12;
     f->v12.pNext = f->has_atomic_float_ext ? &f->af : NULL;
-    f->has_coopmat_ext = has_device_ext(inst, pd, CT_COOPMAT_EXT);
+    f->has_coopmat_ext = !inst->validation && has_device_ext(inst, pd, CT_COOPMAT_EXT);
     f->cm.sType = CT_STYPE_COOPMAT_FEATURES;
     if (f->has_coopmat_ext) { /* appended at the chain's end */
         f->cm.pNext = f->v12.pNext;

@@ -5,8 +5,9 @@ Skips where `cthreads.gpu.matrix_shapes()` is empty (lavapipe, CI): there the em
 the same forms. Inputs are small integers and halves, so every sum is exact in float32 and any
 order of accumulation on the matrix units gives numpy's result exactly.
 
-On the H200: Khronos' validation layer 1.3.239 predates VK_KHR_cooperative_matrix (it would
-flag the modules' capability as unknown), so run this file with CTHREADS_VALIDATION=0 there.
+On the H200 run it with CTHREADS_VALIDATION=0: Khronos' validation layer 1.3.239 predates
+VK_KHR_cooperative_matrix, so while it is active cthreads neither queries nor enables the
+extension (native/physdev.c), matrix_shapes() is empty and this file skips.
 """
 
 from __future__ import annotations
