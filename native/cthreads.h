@@ -316,6 +316,16 @@ typedef struct {
     int kind;
 } CtBuffer;
 
+/* VkPhysicalDeviceCooperativeMatrixFeaturesKHR (VK_KHR_cooperative_matrix; Debian 12's Vulkan
+ * headers predate it): sType 1000506000 */
+#define CT_STYPE_COOPMAT_FEATURES ((VkStructureType)1000506000)
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrix;
+    VkBool32 cooperativeMatrixRobustBufferAccess;
+} CtCoopMatFeatures;
+
 /* features of a physical device (chained structs valid only for api >= 1.2) */
 typedef struct {
     VkPhysicalDeviceFeatures2 f2;
@@ -323,6 +333,8 @@ typedef struct {
     VkPhysicalDeviceVulkan12Features v12;
     VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af;
     int has_atomic_float_ext;
+    CtCoopMatFeatures cm;       /* valid when has_coopmat_ext */
+    int has_coopmat_ext;        /* VK_KHR_cooperative_matrix (tile kernels) */
     uint32_t api;
 } CtFeatures;
 

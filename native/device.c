@@ -168,7 +168,13 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     f2.features.shaderInt64 = have.f2.features.shaderInt64;
     f2.features.shaderInt16 = have.f2.features.shaderInt16;
     f2.features.shaderFloat64 = have.f2.features.shaderFloat64;
-    const char *exts[2];
+    /* matrix tiles (VK_KHR_cooperative_matrix): enabled where the device has them */
+    CtCoopMatFeatures cm = {.sType = CT_STYPE_COOPMAT_FEATURES, .pNext = v12.pNext,
+                            .cooperativeMatrix = VK_TRUE};
+    int coopmat = have.has_coopmat_ext && have.cm.cooperativeMatrix;
+    if (coopmat)
+        v12.pNext = &cm;
+    const char *exts[3];
     uint32_t next = 0;
     if (have.has_atomic_float_ext)
         exts[next++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
@@ -176,6 +182,8 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     int external = ct_external_wanted(inst, self->phys);
     if (external)
         exts[next++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+    if (coopmat)
+        exts[next++] = "VK_KHR_cooperative_matrix";
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,

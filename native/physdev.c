@@ -27,6 +27,93 @@ ct_has_device_ext(CtInstance *inst, VkPhysicalDevice pd, const char *name)
     return found;
 }
 
+/* VK_KHR_cooperative_matrix (Vulkan headers 1.3.255+; Debian 12 ships 1.3.239): the few
+ * declarations the shape query needs, with the registry's numbers.
+ * Khronos' validation layer 1.3.239 (Debian 12; the H200 machine's too) predates the extension:
+ * under it the features struct is an unknown pNext member (an error at every device creation)
+ * and tile modules carry a capability its spirv-val rejects. So while the layer is active the
+ * extension is neither queried nor enabled: the device reports no matrix units (an empty
+ * `cooperative_matrix`) and tile kernels are refused when compiling, as on lavapipe. */
+#define CT_COOPMAT_EXT "VK_KHR_cooperative_matrix"
+#define CT_STYPE_COOPMAT_PROPERTIES ((VkStructureType)1000506001)
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t MSize, NSize, KSize;
+    int32_t AType, BType, CType, ResultType; /* VkComponentTypeKHR */
+    VkBool32 saturatingAccumulation;
+    int32_t scope; /* VkScopeKHR */
+} CtCoopMatProps;
+typedef VkResult (*CtPfnCoopMatProps)(VkPhysicalDevice, uint32_t *, CtCoopMatProps *);
+
+static const char *
+component_name(int32_t t)
+{
+    switch (t) {
+    case 0: return "f16";
+    case 1: return "f32";
+    case 2: return "f64";
+    case 3: return "i8";
+    case 4: return "i16";
+    case 5: return "i32";
+    case 6: return "i64";
+    case 7: return "u8";
+    case 8: return "u16";
+    case 9: return "u32";
+    case 10: return "u64";
+    case 1000141000: return "bf16";
+    default: return "other";
+    }
+}
+
+static const char *
+scope_name(int32_t s)
+{
+    return s == 3 ? "subgroup" : s == 2 ? "workgroup" : s == 1 ? "device" : "other";
+}
+
+/* The device's cooperative matrix shapes as a list of dicts {m, n, k, a, b, c, result,
+ * saturating, scope} (empty without the extension); NULL with an exception set. */
+static PyObject *
+cooperative_matrix_shapes(CtInstance *inst, VkPhysicalDevice pd)
+{
+    PyObject *out = PyList_New(0);
+    if (out == NULL || inst->validation || !has_device_ext(inst, pd, CT_COOPMAT_EXT))
+        return out;
+    CtPfnCoopMatProps get = (CtPfnCoopMatProps)ct_get_instance_proc(
+        inst->instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+    uint32_t n = 0;
+    if (get == NULL || get(pd, &n, NULL) != VK_SUCCESS || n == 0)
+        return out;
+    CtCoopMatProps *p = PyMem_Calloc(n, sizeof *p);
+    if (p == NULL) {
+        Py_DECREF(out);
+        return PyErr_NoMemory();
+    }
+    for (uint32_t i = 0; i < n; i++)
+        p[i].sType = CT_STYPE_COOPMAT_PROPERTIES;
+    VkResult r = get(pd, &n, p);
+    if (r == VK_SUCCESS || r == VK_INCOMPLETE) {
+        for (uint32_t i = 0; i < n; i++) {
+            PyObject *e = Py_BuildValue(
+                "{s:I,s:I,s:I,s:s,s:s,s:s,s:s,s:O,s:s}", "m", p[i].MSize, "n", p[i].NSize, "k",
+                p[i].KSize, "a", component_name(p[i].AType), "b", component_name(p[i].BType), "c",
+                component_name(p[i].CType), "result", component_name(p[i].ResultType),
+                "saturating", p[i].saturatingAccumulation ? Py_True : Py_False, "scope",
+                scope_name(p[i].scope));
+            if (e == NULL || PyList_Append(out, e) < 0) {
+                Py_XDECREF(e);
+                Py_DECREF(out);
+                PyMem_Free(p);
+                return NULL;
+            }
+            Py_DECREF(e);
+        }
+    }
+    PyMem_Free(p);
+    return out;
+}
+
 void
 ct_query_features(CtInstance *inst, VkPhysicalDevice pd, CtFeatures *f)
 {
@@ -46,6 +133,12 @@ ct_query_features(CtInstance *inst, VkPhysicalDevice pd, CtFeatures *f)
     f->f2.pNext = &f->v11;
     f->v11.pNext = &f->v12;
     f->v12.pNext = f->has_atomic_float_ext ? &f->af : NULL;
+    f->has_coopmat_ext = !inst->validation && has_device_ext(inst, pd, CT_COOPMAT_EXT);
+    f->cm.sType = CT_STYPE_COOPMAT_FEATURES;
+    if (f->has_coopmat_ext) { /* appended at the chain's end */
+        f->cm.pNext = f->v12.pNext;
+        f->v12.pNext = &f->cm;
+    }
     inst->fn.vkGetPhysicalDeviceFeatures2(pd, &f->f2);
 }
 
@@ -304,6 +397,15 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
         putb(feat, "timestamps", tsbits > 0) < 0 ||
         putb(feat, "external_memory_fd", ct_external_wanted(inst, pd)) < 0)
         goto fail;
+    {
+        PyObject *shapes = cooperative_matrix_shapes(inst, pd);
+        if (shapes == NULL || PyDict_SetItemString(d, "cooperative_matrix", shapes) < 0 ||
+            putb(feat, "cooperative_matrix", PyList_GET_SIZE(shapes) > 0) < 0) {
+            Py_XDECREF(shapes);
+            goto fail;
+        }
+        Py_DECREF(shapes);
+    }
 
     const char *why = NULL;
     if (p2.properties.apiVersion < VK_API_VERSION_1_2 || inst->api_version < VK_API_VERSION_1_2)

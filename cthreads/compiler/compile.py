@@ -83,6 +83,8 @@ def _compile(
     if validate:
         try:
             tools.validate(spirv)
+        except tools.ValidationDeferred:
+            pass  # a tile kernel without a spirv-val that knows cooperative matrices (tools.py)
         except tools.SpirvValidationError as exc:
             raise GpuInternalCompilerError(
                 f"invalid SPIR-V for kernel `{kernel.name}`: {exc.message}\n"
@@ -163,6 +165,7 @@ def _check_type_features(kernel: ir.Kernel, target: Target) -> None:
 def _check_target(kernel: ir.Kernel, target: Target) -> None:
     _check_type_features(kernel, target)
     _check_subgroup_features(kernel, target)
+    _check_tiles(kernel, target)
     from .frontend.memory import elem_bytes
 
     used = 0
@@ -217,6 +220,28 @@ def _check_subgroup_features(kernel: ir.Kernel, target: Target) -> None:
         col=(text.find(name) + 1 if text and name in text else 1),
         line=text,
         allowed="shared memory and atomics (they work on every device)",
+    )
+
+
+def _check_tiles(kernel: ir.Kernel, target: Target) -> None:
+    """A tile shape or type the device's matrix units lack is the user's error, at its line."""
+    if not kernel.tiles:
+        return
+    from .frontend.tiles import matrix_shape_error
+
+    found = matrix_shape_error(kernel, target.matrix_shapes)
+    if found is None:
+        return
+    line, name, message, allowed = found
+    text = _source_line(kernel.filename, line)
+    raise GpuCompileError(
+        message,
+        kernel=kernel.name,
+        filename=kernel.filename,
+        lineno=line or kernel.firstlineno,
+        col=(text.find(name) + 1 if text and name in text else 1),
+        line=text,
+        allowed=allowed,
     )
 
 

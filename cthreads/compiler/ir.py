@@ -328,6 +328,97 @@ class Subgroup(Stmt):
     line: int = field(default=0, compare=False)
 
 
+@dataclass(frozen=True)
+class TileType:
+    """A matrix tile a subgroup holds cooperatively (SPV_KHR_cooperative_matrix, Subgroup
+    scope): `use` 'a' (the M x K left operand), 'b' (the K x N right operand) or 'acc' (an
+    M x N accumulator), `rows` x `cols` elements of `elem`. Tiles are never expressions: they
+    live in tile locals (`Kernel.tiles`) that the Tile* statements read and write."""
+
+    use: str
+    elem: Scalar
+    rows: int
+    cols: int
+
+    def __str__(self) -> str:
+        return f"tile[{self.use}, {self.elem}, {self.rows}x{self.cols}]"
+
+
+@dataclass(frozen=True)
+class TileFill(Stmt):
+    """`tile = tile_fill(...)`: every element `value` (already of the tile's element type)."""
+
+    tile: str
+    value: Expr
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class TileLoad(Stmt):
+    """`tile = tile_load(xs, offset, stride, ...)`: element (r, c) from `xs[offset + r * stride
+    + c]` (row-major) or `xs[offset + c * stride + r]` (`col_major`); `xs` a list parameter
+    (`shared=False`, `array` indexes `Kernel.params`) or a shared array. The whole tile must be
+    inside the array, with `offset` and `stride` aligned (tiles.py): otherwise every element
+    reads zero."""
+
+    tile: str
+    shared: bool
+    array: int
+    offset: Expr
+    stride: Expr
+    col_major: bool = False
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class TileStore(Stmt):
+    """`tile_store(xs, offset, stride, tile)`: the inverse of TileLoad; a tile that would not
+    fit (or is misaligned) writes nothing."""
+
+    tile: str
+    shared: bool
+    array: int
+    offset: Expr
+    stride: Expr
+    col_major: bool = False
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class TileMma(Stmt):
+    """`result = tile_mma(a, b, c)`: result = a @ b + c (OpCooperativeMatrixMulAddKHR)."""
+
+    result: str
+    a: str
+    b: str
+    c: str
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class TileScale(Stmt):
+    """`result = src * factor`: every element times `factor` (of the element type)."""
+
+    result: str
+    src: str
+    factor: Expr
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class TileAdd(Stmt):
+    """`result = lhs + rhs` (`subtract`: lhs - rhs), element-wise, tiles of one type."""
+
+    result: str
+    lhs: str
+    rhs: str
+    subtract: bool = False
+    line: int = field(default=0, compare=False)
+
+
+TILE_STMTS = (TileFill, TileLoad, TileStore, TileMma, TileScale, TileAdd)
+
+
 # Structured nesting (docs/language.md, "Limits"). Mesa's llvmpipe (lavapipe) keeps at most 80
 # nested selections per shader and silently ignores the conditions of deeper ones (results are
 # wrong, no error); spirv-val refuses more than 1023. So an `if`/`elif` chain of ELIF_FLATTEN
@@ -421,3 +512,5 @@ class Kernel:
     # explicit scalar types the kernel uses beyond int32/float32/bool: (str(type), first file
     # line), so a device lacking shaderFloat64/shaderInt64 gets an error naming the line
     type_lines: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+    # tile locals (cooperative matrices) -> their type; empty for kernels without tiles
+    tiles: dict[str, TileType] = field(hash=False, compare=False, default_factory=dict)

@@ -171,8 +171,12 @@ def annotate_usage(k: ir.Kernel) -> ir.Kernel:
         elif isinstance(s, ir.Atomic) and not s.shared:
             reads.add(s.array)
             writes.add(s.array)
-        elif isinstance(s, ir.Barrier | ir.Subgroup):
+        elif isinstance(s, (ir.Barrier, ir.Subgroup, *ir.TILE_STMTS)):
             observes = True  # subgroups are parts of the workgroup: the shape is fixed
+            if isinstance(s, ir.TileLoad) and not s.shared:
+                reads.add(s.array)
+            elif isinstance(s, ir.TileStore) and not s.shared:
+                writes.add(s.array)
         for e in stmt_exprs(s):
             for x in walk_exprs(e):
                 if isinstance(x, ir.Load):

@@ -103,8 +103,26 @@ class _Printer:
                             continue
                         out.append(f"{indent}{'else' if isinstance(s, ir.If) else 'step'}:")
                     self.stmts(block, indent + "  ", out)
+            elif isinstance(s, ir.TILE_STMTS):
+                out.append(f"{indent}{self.tile(s, x)}")
             else:
                 out.append(f"{indent}{type(s).__name__.lower()}")
+
+    def tile(self, s: ir.Stmt, x: list[str]) -> str:
+        """One tile statement (its tiles as `#name`)."""
+        if isinstance(s, ir.TileFill):
+            return f"#{s.tile} = tile_fill({x[0]})"
+        if isinstance(s, ir.TileLoad | ir.TileStore):
+            where = self.shared_name(s.array) if s.shared else self.param_name(s.array)
+            order = " col_major" if s.col_major else ""
+            if isinstance(s, ir.TileLoad):
+                return f"#{s.tile} = tile_load {where}[{x[0]}] stride {x[1]}{order}"
+            return f"tile_store {where}[{x[0]}] stride {x[1]}{order} = #{s.tile}"
+        if isinstance(s, ir.TileMma):
+            return f"#{s.result} = tile_mma(#{s.a}, #{s.b}, #{s.c})"
+        if isinstance(s, ir.TileScale):
+            return f"#{s.result} = #{s.src} * {x[0]}"
+        return f"#{s.result} = #{s.lhs} {'-' if s.subtract else '+'} #{s.rhs}"
 
 
 def _head(e: ir.Expr) -> str | None:
@@ -145,6 +163,8 @@ def format_kernel(k: ir.Kernel) -> str:
         out.append(f"  local %{name}: {t}")
     for arr in k.shared:
         out.append(f"  shared @{arr.name}: {arr}")
+    for name, t in k.tiles.items():
+        out.append(f"  tile #{name}: {t}")
     out.append("body:")
     p.stmts(k.body, "  ", out)
     return "\n".join(out) + "\n"

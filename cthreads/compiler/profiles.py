@@ -40,6 +40,7 @@ _FIELDS = (
     "features",
     "memory_heaps",
     "memory_types",
+    "cooperative_matrix",
 )
 
 

@@ -51,6 +51,10 @@ class Target:
     # and an add. Where it is fused, float32 `/` gets one correction step that makes it correctly
     # rounded (Vulkan lets OpFDiv be 2.5 ULP off; lavapipe's OpFDiv is already exact).
     fused_fma: bool = False
+    # VK_KHR_cooperative_matrix, subgroup scope: the (M, N, K, A, B, C, Result) combinations the
+    # device lists (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR), types as names ("f16",
+    # "f32", "i8", "u8", "i32", "u32", "bf16"); empty: no matrix units (tile kernels refused)
+    matrix_shapes: tuple[tuple[int, int, int, str, str, str, str], ...] = ()
 
     def key(self) -> str:
         """A stable text form for cache keys."""
@@ -118,7 +122,40 @@ def target_from_profile(profile: Mapping[str, Any]) -> Target:
         subgroup_extended_types=feature("subgroup_extended_types"),
         # GPUs have a hardware fused multiply-add; CPU devices (lavapipe) do not fuse Fma
         fused_fma=device_type != "cpu",
+        matrix_shapes=matrix_shapes(profile),
     )
+
+
+MATRIX_TYPES = frozenset(("f16", "f32", "bf16", "i8", "u8", "i32", "u32"))
+
+
+def matrix_shapes(
+    profile: Mapping[str, Any],
+) -> tuple[tuple[int, int, int, str, str, str, str], ...]:
+    """The subgroup-scope cooperative matrix shapes of a profile's `cooperative_matrix` list
+    (each {"m", "n", "k", "a", "b", "c", "result", "scope"}, as `info --json` writes them);
+    entries of another scope are left out. Sorted, so the Target key does not depend on the
+    driver's order."""
+    entries = profile.get("cooperative_matrix", [])
+    if not isinstance(entries, (list, tuple)):
+        raise ValueError(f"cooperative_matrix must be a list; got {type(entries).__name__}")
+    out = set()
+    for e in entries:
+        if not isinstance(e, Mapping):
+            raise ValueError(f"cooperative_matrix entries are JSON objects; got {e!r}")
+        if e.get("scope", "subgroup") != "subgroup":
+            continue
+        dims = [e.get(d) for d in ("m", "n", "k")]
+        types = [e.get(t) for t in ("a", "b", "c", "result")]
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims):
+            raise ValueError(f"cooperative_matrix entry {e!r}: m, n, k must be positive integers")
+        if not all(t in MATRIX_TYPES for t in types):
+            raise ValueError(
+                f"cooperative_matrix entry {e!r}: a, b, c, result must be among "
+                f"{', '.join(sorted(MATRIX_TYPES))}"
+            )
+        out.add((*dims, *types))
+    return tuple(sorted(out))
 
 
 def _section(profile: Mapping[str, Any], name: str) -> Mapping[str, Any]:

@@ -61,6 +61,7 @@ from .subgroup import (
     subgroup_shuffle_xor,
     subgroup_size,
 )
+from .tiles import MatrixShape, tile_fill, tile_load, tile_mma, tile_store
 from .types import f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 
 
@@ -72,6 +73,17 @@ def available() -> bool:
 def device_name() -> str:
     """Name of the device kernels run on; raises the §9 error if there is none."""
     return _runtime.device_name()
+
+
+def matrix_shapes() -> list[MatrixShape]:
+    """The matrix tile shapes the device's matrix units run (VK_KHR_cooperative_matrix,
+    subgroup scope): `MatrixShape(m, n, k, a, b, c, result)` each, types as names ("f16",
+    "f32", "i8", ...); an empty list on a device without them (lavapipe). Raises the §9 error
+    if there is no device."""
+    from ..compiler.target import matrix_shapes as _shapes
+
+    info = _runtime.default_device_info()
+    return [MatrixShape(*s) for s in _shapes({"cooperative_matrix": info.cooperative_matrix})]
 
 
 def init() -> None:
@@ -101,6 +113,7 @@ __all__ = [
     "GpuInvalidArgument",
     "GpuJob",
     "GpuKernel",
+    "MatrixShape",
     "GpuTimeout",
     "GpuUseAfterDestroy",
     "GridDim",
@@ -135,6 +148,7 @@ __all__ = [
     "i32",
     "i64",
     "init",
+    "matrix_shapes",
     "num_subgroups",
     "prepare",
     "shared",
@@ -156,6 +170,10 @@ __all__ = [
     "subgroup_shuffle",
     "subgroup_shuffle_xor",
     "subgroup_size",
+    "tile_fill",
+    "tile_load",
+    "tile_mma",
+    "tile_store",
     "u8",
     "u16",
     "u32",

@@ -192,7 +192,12 @@ def target_from_info(info: Any) -> Target:
     from ..compiler.target import target_from_profile
 
     return target_from_profile(
-        {"type": info.type, "limits": info.limits, "features": info.features}
+        {
+            "type": info.type,
+            "limits": info.limits,
+            "features": info.features,
+            "cooperative_matrix": getattr(info, "cooperative_matrix", []),
+        }
     )
 
 

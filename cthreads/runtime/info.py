@@ -31,6 +31,8 @@ class DeviceInfo:
     memory_heaps: list[dict[str, Any]] = field(default_factory=list)
     memory_types: list[dict[str, Any]] = field(default_factory=list)
     features: dict[str, bool] = field(default_factory=dict)
+    # VK_KHR_cooperative_matrix shapes, {m, n, k, a, b, c, result, saturating, scope} each
+    cooperative_matrix: list[dict[str, Any]] = field(default_factory=list)
     pipeline_cache_uuid: str = ""
     usable: bool = True
     unusable_reason: str | None = None

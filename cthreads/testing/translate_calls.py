@@ -43,6 +43,8 @@ def callee(tr: ExprTranslator, func: ast.expr) -> str | None:
         return tag
     if tag in SUBGROUP_TAGS:
         return tag
+    if isinstance(tag, str) and tag.startswith("tile_"):
+        return tag
     for name in _BUILTINS:
         if obj is getattr(builtins, name):
             return name
@@ -84,6 +86,8 @@ def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
         raise tr.error(
             node, f"{what}() is the value of an assignment of its own (`s = {what}(...)`)"
         )
+    if what.startswith("tile_"):
+        raise tr.error(node, f"{what}() is a statement: `t = {what}(...)` or a line of its own")
     args = node.args
     if what == "len":
         arr = tr.array(args[0]) if len(args) == 1 else None

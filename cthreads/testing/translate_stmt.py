@@ -25,11 +25,12 @@ from .translate import (
 )
 from .translate_memory import MemoryTranslator
 from .translate_subgroup import SUBGROUP_OPS, SubgroupTranslator, uses_subgroups
+from .translate_tiles import TILE_RUNTIME, TILE_TAGS, TileTranslator
 
 _cache: weakref.WeakKeyDictionary[types.FunctionType, tuple] = weakref.WeakKeyDictionary()
 
 
-class KernelTranslator(SubgroupTranslator, MemoryTranslator):
+class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
     def __init__(self, func, tree, filename, line0):
         super().__init__(func, tree, filename, line0)
         from .translate_calls import callee
@@ -37,6 +38,7 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator):
         self.uses_sg = uses_subgroups(tree, lambda f: callee(self, f))
         self.sg_loops = []
         self.shared_sizes = []
+        self.tiles = set()  # tile locals (translate_tiles.py)
         self.lines: list[tuple[int, str, int]] = []  # (indent, text, kernel line)
         self.has_barrier = False
         self.loop_depth = 0
@@ -144,6 +146,9 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator):
                 return
             if what in SUBGROUP_OPS:
                 raise self.error(st, f"{what}() alone has no effect (assign its value)")
+            if what == "tile_store":
+                self.tile_store(v, indent)
+                return
         code, _ = self.expr(v)
         self.emit(indent, code, st)
 
@@ -177,7 +182,7 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator):
         from .translate_calls import callee
 
         what = callee(self, node.func)
-        if what in SUBGROUP_OPS:
+        if what in SUBGROUP_OPS or what in TILE_TAGS:
             return what
         return (
             what if what is not None and (what == "shared" or what.startswith("atomic_")) else None
@@ -185,6 +190,9 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator):
 
     def s_Assign(self, st: ast.Assign, indent: int) -> None:
         what = self.memory_call(st.value)
+        if what in TILE_TAGS or (what is None and self.is_tile_value(st.value)):
+            self.tile_assign(st, what, indent)
+            return
         if what == "shared":
             self.shared_decl(st, st.value, indent)
             return
@@ -230,6 +238,10 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator):
         target = st.target
         binop = ast.BinOp(left=target, op=st.op, right=st.value)
         ast.copy_location(binop, st)
+        if isinstance(target, ast.Name) and target.id in self.tiles:  # acc += t, acc *= s
+            assign = ast.copy_location(ast.Assign([target], binop), st)
+            self.tile_assign(assign, None, indent)
+            return
         if isinstance(target, ast.Name):
             code, tv = self.expr(ast.fix_missing_locations(binop))
             self.store(target, code, tv, st, indent)
@@ -438,6 +450,7 @@ def runtime_namespace() -> dict:
         "_ct_dbl": float,
         "_ct_f2w": S.f2w,
         "_ct_wdiv": S.wdiv,
+        **TILE_RUNTIME,
         "_ct_wmod": S.wmod,
         "_ct_wpow": S.wpow,
         "_ct_fdiv64": S.fdiv64,

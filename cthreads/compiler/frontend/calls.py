@@ -18,6 +18,7 @@ from . import typerules as tr
 from .memory import ATOMIC_OPS, SHARED_FORM, atomic_form
 from .names import MISSING, builtin_of, chain_root, dotted_path, gpu_tag, intrinsic_of
 from .signature import EXPLICIT
+from .tiles import TILE_NAMES, tile_in_expression
 from .unsupported import FUNCTIONS_ALLOWED
 
 _RESULT = {"f": F32, "i": I32, "b": BOOL}
@@ -90,7 +91,12 @@ class CallLowering:
                     return "barrier", text
                 if func.id == "Barrier":
                     return "barrier-class", text
-                if func.id == "shared" or func.id in ATOMIC_OPS or func.id in sg.SUBGROUP_NAMES:
+                if (
+                    func.id == "shared"
+                    or func.id in ATOMIC_OPS
+                    or func.id in sg.SUBGROUP_NAMES
+                    or func.id in TILE_NAMES
+                ):
                     self.fail(
                         func,
                         f"function `{text}` is not defined",
@@ -112,6 +118,8 @@ class CallLowering:
             return "atomic", tag
         if tag in sg.SUBGROUP_NAMES:
             return "subgroup", tag
+        if tag in TILE_NAMES:
+            return "tile", tag
         if tag == "scalar-type":
             return "cast", obj.name
         if tag == "Barrier":
@@ -182,6 +190,8 @@ class CallLowering:
             )
         if kind == "subgroup":
             return self.subgroup_value(node, name)
+        if kind == "tile":
+            tile_in_expression(self, node, f"{name}()")
         for kw in node.keywords:
             self.fail(
                 kw, "keyword arguments are not supported in kernel calls", "positional arguments"

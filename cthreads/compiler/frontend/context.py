@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..ir import Param, Scalar, SharedArray
+from ..ir import Param, Scalar, SharedArray, TileType
 from .names import Env
 from .source import KernelSource
 
@@ -41,6 +41,7 @@ class Context:
     shared: dict[str, int] = field(default_factory=dict)  # shared array name -> index
     shared_arrays: list[SharedArray] = field(default_factory=list)
     type_lines: dict[str, int] = field(default_factory=dict)  # explicit type -> first line
+    tiles: dict[str, TileType] = field(default_factory=dict)  # tile local -> its type (tiles.py)
 
     def note_type(self, t: Scalar, node: ast.AST | int) -> None:
         """Remember the first line using explicit type `t` (f64, i64, u32) for feature errors."""

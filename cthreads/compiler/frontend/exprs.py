@@ -22,6 +22,7 @@ from .operators import OperatorLowering
 from .signature import python_type_name
 from .source import Located
 from .subgroup import SubgroupValues
+from .tiles import tile_in_expression
 from .unsupported import FUNCTIONS_ALLOWED, VALUES_ALLOWED, describe
 
 _AXES = {"x": 0, "y": 1, "z": 2}
@@ -97,6 +98,8 @@ class ExprLowerer(CallLowering, SubgroupValues, OperatorLowering, Located):
                 "and cannot be used as a single value",
                 f"an element `{name}[i]`, or `len({name})`",
             )
+        if name in ctx.tiles:
+            tile_in_expression(self, node, name)
         p = ctx.param(name)
         if p is not None and p.is_list:
             self.fail(

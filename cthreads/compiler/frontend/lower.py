@@ -110,6 +110,7 @@ def _lower(fn, name, params, source, fn_node, workgroup_size, target, frozen, op
         firstlineno=source.firstlineno,
         shared=tuple(ctx.shared_arrays),
         type_lines=tuple(sorted(ctx.type_lines.items())),
+        tiles=dict(ctx.tiles),
     )
     kernel = passes.widen_narrow(kernel)
     return passes.optimize(kernel) if optimize else passes.annotate_usage(kernel)

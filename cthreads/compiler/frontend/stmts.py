@@ -22,12 +22,13 @@ from .memory import MemoryLowering
 from .signature import ALLOWED_LOCAL_TYPES, python_type_name, type_from_node
 from .source import Located, keyword_position
 from .subgroup import SubgroupLowering
+from .tiles import TileLowering
 from .unsupported import describe
 
 _WHY_LOCAL_TYPES = "a local keeps the type of its first assignment"
 
 
-class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, Located):
+class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, TileLowering, Located):
     def __init__(self, ctx: Context, exprs: ExprLowerer):
         self.ctx, self.x = ctx, exprs
         self.source, self.kernel_name = ctx.source, ctx.kernel_name
@@ -86,6 +87,8 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, Located):
             return self.atomic(v, special[1], want_result=False)[0]
         if special is not None and special[0] == "subgroup":
             return self.subgroup_call(v, special[1], want_result=False)[0]
+        if isinstance(v, ast.Call) and self.x.callee(v)[0] == "tile":
+            return self.tile_statement(v)
         self.x.expr(v)  # reports errors inside the expression first
         if isinstance(v, ast.Compare) and len(v.ops) == 1 and isinstance(v.ops[0], ast.Eq):
             self.fail(v, "this comparison has no effect", "did you mean `=` (assignment)?")
@@ -203,6 +206,8 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, Located):
                 p = self.ctx.param(t.id) if isinstance(t, ast.Name) else None
                 if p is not None and p.is_list:  # say so before judging the value
                     self.assign_local(t, t.id, tr.const(0))
+        if self.tile_value(node.value):
+            return self.tile_assign(node)
         special = self.special_call(node.value)
         if special is not None and special[0] == "shared":
             return self.declare_shared(node, node.value)  # type: ignore[arg-type]
@@ -359,6 +364,10 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, Located):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> list[ir.Stmt]:
         target = node.target
+        if isinstance(target, ast.Name) and target.id in self.ctx.tiles:  # acc += t, acc *= s
+            value = ast.BinOp(ast.Name(target.id, ast.Load(), **_pos(target)), node.op, node.value)
+            assign = ast.Assign([target], ast.copy_location(value, node.value))
+            return self.tile_assign(ast.copy_location(assign, node))
         if isinstance(target, ast.Name):
             p = self.ctx.param(target.id)
             if p is not None and p.is_list:

@@ -35,6 +35,7 @@ from .codegen_math import MathGen
 from .codegen_memory import MemoryGen
 from .codegen_stmt import StmtGen
 from .codegen_subgroup import SubgroupGen
+from .codegen_tiles import TileGen, vulkan_memory_model
 from .codegen_vec import VecGen
 from .grammar import (
     AddressingModel,
@@ -98,7 +99,7 @@ def _push_type(t: ir.Scalar) -> ir.Scalar:
     return ir.F32 if t.is_float else ir.Scalar(t.kind, 32)
 
 
-class Codegen(MainGen, VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen):
+class Codegen(MainGen, VecGen, MemoryGen, SubgroupGen, TileGen, StmtGen, MathGen, ExprGen):
     def __init__(self, kernel: ir.Kernel, target: Target, vectorize: bool = True) -> None:
         self.k = kernel
         self.target = target
@@ -108,7 +109,10 @@ class Codegen(MainGen, VecGen, MemoryGen, SubgroupGen, StmtGen, MathGen, ExprGen
         self.layout: PushLayout = push_layout(kernel, target, self.observes, self.usage.shapes)
         m.capability(Capability.Shader)
         m.capability(Capability.PhysicalStorageBufferAddresses)
-        m.set_memory_model(AddressingModel.PhysicalStorageBuffer64, MemoryModel.GLSL450)
+        if kernel.tiles:  # SPV_KHR_cooperative_matrix requires the Vulkan memory model
+            vulkan_memory_model(m, kernel)
+        else:
+            m.set_memory_model(AddressingModel.PhysicalStorageBuffer64, MemoryModel.GLSL450)
         self.t_void, self.t_bool = m.t_void(), m.t_bool()
         self.t_i32, self.t_f32 = m.t_int(32, True), m.t_float(32)
         self.c0 = m.const(self.t_i32, 0)

@@ -62,6 +62,8 @@ class StmtGen:
             self.local_vars[name] = var
             if name in by_name:  # an assigned scalar parameter: the local starts with its value
                 self.ins(Op.Store, var, args[("scalar", by_name[name])])
+        if k.tiles:
+            self.declare_tile_vars(fn)  # codegen_tiles.py
         self._builtins()
         self.stmts(k.body)
         if not self.terminated:

@@ -23,6 +23,7 @@ class Usage:
     shared: bool = False  # the kernel declares workgroup shared arrays
     atomics: bool = False
     subgroup: bool = False  # subgroup operations or builtins (codegen_subgroup.py)
+    tiles: bool = False  # cooperative matrix statements (codegen_tiles.py)
     # shared float arrays updated by atomics: stored as int32 bits (compare-exchange needs ints)
     shared_int_view: set[int] = field(default_factory=set)
 
@@ -33,6 +34,7 @@ class Usage:
             self.barrier
             or self.shared
             or self.subgroup
+            or self.tiles
             or any(k is not ir.BuiltinKind.GLOBAL_ID for k, _ in self.builtins)
         )
 
@@ -57,6 +59,12 @@ def _stmts(stmts: tuple[ir.Stmt, ...], u: Usage) -> None:
             u.barrier = True
         elif t is ir.Subgroup:
             u.subgroup = True
+        elif t in ir.TILE_STMTS:
+            u.tiles = True
+            if t is ir.TileLoad and not s.shared:
+                u.loads.add(s.array)
+            elif t is ir.TileStore and not s.shared:
+                u.stores.add(s.array)
         elif t is ir.Atomic:
             u.atomics = True
             if s.shared:

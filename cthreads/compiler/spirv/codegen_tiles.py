@@ -1,0 +1,211 @@
+"""Matrix tiles as SPV_KHR_cooperative_matrix: types, tile locals, load/store, multiply-add.
+
+A tile type is `OpTypeCooperativeMatrixKHR` of Subgroup scope (rows, columns and use as u32
+constant ids); each tile local is a Function variable of it, so loops may carry accumulators.
+Loads and stores keep the language's rule for accesses that do not fit (SPEC §5.6; tiles.py):
+one uniform guard per access (offset and stride non-negative and aligned, the last row or column
+inside the array, computed without overflow), a zero tile or no write otherwise. Lists are
+reached through their PhysicalStorageBuffer element pointer with an `Aligned` memory operand (the
+lesser of 16 bytes and a row's size, which the guard's alignment test makes true when the list
+itself starts 16-byte aligned, as every cthreads buffer does); shared arrays by an access chain.
+
+Memory model: a Shader module declaring CooperativeMatrixKHR must declare VulkanMemoryModel
+(SPIR-V's validation rules; spirv-val 2025.5 enforces it), so kernels with tiles, and only they,
+use `PhysicalStorageBuffer64 Vulkan` (other kernels keep GLSL450, codegen.py, so their output is
+unchanged). Nothing else changes meaning: atomics are relaxed and barriers carry
+acquire-release semantics in both models; Device-scope atomics (on lists) add the
+VulkanMemoryModelDeviceScope capability the Vulkan model asks for. Drivers with
+VK_KHR_cooperative_matrix have vulkanMemoryModel (Vulkan 1.2), which device.c enables.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from .builder import Module
+from .grammar import (
+    AddressingModel,
+    Capability,
+    MemoryAccess,
+    MemoryModel,
+    Op,
+    Scope,
+    SelectionControl,
+    StorageClass,
+)
+from .grammar_coopmat import (
+    CAPABILITY_COOPERATIVE_MATRIX,
+    EXTENSION,
+    CoopOp,
+    Layout,
+    Operands,
+    Use,
+)
+
+
+def vulkan_memory_model(m: Module, kernel: ir.Kernel) -> None:
+    """Declare the Vulkan memory model (and its Device scope where list atomics use it)."""
+    m.capability(Capability.VulkanMemoryModel)
+    if any(isinstance(s, ir.Atomic) and not s.shared for s in ir.walk_stmts(kernel.body)):
+        m.capability(Capability.VulkanMemoryModelDeviceScope)
+    m.set_memory_model(AddressingModel.PhysicalStorageBuffer64, MemoryModel.Vulkan)
+
+
+_USE = {"a": Use.MatrixAKHR, "b": Use.MatrixBKHR, "acc": Use.MatrixAccumulatorKHR}
+
+
+def alignment(t: ir.TileType, col_major: bool) -> int:
+    """Elements `offset` and `stride` must be multiples of (the lesser of 16 bytes and one
+    row's, or column's, size; Vulkan's VUID-RuntimeSpirv-OpCooperativeMatrixLoadKHR-08986)."""
+    size = t.elem.bits // 8
+    line = (t.rows if col_major else t.cols) * size
+    return max(1, min(16, line) // size)
+
+
+class TileGen:
+    """Mixin for codegen.Codegen (needs ExprGen's helpers and StmtGen's function state)."""
+
+    def tile_type(self, t: ir.TileType) -> int:
+        m = self.m
+        m.capability(CAPABILITY_COOPERATIVE_MATRIX)
+        m.extension(EXTENSION)
+        comp = self.ty(t.elem)
+        u32 = m.t_int(32, False)
+        ids = [m.const(u32, v) for v in (Scope.Subgroup, t.rows, t.cols, _USE[t.use])]
+        key = ("coopmat", comp, *ids)
+        return m._type(key, CoopOp.TypeCooperativeMatrixKHR, comp, *ids)
+
+    def declare_tile_vars(self, fn) -> None:
+        """One Function variable per tile local (called by emit_body; nothing without tiles)."""
+        self.tile_vars: dict[str, tuple[int, int]] = {}
+        for name, t in self.k.tiles.items():
+            tt = self.tile_type(t)
+            var = fn.variable(self.m.t_pointer(StorageClass.Function, tt), StorageClass.Function)
+            self.m.name(var, name)
+            self.tile_vars[name] = (var, tt)
+
+    def _tile_load_var(self, name: str) -> int:
+        var, tt = self.tile_vars[name]
+        return self.op(Op.Load, tt, var)
+
+    def _zero_tile(self, t: ir.TileType) -> int:
+        tt = self.tile_type(t)
+        key = ("coopzero", tt)
+        cid = self.m._interned.get(key)
+        if cid is None:
+            cid = self.m._interned[key] = self.m.new_id()
+            Module.emit(self.m.globals, Op.ConstantComposite, tt, cid, self.zero(t.elem))
+        return cid
+
+    # ----------------------------------------------------------------------- guard
+    def _tile_fits(self, t: ir.TileType, s, length: int) -> tuple[int, int, int]:
+        """(offset, stride, bool id: the tile fits and is aligned), as tiles.tile_fits."""
+        b, i32 = self.t_bool, self.t_i32
+        off, stride = self.expr(s.offset), self.expr(s.stride)
+        major, inner = (t.cols, t.rows) if s.col_major else (t.rows, t.cols)
+        align = alignment(t, s.col_major)
+        conds = [
+            self.op(Op.SGreaterThanEqual, b, off, self.c0),
+            self.op(Op.SGreaterThanEqual, b, stride, self.c0),
+        ]
+        if align > 1:
+            mask = self.ki(align - 1)
+            for v in (off, stride):
+                low = self.op(Op.BitwiseAnd, i32, v, mask)
+                conds.append(self.op(Op.IEqual, b, low, self.c0))
+        room = self.op(Op.ISub, i32, length, off)  # elements from offset to the end
+        conds.append(self.op(Op.SGreaterThanEqual, b, room, self.ki(inner)))
+        if major > 1:
+            # (room - inner) / (major - 1) >= stride: the last row starts early enough (no
+            # multiplication, so no overflow; a negative `room - inner` fails the test above)
+            spare = self.op(Op.ISub, i32, room, self.ki(inner))
+            rows_room = self.op(Op.SDiv, i32, spare, self.ki(major - 1))
+            conds.append(self.op(Op.SGreaterThanEqual, b, rows_room, stride))
+        ok = conds[0]
+        for c in conds[1:]:
+            ok = self.op(Op.LogicalAnd, b, ok, c)
+        return off, stride, ok
+
+    def _tile_pointer(self, s, off: int) -> tuple[int, tuple[int, ...]]:
+        """The element pointer at `off` and the memory operands of the access."""
+        if s.shared:
+            info = self.shared_info[s.array]
+            return self.op(Op.AccessChain, info.elem_ptr, info.var, off), ()
+        li = self.lists[s.array]
+        ptr = self.op(Op.AccessChain, li.elem_ptr, li.base, self.c0, off)
+        t = self.k.tiles[s.tile]
+        size = t.elem.bits // 8
+        return ptr, (MemoryAccess.Aligned, alignment(t, s.col_major) * size)
+
+    def _length(self, s) -> int:
+        return self.shared_info[s.array].size_id if s.shared else self.lists[s.array].len
+
+    def _layout(self, col_major: bool) -> int:
+        return self.ki(Layout.ColumnMajorKHR if col_major else Layout.RowMajorKHR)
+
+    # ------------------------------------------------------------------ statements
+    def visit_TileFill(self, s: ir.TileFill) -> None:
+        var, tt = self.tile_vars[s.tile]
+        value = self.op(Op.CompositeConstruct, tt, self.expr(s.value))
+        self.ins(Op.Store, var, value)
+
+    def visit_TileLoad(self, s: ir.TileLoad) -> None:
+        t = self.k.tiles[s.tile]
+        var, tt = self.tile_vars[s.tile]
+        off, stride, ok = self._tile_fits(t, s, self._length(s))
+        then, other, merge = (self.m.new_id() for _ in range(3))
+        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
+        self.ins(Op.BranchConditional, ok, then, other)
+        self.begin(then)
+        ptr, mem = self._tile_pointer(s, off)
+        v = self.op(
+            CoopOp.CooperativeMatrixLoadKHR, tt, ptr, self._layout(s.col_major), stride, *mem
+        )
+        self.ins(Op.Store, var, v)
+        self.br(merge)
+        self.begin(other)
+        self.ins(Op.Store, var, self._zero_tile(t))
+        self.br(merge)
+        self.begin(merge)
+
+    def visit_TileStore(self, s: ir.TileStore) -> None:
+        t = self.k.tiles[s.tile]
+        off, stride, ok = self._tile_fits(t, s, self._length(s))
+        then, merge = self.m.new_id(), self.m.new_id()
+        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
+        self.ins(Op.BranchConditional, ok, then, merge)
+        self.begin(then)
+        ptr, mem = self._tile_pointer(s, off)
+        obj = self._tile_load_var(s.tile)
+        self.ins(
+            CoopOp.CooperativeMatrixStoreKHR, ptr, obj, self._layout(s.col_major), stride, *mem
+        )
+        self.br(merge)
+        self.begin(merge)
+
+    def visit_TileMma(self, s: ir.TileMma) -> None:
+        ta, tc = self.k.tiles[s.a], self.k.tiles[s.c]
+        var, tt = self.tile_vars[s.result]
+        a, b, c = (self._tile_load_var(n) for n in (s.a, s.b, s.c))
+        mask = 0
+        if ta.elem.kind == "int":
+            mask |= Operands.MatrixASignedComponentsKHR | Operands.MatrixBSignedComponentsKHR
+        if tc.elem.kind == "int":
+            mask |= Operands.MatrixCSignedComponentsKHR | Operands.MatrixResultSignedComponentsKHR
+        extra = (mask,) if mask else ()
+        self.ins(Op.Store, var, self.op(CoopOp.CooperativeMatrixMulAddKHR, tt, a, b, c, *extra))
+
+    def visit_TileScale(self, s: ir.TileScale) -> None:
+        var, tt = self.tile_vars[s.result]
+        src = self._tile_load_var(s.src)
+        factor = self.expr(s.factor)
+        self.ins(Op.Store, var, self.op(Op.MatrixTimesScalar, tt, src, factor))
+
+    def visit_TileAdd(self, s: ir.TileAdd) -> None:
+        t = self.k.tiles[s.lhs]
+        var, tt = self.tile_vars[s.result]
+        x, y = self._tile_load_var(s.lhs), self._tile_load_var(s.rhs)
+        if t.elem.is_float:
+            opc = Op.FSub if s.subtract else Op.FAdd
+        else:
+            opc = Op.ISub if s.subtract else Op.IAdd
+        self.ins(Op.Store, var, self.op(opc, tt, x, y))

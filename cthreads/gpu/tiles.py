@@ -1,0 +1,282 @@
+"""Matrix tiles: `a = tile_load(xs, off, ld, 16, 16, use="a")`, `acc = tile_mma(a, b, acc)`, ...
+
+A tile is a small matrix that the invocations of one subgroup hold together, spread over their
+registers in a layout only the driver knows (a cooperative matrix, SPV_KHR_cooperative_matrix):
+the hardware's matrix units multiply them. Three uses, fixed when the tile is made:
+
+- `"a"`: the left operand, M x K elements of f16 / i8 / u8;
+- `"b"`: the right operand, K x N elements of the same type;
+- `"acc"`: an accumulator, M x N elements of f32 / f16 (float operands) or i32 / u32 (ints).
+
+`tile_mma(a, b, c)` is `a @ b + c`, a new accumulator. `t * s` scales an accumulator by a scalar,
+`t + u` / `t - u` add two of one type. Which shapes and types exist is the device's choice
+(`cthreads.gpu.matrix_shapes()`; the H200 has 16x16x16, 16x8x16 and 16x8x8 for f16 and 16x{16,8}x32
+for i8/u8); a kernel asking for one the device lacks is a compile error naming the line.
+
+Every invocation of the subgroup must reach each tile operation together with the same offset,
+stride and scalar (uniform control flow), as with `__sync_threads()` in a workgroup.
+
+Memory: element (r, c) of a row-major tile is `xs[offset + r * stride + c]`, of a column-major one
+(`col_major=True`) `xs[offset + c * stride + r]`. The whole tile must lie inside `xs` and
+`offset` and `stride` must be multiples of `tile_alignment(...)` elements (Vulkan requires
+the rows, or columns, of a tile in memory to start at 16-byte boundaries, or at the row's own
+size if smaller); otherwise a load gives a tile of zeros and a store writes nothing, the rule
+out-of-range list accesses follow (SPEC §5.6).
+
+On the host (a kernel called as plain Python, or `cthreads.testing.emulate`) a tile is a `Tile`
+holding all its elements, and the arithmetic is exact and documented, the same everywhere:
+products of f16 (or i8/u8) elements are exact, they are added in order k = 0 .. K-1 onto the
+accumulator in float32 with one rounding per addition (ints: exactly, wrapped to 32 bits), and an
+f16 accumulator is rounded to f16 once at the end of each `tile_mma`. Matrix units may add in
+another order or with more precision, so a device result can differ from the host's by float32
+rounding of the sums (tests compare with a tolerance proportional to K).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+
+class MatrixShape(NamedTuple):
+    """One tile multiply-add the device runs: A (m x k of `a`) times B (k x n of `b`) plus C
+    (m x n of `c`) gives an m x n `result` (`cthreads.gpu.matrix_shapes()`)."""
+
+    m: int
+    n: int
+    k: int
+    a: str
+    b: str
+    c: str
+    result: str
+
+
+USES = ("a", "b", "acc")
+OPERAND_TYPES = ("f16", "i8", "u8")  # elements of "a" / "b" tiles
+ACCUMULATOR_TYPES = ("f32", "f16", "i32", "u32")
+_DTYPES = {
+    "f16": np.float16,
+    "f32": np.float32,
+    "i8": np.int8,
+    "u8": np.uint8,
+    "i32": np.int32,
+    "u32": np.uint32,
+}
+_BYTES = {"f16": 2, "f32": 4, "i8": 1, "u8": 1, "i32": 4, "u32": 4}
+
+
+def _elem_name(elem: Any) -> str:
+    if elem is float:
+        return "f32"
+    if elem is int:
+        return "i32"
+    return getattr(elem, "name", str(elem))
+
+
+def tile_alignment(elem: Any, rows: int, cols: int, col_major: bool = False) -> int:
+    """Elements that `offset` and `stride` of a tile load or store must be multiples of: the
+    lesser of 16 bytes and the size of one row (row-major) or column (`col_major`), in elements."""
+    name = _elem_name(elem)
+    size = _BYTES[name]
+    line = (rows if col_major else cols) * size
+    return max(1, min(16, line) // size)
+
+
+def tile_fits(
+    length: int, offset: int, stride: int, rows: int, cols: int, col_major: bool, align: int
+) -> bool:
+    """Whether a rows x cols tile at `offset` with `stride` lies inside `length` elements, with
+    `offset` and `stride` multiples of `align` (the device rule; codegen_tiles.py mirrors it)."""
+    major, inner = (cols, rows) if col_major else (rows, cols)
+    if offset < 0 or stride < 0 or offset % align or stride % align:
+        return False
+    if length - offset < inner:
+        return False
+    return major == 1 or (length - offset - inner) // (major - 1) >= stride
+
+
+class Tile:
+    """The host form of a tile: `use`, `elem` (a type name), and all `rows x cols` elements in a
+    numpy array of the element type."""
+
+    __slots__ = ("data", "elem", "use")
+
+    def __init__(self, use: str, elem: str, data: np.ndarray) -> None:
+        self.use, self.elem, self.data = use, elem, data
+
+    @property
+    def rows(self) -> int:
+        return self.data.shape[0]
+
+    @property
+    def cols(self) -> int:
+        return self.data.shape[1]
+
+    def __repr__(self) -> str:
+        return f"Tile({self.use!r}, {self.elem}, {self.rows}x{self.cols})"
+
+    def __mul__(self, factor: Any) -> Tile:
+        return scale(self, factor)
+
+    __rmul__ = __mul__
+
+    def __add__(self, other: Tile) -> Tile:
+        return add(self, other, False)
+
+    def __sub__(self, other: Tile) -> Tile:
+        return add(self, other, True)
+
+
+# ---------------------------------------------------------------- exact host arithmetic
+
+
+def _wrap32(values: np.ndarray, elem: str) -> np.ndarray:
+    v = values.astype(np.int64) & 0xFFFFFFFF
+    if elem == "i32":
+        v = np.where(v >= 1 << 31, v - (1 << 32), v)
+    return v.astype(_DTYPES[elem])
+
+
+def fill(use: str, elem: str, rows: int, cols: int, value: Any) -> Tile:
+    dt = _DTYPES[elem]
+    if elem in ("f16", "f32"):
+        v = dt(float(value))
+    else:
+        bits = 8 if elem in ("i8", "u8") else 32
+        raw = int(value) & ((1 << bits) - 1)
+        if elem in ("i8", "i32") and raw >= 1 << (bits - 1):
+            raw -= 1 << bits
+        v = dt(raw)
+    return Tile(use, elem, np.full((rows, cols), v, dtype=dt))
+
+
+def load(
+    data: Any,
+    length: int,
+    elem: str,
+    offset: int,
+    stride: int,
+    rows: int,
+    cols: int,
+    use: str,
+    col_major: bool,
+) -> Tile | None:
+    """The tile at `offset` of `data` (indexable, `length` elements); None when it does not fit
+    (the caller gives zeros, or reports the access)."""
+    align = tile_alignment(elem, rows, cols, col_major)
+    if not tile_fits(length, offset, stride, rows, cols, col_major, align):
+        return None
+    out = np.empty((rows, cols), dtype=_DTYPES[elem])
+    for r in range(rows):
+        for c in range(cols):
+            out[r, c] = data[offset + (c * stride + r if col_major else r * stride + c)]
+    return Tile(use, elem, out)
+
+
+def store(
+    data: Any, length: int, offset: int, stride: int, tile: Tile, col_major: bool, convert=None
+) -> bool:
+    """Write `tile` into `data`; False (nothing written) when it does not fit. `convert` maps
+    a numpy element to the list's representation (default: the Python number)."""
+    rows, cols = tile.rows, tile.cols
+    align = tile_alignment(tile.elem, rows, cols, col_major)
+    if not tile_fits(length, offset, stride, rows, cols, col_major, align):
+        return False
+    conv = convert or (lambda v: v.item())
+    for r in range(rows):
+        for c in range(cols):
+            data[offset + (c * stride + r if col_major else r * stride + c)] = conv(tile.data[r, c])
+    return True
+
+
+def mma(a: Tile, b: Tile, c: Tile) -> Tile:
+    """a @ b + c with the documented rounding (module docstring)."""
+    if c.elem in ("i32", "u32"):
+        prod = a.data.astype(np.int64) @ b.data.astype(np.int64)
+        return Tile("acc", c.elem, _wrap32(prod + c.data.astype(np.int64), c.elem))
+    af, bf = a.data.astype(np.float32), b.data.astype(np.float32)
+    acc = c.data.astype(np.float32)
+    for k in range(a.cols):  # one float32 rounding per addition, k in order
+        acc = acc + np.outer(af[:, k], bf[k, :]).astype(np.float32)
+    return Tile("acc", c.elem, acc.astype(_DTYPES[c.elem]))
+
+
+def scale(t: Tile, factor: Any) -> Tile:
+    if t.elem in ("i32", "u32"):
+        return Tile(t.use, t.elem, _wrap32(t.data.astype(np.int64) * int(factor), t.elem))
+    f = _DTYPES[t.elem](float(factor))
+    # f16 * f16 and f32 * f32 are exact in float64: one rounding to the element type
+    return Tile(t.use, t.elem, (t.data.astype(np.float64) * float(f)).astype(_DTYPES[t.elem]))
+
+
+def add(x: Tile, y: Tile, subtract: bool) -> Tile:
+    if x.elem in ("i32", "u32"):
+        s = x.data.astype(np.int64) + (-1 if subtract else 1) * y.data.astype(np.int64)
+        return Tile(x.use, x.elem, _wrap32(s, x.elem))
+    s = x.data.astype(np.float64) + (-1.0 if subtract else 1.0) * y.data.astype(np.float64)
+    return Tile(x.use, x.elem, s.astype(_DTYPES[x.elem]))  # exact in float64, one rounding
+
+
+# ------------------------------------------------------------------------- the language
+
+
+def _host_elem(xs: Any, use: str) -> str:
+    dtype = getattr(xs, "dtype", None)
+    if dtype is not None:
+        for name, dt in _DTYPES.items():
+            if dtype == dt:
+                return name
+    sample = next(iter(xs), 0.0) if len(xs) else 0.0
+    if isinstance(sample, float):
+        return "f32" if use == "acc" else "f16"
+    return "i32" if use == "acc" else "i8"
+
+
+def tile_fill(elem: Any, rows: int, cols: int, value: Any = 0, use: str = "acc") -> Tile:
+    """A `rows x cols` tile of `elem` (f16, f32, i8, u8, i32, u32) with every element `value`;
+    `use` "acc" (default), "a" or "b"."""
+    return fill(use, _elem_name(elem), rows, cols, value)
+
+
+def tile_load(
+    xs: Any,
+    offset: int,
+    stride: int,
+    rows: int,
+    cols: int,
+    use: str = "a",
+    col_major: bool = False,
+) -> Tile:
+    """The `rows x cols` tile whose element (r, c) is `xs[offset + r * stride + c]`
+    (`col_major`: `xs[offset + c * stride + r]`), for `use` "a", "b" or "acc"; the element
+    type is the list's. Zeros when the tile does not fit in `xs` or is misaligned (module doc)."""
+    elem = _host_elem(xs, use)
+    t = load(xs, len(xs), elem, offset, stride, rows, cols, use, col_major)
+    return t if t is not None else fill(use, elem, rows, cols, 0)
+
+
+def tile_store(xs: Any, offset: int, stride: int, tile: Tile, col_major: bool = False) -> None:
+    """Write `tile` into `xs` at `offset` with row `stride` (the layout of `tile_load`); nothing
+    when it does not fit or is misaligned."""
+    store(xs, len(xs), offset, stride, tile, col_major)
+
+
+def tile_mma(a: Tile, b: Tile, c: Tile) -> Tile:
+    """`a @ b + c`: a (M x K, use "a") times b (K x N, use "b") plus accumulator c (M x N)."""
+    return mma(a, b, c)
+
+
+TILE_FUNCTIONS = {f.__name__: f for f in (tile_fill, tile_load, tile_store, tile_mma)}
+for _name, _f in TILE_FUNCTIONS.items():
+    _f.__gpu_builtin__ = _name  # type: ignore[attr-defined]
+
+__all__ = [
+    "MatrixShape",
+    "Tile",
+    "tile_alignment",
+    "tile_fill",
+    "tile_load",
+    "tile_mma",
+    "tile_store",
+]

@@ -1,0 +1,233 @@
+"""Tile kernels compile to SPV_KHR_cooperative_matrix for a device with matrix units (the
+nvidia-h200 profile), pass a spirv-val that knows the extension, and shapes, types and misuse
+the device or the language refuses are compile errors naming the line.
+
+Validation: Debian 12's spirv-val (2023.1) predates SPV_KHR_cooperative_matrix and rejects its
+opcodes as unknown, so these modules are checked by SPIRV-Tools 2025.5 in
+`tools.newer_tools_dir()` (`python -m cthreads.compiler.spirv.tools_new` puts it there); where
+it is absent, the validation step of these tests skips, saying so, and everything else runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "language"))
+import tile_kernels as TK  # noqa: E402
+
+from cthreads.compiler.spirv import grammar_coopmat as G  # noqa: E402
+from cthreads.compiler.spirv import tools  # noqa: E402
+from cthreads.errors import GpuCompileError  # noqa: E402
+from cthreads.gpu import (  # noqa: E402
+    Gpu,
+    f16,
+    f32,
+    tile_fill,
+    tile_load,
+    tile_mma,
+    tile_store,
+)
+
+H200 = "nvidia-h200"
+DEFERRED = (
+    "spirv-val check deferred: the installed SPIRV-Tools (Debian 12: 2023.1) predates "
+    "SPV_KHR_cooperative_matrix and no newer spirv-val is in "
+    f"{tools.newer_tools_dir()} (run `python -m cthreads.compiler.spirv.tools_new`)"
+)
+
+
+def _newer_validate(spirv: bytes) -> None:
+    if tools.newer_tool("spirv-val") is None:
+        pytest.skip(DEFERRED)
+    tools.validate(spirv)
+
+
+@pytest.mark.parametrize("form", sorted(TK.FORMS))
+def test_every_tile_form_compiles_for_the_h200_and_validates(form):
+    kernel = TK.FORMS[form][0]
+    build = kernel.compile(chip=H200)
+    assert tools.newer_extension(build.spirv) == G.EXTENSION
+    words = memoryview(build.spirv).cast("I")
+    ops = {w & 0xFFFF for w in words[5:]}  # (a superset: operand words too)
+    for op in (G.CoopOp.TypeCooperativeMatrixKHR, G.CoopOp.CooperativeMatrixMulAddKHR):
+        assert op in ops
+    _newer_validate(build.spirv)
+
+
+def test_tile_modules_use_the_vulkan_memory_model_and_others_keep_glsl450():
+    dis = (
+        tools.disassemble(TK.mm_f16_f32.compile(chip=H200).spirv)
+        if tools.newer_tool("spirv-dis")
+        else None
+    )
+    if dis is None:
+        pytest.skip(DEFERRED.replace("spirv-val", "spirv-dis"))
+    assert "OpMemoryModel PhysicalStorageBuffer64 Vulkan" in dis
+    assert "OpCapability VulkanMemoryModel" in dis
+    assert "OpCooperativeMatrixLoadKHR" in dis and "OpCooperativeMatrixStoreKHR" in dis
+
+    @Gpu
+    def plain(x: list[float]):
+        x[0] = 1.0
+
+    assert "OpMemoryModel PhysicalStorageBuffer64 GLSL450" in tools.disassemble(
+        plain.compile(chip=H200).spirv
+    )
+
+
+def test_signed_integer_tiles_say_so_in_the_multiply_add():
+    dis_words = list(memoryview(TK.mm_i8.compile(chip=H200).spirv).cast("I"))
+    i = 5
+    masks = []
+    while i < len(dis_words):
+        n, op = dis_words[i] >> 16, dis_words[i] & 0xFFFF
+        if op == G.CoopOp.CooperativeMatrixMulAddKHR:
+            masks.append(dis_words[i + 6] if n > 6 else 0)
+        i += n
+    signed = (
+        G.Operands.MatrixASignedComponentsKHR
+        | G.Operands.MatrixBSignedComponentsKHR
+        | G.Operands.MatrixCSignedComponentsKHR
+        | G.Operands.MatrixResultSignedComponentsKHR
+    )
+    assert masks == [signed]
+
+
+def test_the_supplement_numbers_match_a_newer_spirv_grammar():
+    path = tools.newer_tools_dir() / "include" / "spirv" / "unified1" / "spirv.core.grammar.json"
+    path = os.environ.get("CTHREADS_SPIRV_GRAMMAR_NEW", path)
+    if not os.path.exists(path):
+        pytest.skip(f"no newer SPIR-V grammar at {path} (tools_new installs one)")
+    grammar = json.loads(open(path).read())
+    opcodes = {i["opname"]: i["opcode"] for i in grammar["instructions"]}
+    for name, number in G.OPCODES.items():
+        assert opcodes[name] == number, name
+    kinds = {k["kind"]: k for k in grammar["operand_kinds"]}
+    for kind, values in G.ENUMS.items():
+        known = {e["enumerant"]: int(str(e["value"]), 0) for e in kinds[kind]["enumerants"]}
+        for name, number in values.items():
+            assert known[name] == number, (kind, name)
+
+
+# ------------------------------------------------------------------------------------ errors
+
+
+def _error(kernel, chip=H200) -> GpuCompileError:
+    with pytest.raises(GpuCompileError) as info:
+        kernel.compile(chip=chip)
+    return info.value
+
+
+def test_a_device_without_matrix_units_refuses_tile_kernels_at_the_first_tile_line():
+    err = _error(TK.mm_f16_f32, chip="lavapipe")
+    assert "no matrix units" in str(err)
+    assert "acc = tile_fill(f32, 16, 16, 0.0)" in str(err)
+    assert "emulate" in str(err)
+
+
+def test_a_shape_the_device_lacks_is_an_error_naming_its_line_and_listing_the_shapes():
+    @Gpu(workgroup_size=32)
+    def wide(a: list[f16], c: list[f32]):
+        acc = tile_fill(f32, 16, 16, 0.0)
+        ta = tile_load(a, 0, 32, 16, 32, use="a")  # noqa: F841
+        tile_store(c, 0, 16, acc)
+
+    err = str(_error(wide))
+    assert "no a 16x32 (M x K) f16" in err
+    assert 'ta = tile_load(a, 0, 32, 16, 32, use="a")' in err
+    assert "16x16x16 f16xf16->f32" in err
+
+
+def test_a_multiply_add_combination_the_device_lacks_is_an_error():
+    @Gpu(workgroup_size=32)
+    def mixed(a: list[f16], c: list[f32]):
+        acc = tile_fill(f32, 16, 8, 0.0)
+        ta = tile_load(a, 0, 16, 16, 16, use="a")
+        tb = tile_load(a, 0, 8, 16, 8, use="b")
+        acc = tile_mma(ta, tb, acc)
+        tile_store(c, 0, 8, acc)
+
+    mixed.compile(chip=H200)  # 16x8x16 f16 -> f32 exists
+
+    @Gpu(workgroup_size=32)
+    def bf(a: list[f16], c: list[f16]):
+        acc = tile_fill(f16, 16, 16, 0.0)
+        ta = tile_load(a, 0, 16, 16, 16, use="a")
+        tb = tile_load(a, 0, 8, 16, 8, use="b")
+        acc = tile_mma(ta, tb, acc)
+
+    err = str(_error(bf))
+    assert "do not chain" in err and "acc = tile_mma(ta, tb, acc)" in err
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ("acc = tile_fill(f32, 16, 16, 0.0)\n    x[0] = acc", "is a tile"),
+        ("ta = tile_load(x, 0, 16, 16, 16)\n", "tiles hold f16, i8, u8 elements; this is f32"),
+        ("acc = tile_fill(f32, 16, 16)\n    acc2 = acc", "cannot be copied"),
+        ("acc = tile_fill(f32, 16, 16)\n    acc = tile_fill(f32, 16, 8)", "keeps the type"),
+        ("acc = tile_fill(f32, 16, 16)\n    tile_store(h, 0, 16, acc)", "holds f16 elements"),
+        ("acc = tile_fill(f32, n, 16)\n", "known when compiling"),
+        ("ta = tile_load(h, 0, 16, 16, 16, use='c')\n", 'use= is "a", "b" or "acc"'),
+        ("acc = tile_fill(f32, 16, 16)\n    tile_mma(acc, acc, acc)", "alone has no effect"),
+        ("acc = tile_fill(f32, 16, 16)\n    acc = acc * acc", "not defined on tiles"),
+    ],
+)
+def test_tile_misuse_is_a_located_compile_error(tmp_path, body, words):
+    src = tmp_path / "bad_tiles.py"
+    src.write_text(
+        "from cthreads.gpu import Gpu, f16, f32, tile_fill, tile_load, tile_mma, tile_store\n\n"
+        "@Gpu(workgroup_size=32)\n"
+        "def bad(x: list[float], h: list[f16], n: int):\n"
+        f"    {body}\n"
+    )
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bad_tiles", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    err = _error(mod.bad)
+    assert words in str(err), str(err)
+    assert "bad_tiles.py:" in str(err)
+
+
+# ------------------------------------------------------------------------------- profiles
+
+
+def test_profiles_carry_the_matrix_shapes_into_the_target():
+    from cthreads.compiler import profiles
+
+    _, _, h200 = profiles.load(H200)
+    assert (16, 16, 16, "f16", "f16", "f32", "f32") in h200.matrix_shapes
+    assert (16, 8, 32, "u8", "u8", "u32", "u32") in h200.matrix_shapes
+    assert len(h200.matrix_shapes) == 11
+    assert profiles.load("lavapipe")[2].matrix_shapes == ()
+    _, data, _ = profiles.load(H200)
+    workgroup = dict(
+        data, cooperative_matrix=[dict(data["cooperative_matrix"][0], scope="workgroup")]
+    )
+    assert profiles.load(workgroup)[2].matrix_shapes == ()  # only subgroup scope is used
+
+
+def test_a_malformed_matrix_shape_list_names_the_profile_entry():
+    from cthreads.compiler import profiles
+    from cthreads.errors import GpuInvalidArgument
+
+    _, data, _ = profiles.load(H200)
+    bad = dict(data, cooperative_matrix=[{"m": 16, "n": 16, "k": 16, "a": "f17"}])
+    with pytest.raises(GpuInvalidArgument, match="cooperative_matrix entry"):
+        profiles.load(bad)
+
+
+def test_the_ir_printer_shows_tile_statements():
+    from cthreads.compiler.printer import format_kernel
+
+    text = format_kernel(TK.mm_epilogue.lower())
+    assert "tile #old: tile[acc, f32, 16x16]" in text
+    assert "#acc = tile_mma(#ta, #tb, #acc)" in text
+    assert "tile_store d[" in text and "= #out" in text and "#out = #out - #old" in text

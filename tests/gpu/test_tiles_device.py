@@ -1,0 +1,49 @@
+"""Tile kernels executed on a device with matrix units (the H200), every form against numpy.
+
+Skips where `cthreads.gpu.matrix_shapes()` is empty (lavapipe, CI): there the emulator tests
+(tests/testing/test_emulate_tiles.py) and the compile tests (tests/compiler/test_tiles.py) cover
+the same forms. Inputs are small integers and halves, so every sum is exact in float32 and any
+order of accumulation on the matrix units gives numpy's result exactly.
+
+On the H200 run it with CTHREADS_VALIDATION=0: Khronos' validation layer 1.3.239 predates
+VK_KHR_cooperative_matrix, so while it is active cthreads neither queries nor enables the
+extension (native/physdev.c), matrix_shapes() is empty and this file skips.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "language"))
+import tile_kernels as TK  # noqa: E402
+
+import cthreads.gpu as cg  # noqa: E402
+
+
+def _shapes():
+    if not cg.available():
+        return []
+    return cg.matrix_shapes()
+
+
+pytestmark = pytest.mark.skipif(
+    not _shapes(), reason="no matrix units here (matrix_shapes() is empty): the H200 runs this"
+)
+
+
+@pytest.mark.parametrize("form", sorted(TK.FORMS))
+def test_every_tile_form_runs_on_the_matrix_units_like_numpy(form):
+    kernel, make, ref, outputs, grid = TK.FORMS[form]
+    args = make(np.random.default_rng(11))
+    cg.gpu(kernel, *args, grid=grid).join()
+    for i, want in zip(outputs, ref(args)):
+        np.testing.assert_array_equal(args[i], want)
+
+
+def test_the_device_lists_the_shapes_the_h200_profile_records():
+    shapes = {tuple(s) for s in _shapes()}
+    assert (16, 16, 16, "f16", "f16", "f32", "f32") in shapes

@@ -1,0 +1,223 @@
+"""Tile (cooperative matrix) kernels, one per form, with the numpy result each must give.
+
+Each kernel runs one subgroup of 32 per workgroup and one output tile per workgroup
+(`BlockIdx.x` = tile index, row-major over the output's tiles). `FORMS` lists, per kernel, how
+to make its arguments and the numpy reference, so the compile tests (tests/compiler), the
+emulator tests (tests/testing) and the H200 execution test (tests/gpu) share them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cthreads.sync import __sync_threads
+from cthreads.gpu import (
+    BlockIdx,
+    Gpu,
+    ThreadIdx,
+    f16,
+    f32,
+    i8,
+    i32,
+    shared,
+    tile_fill,
+    tile_load,
+    tile_mma,
+    tile_store,
+    u8,
+    u32,
+)
+
+WG = 32
+
+
+@Gpu(workgroup_size=WG)
+def mm_f16_f32(a: list[f16], b: list[f16], c: list[f32], m: int, n: int, k: int):
+    tm = BlockIdx.x // (n // 16)
+    tn = BlockIdx.x % (n // 16)
+    acc = tile_fill(f32, 16, 16, 0.0)
+    for kk in range(0, k, 16):
+        ta = tile_load(a, tm * 16 * k + kk, k, 16, 16, use="a")
+        tb = tile_load(b, kk * n + tn * 16, n, 16, 16, use="b")
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, tm * 16 * n + tn * 16, n, acc)
+
+
+@Gpu(workgroup_size=WG)
+def mm_f16_f16_16x8x16(a: list[f16], b: list[f16], c: list[f16], m: int, n: int, k: int):
+    tm = BlockIdx.x // (n // 8)
+    tn = BlockIdx.x % (n // 8)
+    acc = tile_fill(f16, 16, 8)
+    for kk in range(0, k, 16):
+        ta = tile_load(a, tm * 16 * k + kk, k, 16, 16, use="a")
+        tb = tile_load(b, kk * n + tn * 8, n, 16, 8, use="b")
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, tm * 16 * n + tn * 8, n, acc)
+
+
+@Gpu(workgroup_size=WG)
+def mm_f16_f32_16x8x8(a: list[f16], b: list[f16], c: list[f32], m: int, n: int, k: int):
+    tm = BlockIdx.x // (n // 8)
+    tn = BlockIdx.x % (n // 8)
+    acc = tile_fill(f32, 16, 8, 0.0)
+    for kk in range(0, k, 8):
+        ta = tile_load(a, tm * 16 * k + kk, k, 16, 8, use="a")
+        tb = tile_load(b, kk * n + tn * 8, n, 8, 8, use="b")
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, tm * 16 * n + tn * 8, n, acc)
+
+
+@Gpu(workgroup_size=WG)
+def mm_col_major(a: list[f16], bt: list[f16], ct: list[f32], m: int, n: int, k: int):
+    """B given transposed (N x K row-major = K x N column-major); C written transposed."""
+    tm = BlockIdx.x // (n // 16)
+    tn = BlockIdx.x % (n // 16)
+    acc = tile_fill(f32, 16, 16, 0.0)
+    for kk in range(0, k, 16):
+        ta = tile_load(a, tm * 16 * k + kk, k, 16, 16, use="a")
+        tb = tile_load(bt, tn * 16 * k + kk, k, 16, 16, use="b", col_major=True)
+        acc = tile_mma(ta, tb, acc)
+    tile_store(ct, tn * 16 * m + tm * 16, m, acc, col_major=True)
+
+
+@Gpu(workgroup_size=WG)
+def mm_i8(a: list[i8], b: list[i8], c: list[i32], m: int, n: int, k: int):
+    tm = BlockIdx.x // (n // 16)
+    tn = BlockIdx.x % (n // 16)
+    acc = tile_fill(i32, 16, 16)
+    for kk in range(0, k, 32):
+        ta = tile_load(a, tm * 16 * k + kk, k, 16, 32, use="a")
+        tb = tile_load(b, kk * n + tn * 16, n, 32, 16, use="b")
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, tm * 16 * n + tn * 16, n, acc)
+
+
+@Gpu(workgroup_size=WG)
+def mm_u8(a: list[u8], b: list[u8], c: list[u32], m: int, n: int, k: int):
+    tm = BlockIdx.x // (n // 8)
+    tn = BlockIdx.x % (n // 8)
+    acc = tile_fill(u32, 16, 8)
+    for kk in range(0, k, 32):
+        ta = tile_load(a, tm * 16 * k + kk, k, 16, 32, use="a")
+        tb = tile_load(b, kk * n + tn * 8, n, 32, 8, use="b")
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, tm * 16 * n + tn * 8, n, acc)
+
+
+@Gpu(workgroup_size=WG)
+def mm_epilogue(
+    a: list[f16], b: list[f16], c: list[f32], d: list[f32], m: int, n: int, k: int,
+    alpha: float, beta: float,
+):  # fmt: skip
+    """d = 2 * (alpha * (a @ b) + beta * c - c) + c: an accumulator loaded from a list, scaled,
+    added and subtracted (operators and augmented assignments)."""
+    tm = BlockIdx.x // (n // 16)
+    tn = BlockIdx.x % (n // 16)
+    acc = tile_fill(f32, 16, 16, 0.0)
+    for kk in range(0, k, 16):
+        ta = tile_load(a, tm * 16 * k + kk, k, 16, 16, use="a")
+        tb = tile_load(b, kk * n + tn * 16, n, 16, 16, use="b")
+        acc = tile_mma(ta, tb, acc)
+    old = tile_load(c, tm * 16 * n + tn * 16, n, 16, 16, use="acc")
+    acc = alpha * acc
+    scaled = old * beta
+    out = acc + scaled
+    out -= old
+    out *= 2.0
+    out += old
+    tile_store(d, tm * 16 * n + tn * 16, n, out)
+
+
+@Gpu(workgroup_size=WG)
+def mm_shared(a: list[f16], b: list[f16], c: list[f32], m: int, n: int, k: int):
+    """A and B staged through shared arrays; the result through one too."""
+    sa = shared(f16, 256)
+    sb = shared(f16, 256)
+    sc = shared(f32, 256)
+    tm = BlockIdx.x // (n // 16)
+    tn = BlockIdx.x % (n // 16)
+    t = ThreadIdx.x
+    acc = tile_fill(f32, 16, 16, 0.0)
+    for kk in range(0, k, 16):
+        for e in range(t, 256, WG):
+            sa[e] = a[(tm * 16 + e // 16) * k + kk + e % 16]
+            sb[e] = b[(kk + e // 16) * n + tn * 16 + e % 16]
+        __sync_threads()
+        ta = tile_load(sa, 0, 16, 16, 16, use="a")
+        tb = tile_load(sb, 0, 16, 16, 16, use="b")
+        acc = tile_mma(ta, tb, acc)
+        __sync_threads()
+    tile_store(sc, 0, 16, acc)
+    __sync_threads()
+    for e in range(t, 256, WG):
+        c[(tm * 16 + e // 16) * n + tn * 16 + e % 16] = sc[e]
+
+
+def _f16(rng, shape):
+    # small integers and halves: every product and partial sum is exact in float32, so any
+    # summation order gives the numpy result exactly
+    return (rng.integers(-4, 5, shape) / 2).astype(np.float16)
+
+
+def _mm(a, b, dt):
+    return (a.astype(np.float64) @ b.astype(np.float64)).astype(dt)
+
+
+def _std(adt, cdt, tm, tn, m=32, n=32, k=32):
+    def make(rng):
+        if adt == np.float16:
+            a, b = _f16(rng, (m, k)), _f16(rng, (k, n))
+        else:
+            lo, hi = (-128, 128) if adt == np.int8 else (0, 256)
+            a = rng.integers(lo, hi, (m, k)).astype(adt)
+            b = rng.integers(lo, hi, (k, n)).astype(adt)
+        return [a, b, np.zeros((m, n), cdt), m, n, k]
+
+    def ref(args):
+        a, b = args[0], args[1]
+        if adt == np.float16:
+            return [_mm(a, b, cdt)]
+        return [(a.astype(np.int64) @ b.astype(np.int64)).astype(cdt)]
+
+    return make, ref
+
+
+def _colmajor():
+    m = n = k = 32
+
+    def make(rng):
+        a, b = _f16(rng, (m, k)), _f16(rng, (k, n))
+        return [a, np.ascontiguousarray(b.T), np.zeros((n, m), np.float32), m, n, k]
+
+    def ref(args):
+        return [np.ascontiguousarray(_mm(args[0], args[1].T, np.float32).T)]
+
+    return make, ref
+
+
+def _epilogue():
+    m = n = k = 32
+
+    def make(rng):
+        a, b = _f16(rng, (m, k)), _f16(rng, (k, n))
+        c = (rng.integers(-8, 9, (m, n)) / 4).astype(np.float32)
+        return [a, b, c, np.zeros((m, n), np.float32), m, n, k, 0.5, 2.0]
+
+    def ref(args):
+        a, b, c = args[0], args[1], args[2]
+        return [(2 * (0.5 * _mm(a, b, np.float64) + 2.0 * c - c) + c).astype(np.float32)]
+
+    return make, ref
+
+
+# name -> (kernel, make(rng) -> args, ref(args) -> expected outputs, output arg indexes, grid)
+FORMS = {
+    "f16_f32_16x16x16": (mm_f16_f32, *_std(np.float16, np.float32, 16, 16), (2,), 4 * WG),
+    "f16_f16_16x8x16": (mm_f16_f16_16x8x16, *_std(np.float16, np.float16, 16, 8), (2,), 8 * WG),
+    "f16_f32_16x8x8": (mm_f16_f32_16x8x8, *_std(np.float16, np.float32, 16, 8), (2,), 8 * WG),
+    "col_major": (mm_col_major, *_colmajor(), (2,), 4 * WG),
+    "i8_i32_16x16x32": (mm_i8, *_std(np.int8, np.int32, 16, 16), (2,), 4 * WG),
+    "u8_u32_16x8x32": (mm_u8, *_std(np.uint8, np.uint32, 16, 8), (2,), 8 * WG),
+    "epilogue": (mm_epilogue, *_epilogue(), (3,), 4 * WG),
+    "shared": (mm_shared, *_std(np.float16, np.float32, 16, 16), (2,), 4 * WG),
+}
