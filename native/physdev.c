@@ -78,7 +78,7 @@ static PyObject *
 cooperative_matrix_shapes(CtInstance *inst, VkPhysicalDevice pd)
 {
     PyObject *out = PyList_New(0);
-    if (out == NULL || inst->validation || !has_device_ext(inst, pd, CT_COOPMAT_EXT))
+    if (out == NULL || inst->validation || !ct_has_device_ext(inst, pd, CT_COOPMAT_EXT))
         return out;
     CtPfnCoopMatProps get = (CtPfnCoopMatProps)ct_get_instance_proc(
         inst->instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
@@ -133,7 +133,7 @@ ct_query_features(CtInstance *inst, VkPhysicalDevice pd, CtFeatures *f)
     f->f2.pNext = &f->v11;
     f->v11.pNext = &f->v12;
     f->v12.pNext = f->has_atomic_float_ext ? &f->af : NULL;
-    f->has_coopmat_ext = !inst->validation && has_device_ext(inst, pd, CT_COOPMAT_EXT);
+    f->has_coopmat_ext = !inst->validation && ct_has_device_ext(inst, pd, CT_COOPMAT_EXT);
     f->cm.sType = CT_STYPE_COOPMAT_FEATURES;
     if (f->has_coopmat_ext) { /* appended at the chain's end */
         f->cm.pNext = f->v12.pNext;
