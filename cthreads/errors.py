@@ -148,6 +148,12 @@ class GpuUseAfterDestroy(CThreadsGPUError):
 class GpuTimeout(CThreadsGPUError, TimeoutError):
     """`join(timeout=...)` expired before the device finished; the job stays pending."""
 
+    def __new__(cls, *args: object, **kwargs: object) -> GpuTimeout:
+        # OSError is this class's layout base: its __new__, not RuntimeError's, makes the
+        # instance, so reducers that call `cls.__new__(cls, *args)` work (tblib's, which
+        # `distributed` installs for every exception class: a worker's timeout pickles back)
+        return TimeoutError.__new__(cls, *args)
+
     default_message = "the device did not finish within the timeout"
     default_hint = "the job is still pending: join again with a longer timeout, or await it"
 

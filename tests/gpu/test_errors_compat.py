@@ -5,6 +5,8 @@ multiprocessing pools and test runners)."""
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 
 import pytest
 
@@ -149,3 +151,22 @@ def test_pickle_an_error_raised_by_a_launch():
     again = pickle.loads(pickle.dumps(info.value))
     _same(info.value, again)
     assert again.param == "x" and "astype(numpy.float32)" in again.detail
+
+
+def test_every_class_pickles_under_tblib_as_distributed_installs_it():
+    # distributed installs tblib's reducers for every exception class: they make the instance
+    # with `cls.__new__(cls, *args)`, which RuntimeError's __new__ refused for GpuTimeout
+    pytest.importorskip("tblib")
+    code = (
+        "import pickle\n"
+        "from tblib import pickling_support\n"
+        "import cthreads.errors as e\n"
+        "pickling_support.install()\n"
+        "for c in [c for c in vars(e).values() if isinstance(c, type) and issubclass(c, e.CThreadsGPUError)]:\n"
+        "    err = c()\n"
+        "    back = pickle.loads(pickle.dumps(err))\n"
+        "    assert type(back) is c and str(back) == str(err) and back.hint == err.hint, c\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]
