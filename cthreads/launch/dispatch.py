@@ -23,7 +23,7 @@ from .aliasing import check_aliasing
 from .binding import ListArg, check_list, check_scalar, device_buffer_for, type_name
 from .gpujob import GpuJob
 from .plan import LaunchPlan, make_plan, native_launcher
-from .stream import SCOPED, check_after, resolve_stream
+from .stream import SCOPED, after_value, check_after, resolve_stream
 
 if TYPE_CHECKING:
     from ..gpu.kernel import GpuKernel as _GpuKernel
@@ -98,8 +98,18 @@ def gpu(
     return _general(fn, args, force, timed, grid, kwargs)
 
 
-def _general(fn: Any, args: tuple, force: bool, timed: bool, grid: Any, kwargs: dict) -> GpuJob:
-    """gpu() past the hot loop: checks, preparation, then the C launcher or `_launch`."""
+def _general(
+    fn: Any,
+    args: tuple,
+    force: bool,
+    timed: bool,
+    grid: Any,
+    kwargs: dict,
+    lane: int = 0,
+    after: int = 0,
+) -> GpuJob:
+    """gpu() past the hot loop: checks, preparation, then the C launcher or `_launch` (always
+    `_launch` on a stream's lane: the C launcher submits on lane 0)."""
     _check_kernel(fn)
     if kwargs:
         names = ", ".join(f"`{k}`" for k in kwargs)
@@ -120,8 +130,8 @@ def _general(fn: Any, args: tuple, force: bool, timed: bool, grid: Any, kwargs: 
             f"kernel `{fn.name}` takes {len(fn.param_names)} argument(s) "
             f"({', '.join(fn.param_names)}); got {len(args)}, expected {len(fn.param_names)} args"
         )
-    if timed:
-        return _launch(prep, session.state.device, args, timed=timed, grid=grid3)
+    if timed or lane:
+        return _launch(prep, session.state.device, args, timed, grid3, lane, after)
     fast = prep.fast
     if fast is None:
         device = session.state.device
@@ -140,9 +150,9 @@ def _stream_launch(
     fn: Any, args: tuple, force: bool, timed: bool, grid: Any, stream: Any, after: Any, kwargs: dict
 ) -> GpuJob:
     """A launch with `stream=` / `after=` or inside `with stream:`: the keywords checked, then
-    the launch itself (through the C launcher when it takes it), recorded on its stream. Every
-    stream is recorded on the device's one timeline (launch/stream.py), so a job named in
-    `after=` (queued earlier) precedes this launch already: no host wait, nothing to add."""
+    the launch itself. On a stream it goes through `_launch` onto the stream's lane
+    (native/lane.c), started on the device after `after=`, the stream's `wait()`s and the
+    implicit array rule; on the default stream it takes the C launcher when it can."""
     _check_kernel(fn)
     if force:  # first: it starts a new device, which the stream and jobs are checked against
         session.prepare(force=True)
@@ -152,16 +162,23 @@ def _stream_launch(
     device = session.state.device or session._current_device()
     s = resolve_stream(stream, device)
     if after is not None:
-        check_after(after, device)
-    job = None
-    if type(fn) is _GpuKernel and not (kwargs or force or timed):
-        fast = fn._fast_launch
-        if fast is not None:
-            job = fast(args) if grid is None else fast(args, parse_grid(grid))
-    if job is None:
-        job = _general(fn, args, force, timed, grid, kwargs)
-    if s is not None:
-        s._note(job._value)
+        after = check_after(after, device)
+    else:
+        after = ()
+    if s is None:
+        # the default stream (lane 0): every lane's work queued earlier is joined on its queue
+        # before it (native/lane.c), so a job named in `after=` precedes it already
+        job = None
+        if type(fn) is _GpuKernel and not (kwargs or force or timed):
+            fast = fn._fast_launch
+            if fast is not None:
+                job = fast(args) if grid is None else fast(args, parse_grid(grid))
+        if job is None:
+            job = _general(fn, args, force, timed, grid, kwargs)
+        return job
+    # a stream: its own lane, after what it waits for (the C launcher submits on lane 0 only)
+    job = _general(fn, args, force, timed, grid, kwargs, s._lane, after_value(s, after))
+    s._note(job._value)
     return job
 
 
@@ -254,7 +271,13 @@ def _shape_of(param: Any, value: Any, count: int, axis: int) -> tuple[int, int, 
 
 
 def _launch(
-    prep: session.Prepared, device: Any, args: tuple, timed: bool = False, grid: tuple | None = None
+    prep: session.Prepared,
+    device: Any,
+    args: tuple,
+    timed: bool = False,
+    grid: tuple | None = None,
+    lane: int = 0,
+    after: int = 0,
 ) -> GpuJob:
     plan = prep.plan or plan_of(prep, device)
     generation = prep.generation
@@ -355,7 +378,18 @@ def _launch(
                 writebacks.append((arg, down))
         if commands:
             keep: tuple = (*buffers, *[r.buffer for r in resident.values()], args)
-            value = device.submit(commands, keep=keep, timed=timed)
+            if lane:
+                # implicit ordering across lanes: after the last write of what it reads and the
+                # last use of what it writes (a race-free program loses nothing by it)
+                for arg in lists:
+                    res = resident.get(arg.index)
+                    if res is not None:
+                        dep = res.last_use if arg.param.writes else res.last_write
+                        if dep > after:
+                            after = dep
+                value = device.submit(commands, keep=keep, timed=timed, lane=lane, after=after)
+            else:
+                value = device.submit(commands, keep=keep, timed=timed)
         else:
             value = 0
         for arg in lists:

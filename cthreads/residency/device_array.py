@@ -415,12 +415,18 @@ class DeviceArray:
         staging = device.buffer(self.nbytes, usage="upload")
         try:
             transfer.write(staging, view)
-            # queued behind every earlier launch: none of them sees the new contents
-            self.last_use = self.last_write = value = device.submit(
-                [("copy", staging, self.buffer, self.nbytes, 0, 0)], keep=(staging, self.buffer)
-            )
-            if s is not None:
+            # queued behind every earlier launch using the array: none of them sees the new
+            # contents (on a stream's lane: a wait on the device for its last use)
+            cmd = [("copy", staging, self.buffer, self.nbytes, 0, 0)]
+            if s is None:
+                value = device.submit(cmd, keep=(staging, self.buffer))
+            else:
+                after = self.last_use if self.last_use > s._after else s._after
+                value = device.submit(
+                    cmd, keep=(staging, self.buffer), lane=s._lane, after=after
+                )
                 s._note(value)
+            self.last_use = self.last_write = value
         finally:
             staging.release()  # reused only once that copy completed
 
