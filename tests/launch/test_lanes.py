@@ -97,6 +97,7 @@ def test_after_across_lanes_is_a_device_wait_not_a_host_wait():
         before = _counters()["lane_waits"]
         made = gpu(scaled, N, 2.0, x, y, stream=s1)
         used = gpu(scaled, N, 3.0, y, z, stream=s2, after=[made])  # returns at once
+        assert not runtime.get_device().wait(gate.value, timeout=0)  # the gate still closed
         assert _counters()["lane_waits"] == before + 1
         assert not made.done() and not used.done()
         gate.open()
@@ -117,6 +118,7 @@ def test_a_lane_submit_sends_the_default_streams_pending_batch_first(named):
         before = _counters()["lane_waits"]
         # reads x, which `first` writes: waits for it, by after= or by the implicit rule
         job = gpu(scaled, N, 2.0, x, y, stream=s, after=[first] if named else None)
+        assert not device.wait(gate.value, timeout=0)  # returned with the gate still closed
         assert device.stats()["batches_pending"] == 0  # sent before the lane's join
         assert _counters()["lane_waits"] == before + 1
         assert first._value < job._value
