@@ -287,4 +287,13 @@ def _device_words(other: Any, device: Any) -> str:
     return f"another device, {other.name!r}"
 
 
-__all__ = ["LANES", "SCOPED", "Stream", "after_value", "check_after", "check_job", "check_stream", "current_stream"]
+__all__ = [
+    "LANES",
+    "SCOPED",
+    "Stream",
+    "after_value",
+    "check_after",
+    "check_job",
+    "check_stream",
+    "current_stream",
+]

@@ -422,9 +422,7 @@ class DeviceArray:
                 value = device.submit(cmd, keep=(staging, self.buffer))
             else:
                 after = self.last_use if self.last_use > s._after else s._after
-                value = device.submit(
-                    cmd, keep=(staging, self.buffer), lane=s._lane, after=after
-                )
+                value = device.submit(cmd, keep=(staging, self.buffer), lane=s._lane, after=after)
                 s._note(value)
             self.last_use = self.last_write = value
         finally:
