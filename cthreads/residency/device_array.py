@@ -430,13 +430,13 @@ class DeviceArray:
 
     def _download(self, view: memoryview | None, stream: Any = None) -> None:
         """Copy the contents into `view` once the last launch writing the array (and, on a
-        stream, the work queued on it so far) finished."""
+        stream, the work queued on it so far and the jobs its wait() named) finished."""
         self._check_alive("read it")
         device = self._device
         s = _stream_of(stream, device)
         if view is None:
             return
-        device.wait(self.last_write if s is None else max(self.last_write, s._last))
+        device.wait(self.last_write if s is None else max(self.last_write, s._last, s._after))
         source = self.buffer
         if self._direct() or (source.host_visible and device.last_value > device.completed()):
             # read where it lies: a staging copy would queue behind later, unrelated launches
