@@ -234,3 +234,27 @@ def test_fork_with_work_on_several_lanes(tmp_path):
     lines = [json.loads(line) for line in proc.stdout.strip().splitlines()]
     assert ["child", True] in lines or ["child", "refused"] in lines, lines
     assert ["parent", 3, [4.0] * 3, []] in lines, lines
+
+
+def test_timed_launch_on_a_lane():
+    s = Stream()
+    x = DeviceArray.from_numpy(_arange())
+    job = gpu(add_k, N, 1.0, x, stream=s, timed=True)
+    job.join()
+    assert job.elapsed_ms is not None and job.elapsed_ms >= 0.0
+    np.testing.assert_array_equal(x.numpy(), _arange() + 1)
+
+
+def test_a_failed_lane_submission_raises_and_the_lanes_stay_usable():
+    from cthreads.errors import VulkanOutOfMemory
+
+    s = Stream()
+    x = DeviceArray.from_numpy(_arange())
+    gpu(add_k, N, 1.0, x, stream=s).join()
+    runtime.get_device()._dev._inject_submit_error(-2)  # VK_ERROR_OUT_OF_DEVICE_MEMORY
+    with pytest.raises(VulkanOutOfMemory):
+        gpu(add_k, N, 1.0, x, stream=s)
+    job = gpu(add_k, N, 1.0, x, stream=s)  # the lane's semaphore and the timeline went on
+    job.join()
+    s.synchronize()
+    np.testing.assert_array_equal(x.numpy(), _arange() + 2)  # the failed one did not run
