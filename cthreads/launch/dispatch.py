@@ -108,8 +108,8 @@ def _general(
     lane: int = 0,
     after: int = 0,
 ) -> GpuJob:
-    """gpu() past the hot loop: checks, preparation, then the C launcher or `_launch` (always
-    `_launch` on a stream's lane: the C launcher submits on lane 0)."""
+    """gpu() past the hot loop: checks, preparation, then the C launcher or `_launch` (on
+    `lane` >= 1, a stream's, after the value `after`)."""
     _check_kernel(fn)
     if kwargs:
         names = ", ".join(f"`{k}`" for k in kwargs)
@@ -130,7 +130,7 @@ def _general(
             f"kernel `{fn.name}` takes {len(fn.param_names)} argument(s) "
             f"({', '.join(fn.param_names)}); got {len(args)}, expected {len(fn.param_names)} args"
         )
-    if timed or lane:
+    if timed:
         return _launch(prep, session.state.device, args, timed, grid3, lane, after)
     fast = prep.fast
     if fast is None:
@@ -140,19 +140,22 @@ def _general(
         fast = prep.fast = fast or _no_fast_path
         if fast is not _no_fast_path:
             fn._fast_launch = fast
-    job = fast(args) if grid3 is None else fast(args, grid3)
+    if lane:
+        job = fast(args, grid3, lane, after)
+    else:
+        job = fast(args) if grid3 is None else fast(args, grid3)
     if job is not None:
         return job
-    return _launch(prep, session.state.device, args, grid=grid3)
+    return _launch(prep, session.state.device, args, grid=grid3, lane=lane, after=after)
 
 
 def _stream_launch(
     fn: Any, args: tuple, force: bool, timed: bool, grid: Any, stream: Any, after: Any, kwargs: dict
 ) -> GpuJob:
     """A launch with `stream=` / `after=` or inside `with stream:`: the keywords checked, then
-    the launch itself. On a stream it goes through `_launch` onto the stream's lane
-    (native/lane.c), started on the device after `after=`, the stream's `wait()`s and the
-    implicit array rule; on the default stream it takes the C launcher when it can."""
+    the launch itself, through the C launcher when it takes it. On a stream it goes onto the
+    stream's lane (native/lane.c), started on the device after `after=`, the stream's
+    `wait()`s and the implicit array rule."""
     _check_kernel(fn)
     if force:  # first: it starts a new device, which the stream and jobs are checked against
         session.prepare(force=True)
@@ -176,8 +179,17 @@ def _stream_launch(
         if job is None:
             job = _general(fn, args, force, timed, grid, kwargs)
         return job
-    # a stream: its own lane, after what it waits for (the C launcher submits on lane 0 only)
-    job = _general(fn, args, force, timed, grid, kwargs, s._lane, after_value(s, after))
+    # a stream: its own lane, after what it waits for (the C launcher takes both; it adds the
+    # implicit array rule as _launch does)
+    wait_for = after_value(s, after)
+    job = None
+    if type(fn) is _GpuKernel and not (kwargs or force or timed):
+        fast = fn._fast_launch
+        if fast is not None:
+            g = None if grid is None else parse_grid(grid)
+            job = fast(args, g, s._lane, wait_for)
+    if job is None:
+        job = _general(fn, args, force, timed, grid, kwargs, s._lane, wait_for)
     s._note(job._value)
     return job
 
@@ -213,7 +225,7 @@ def forget_kernels(source_keys: list[str]) -> None:
             state.cache.forget(cache_key(key, target))
 
 
-def _no_fast_path(args: tuple, grid: Any = None) -> None:
+def _no_fast_path(args: tuple, grid: Any = None, lane: int = 0, after: int = 0) -> None:
     return None
 
 

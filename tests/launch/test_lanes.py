@@ -20,7 +20,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from devicehelp import QueueGate
+from devicehelp import QueueGate, use_launcher
 
 from cthreads import runtime
 from cthreads.gpu import (
@@ -258,3 +258,31 @@ def test_a_failed_lane_submission_raises_and_the_lanes_stay_usable():
     job.join()
     s.synchronize()
     np.testing.assert_array_equal(x.numpy(), _arange() + 2)  # the failed one did not run
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["c-launcher", "python"])
+def test_lane_launches_through_either_launch_path(native, monkeypatch):
+    from cthreads.launch import dispatch, plan
+
+    monkeypatch.setattr(plan, "NATIVE", plan.NATIVE)  # restored after the test
+    use_launcher(add_k, native)
+    use_launcher(scaled, native)
+    s1, s2 = Stream(), Stream()
+    x = DeviceArray.from_numpy(_arange())
+    y = DeviceArray(N, "f32")
+    gpu(add_k, N, 1.0, x, stream=s1).join()  # builds the launcher (or not)
+    if native:  # every launch below must be the C launcher's: the Python path is shut
+        monkeypatch.setattr(dispatch, "_launch", None)
+    with QueueGate() as gate:
+        before = _counters()
+        a = gpu(add_k, N, 1.0, x, stream=s1)
+        gpu(scaled, N, 2.0, x, y, stream=s2)  # reads x: after `a` (the implicit rule)
+        gpu(add_k, N, 1.0, x, stream=s1, after=[a])  # writes x, which s2 reads: after it
+        after = _counters()
+        assert after["lane_submits"] - before["lane_submits"] == 3
+        assert after["lane_waits"] - before["lane_waits"] == 2  # (x's last use completed)
+        gate.open()
+        s1.synchronize()
+        s2.synchronize()
+    np.testing.assert_array_equal(y.numpy(), 2 * (_arange() + 2))
+    np.testing.assert_array_equal(x.numpy(), _arange() + 3)
