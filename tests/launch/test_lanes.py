@@ -27,6 +27,7 @@ from cthreads.gpu import (
     DeviceArray,
     GlobalIdx,
     Gpu,
+    GpuArena,
     GpuUseAfterDestroy,
     Stream,
     available,
@@ -286,3 +287,19 @@ def test_lane_launches_through_either_launch_path(native, monkeypatch):
         s2.synchronize()
     np.testing.assert_array_equal(y.numpy(), 2 * (_arange() + 2))
     np.testing.assert_array_equal(x.numpy(), _arange() + 3)
+
+
+def test_arena_bound_lists_across_lanes_follow_the_implicit_rule():
+    n = 256
+    src = [float(i) for i in range(n)]
+    mid, out = [0.0] * n, [0.0] * n
+    s1, s2 = Stream(), Stream()
+    with GpuArena().bind(src=src, mid=mid, out=out) as arena, QueueGate() as gate:
+        before = _counters()["lane_waits"]
+        gpu(scaled, n, 2.0, src, mid, stream=s1)
+        job = gpu(scaled, n, 3.0, mid, out, stream=s2)  # reads mid: after s1's write of it
+        assert _counters()["lane_waits"] == before + 1
+        gate.open()
+        job.join(download=False)
+        arena.sync("out")
+    assert out == [6.0 * i for i in range(n)]
