@@ -43,8 +43,8 @@ bg_kick(CtDevice *dev)
 
 /* ---- failures ---------------------------------------------------------------------------- */
 
-static void
-note_failure(CtDevice *dev, uint64_t lo, uint64_t hi, VkResult r, int from_bg)
+void
+ct_note_failure(CtDevice *dev, uint64_t lo, uint64_t hi, VkResult r, int from_bg)
 {
     pthread_mutex_lock(&dev->err_lock);
     dev->fail_lo = lo;
@@ -123,7 +123,7 @@ ct_close_and_submit_unlock(CtDevice *dev, int i, int from_bg)
         if (dev->fn.vkDeviceWaitIdle(dev->device) != VK_SUCCESS ||
             dev->fn.vkSignalSemaphore(dev->device, &sig) != VK_SUCCESS)
             r = VK_ERROR_DEVICE_LOST;
-        note_failure(dev, s->first, value, r, from_bg);
+        ct_note_failure(dev, s->first, value, r, from_bg);
     }
     STORE(s->state, CT_SLOT_SUBMITTED);
     STORE(dev->queued, value); /* (written under queue_lock only, in value order) */
@@ -186,8 +186,8 @@ ct_flush_pending(CtDevice *dev, uint64_t upto)
 
 /* ---- enqueueing a submit ----------------------------------------------------------------- */
 
-static int
-find_free_slot(CtDevice *dev)
+int
+ct_find_free_slot(CtDevice *dev)
 {
     for (int k = 0; k < CT_RING; k++) {
         int i = (dev->ring_next + k) % CT_RING;
@@ -199,8 +199,8 @@ find_free_slot(CtDevice *dev)
     return -1;
 }
 
-static uint64_t
-oldest_submitted(CtDevice *dev)
+uint64_t
+ct_oldest_submitted(CtDevice *dev)
 {
     uint64_t v = UINT64_MAX;
     for (int i = 0; i < CT_RING; i++)
@@ -209,8 +209,8 @@ oldest_submitted(CtDevice *dev)
     return v;
 }
 
-static int
-reserve(CtSlot *s, Py_ssize_t nkeep, int timed)
+int
+ct_reserve_slot(CtSlot *s, Py_ssize_t nkeep, int timed)
 {
     if (s->nkeep + nkeep > s->keep_cap) {
         Py_ssize_t cap = s->keep_cap ? s->keep_cap : 8;
@@ -287,8 +287,8 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
         }
         ct_lock(dev, &dev->state_lock);
         int i = dev->pending, fresh = i < 0;
-        if (fresh && (i = find_free_slot(dev)) < 0) { /* every batch in flight */
-            uint64_t oldest = oldest_submitted(dev);
+        if (fresh && (i = ct_find_free_slot(dev)) < 0) { /* every batch in flight */
+            uint64_t oldest = ct_oldest_submitted(dev);
             pthread_mutex_unlock(&dev->state_lock);
             if (oldest == UINT64_MAX) /* the rest are being submitted right now */
                 ct_pause_without_gil();
@@ -297,7 +297,7 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
             continue;
         }
         CtSlot *s = &dev->ring[i];
-        if (reserve(s, nhold, timed) < 0) {
+        if (ct_reserve_slot(s, nhold, timed) < 0) {
             pthread_mutex_unlock(&dev->state_lock);
             PyErr_NoMemory();
             return 0;

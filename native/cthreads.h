@@ -163,6 +163,7 @@ typedef struct CtAlloc {
 #define CT_QPAIRS 1024             /* timestamp query pairs (one per timed submit in flight) */
 #define CT_BATCH_MAX_CMDS 256      /* a pending batch is submitted once it holds this many... */
 #define CT_BATCH_MAX_BYTES (64ull << 20) /* ...or this many bytes of copies and fills */
+#define CT_LANES 4                 /* lane 0 = the default stream; 1..3 = streams (lane.c) */
 
 enum { CT_SLOT_FREE = 0, CT_SLOT_OPEN = 1, CT_SLOT_SUBMITTED = 2 };
 
@@ -226,6 +227,8 @@ typedef struct {
     uint64_t full;              /* batches submitted by the caller for reaching the cap (S) */
     uint64_t flushes;           /* pending batches submitted by a host wait/poll */
     uint64_t bg_submits;        /* pending batches submitted by the background thread */
+    uint64_t lane_submits;      /* submits on lanes 1.. (each: its lane, then a join on 0) (S) */
+    uint64_t lane_waits;        /* of those, submits that waited for other work on the GPU (S) */
 } CtCounters;
 
 typedef struct {
@@ -240,6 +243,14 @@ typedef struct {
     VkDevice device;
     VkQueue queue;
     uint32_t queue_family;
+    /* lanes (lane.c): lane 0 is `queue` + `timeline` above; lanes 1..CT_LANES-1 have their own
+       queue where the family has several (else they share queue 0 under queue_lock) and their
+       own timeline semaphore, signalled lane_value[k] by the lane's k-th submission */
+    uint32_t nqueues;             /* distinct VkQueues in lane_queue (1 on lavapipe) */
+    VkQueue lane_queue[CT_LANES];
+    VkSemaphore lane_sem[CT_LANES];
+    uint64_t lane_value[CT_LANES]; /* last value signalled on lane_sem (queue_lock) */
+    VkCommandBuffer join_cb;      /* one barrier, recorded once (simultaneous use): a join */
     CtDeviceFns fn;
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memprops;
@@ -493,8 +504,18 @@ int ct_flush_pending(CtDevice *dev, uint64_t upto);
 int ct_flush_pending_ex(CtDevice *dev, uint64_t upto, int closing);
 int ct_nogil_enter(CtDevice *dev);
 int ct_check_failed(CtDevice *dev, uint64_t value, int for_submit);
+void ct_note_failure(CtDevice *dev, uint64_t lo, uint64_t hi, VkResult r, int from_bg);
+int ct_reserve_slot(CtSlot *s, Py_ssize_t nkeep, int timed);
+int ct_find_free_slot(CtDevice *dev);
+uint64_t ct_oldest_submitted(CtDevice *dev);
 uint64_t ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
                     Py_ssize_t nitems, PyObject *kept, int timed);
+
+/* lane.c */
+int ct_lanes_create(CtDevice *dev);
+void ct_lanes_destroy(CtDevice *dev);
+uint64_t ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssize_t n,
+                         PyObject *const *items, Py_ssize_t nitems, PyObject *kept, int timed);
 
 /* submitter.c */
 int ct_bg_start(CtDevice *dev);

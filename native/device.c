@@ -184,12 +184,21 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
         exts[next++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
     if (coopmat)
         exts[next++] = "VK_KHR_cooperative_matrix";
-    float prio = 1.0f;
+    /* one queue per lane where the family has several (lane.c); else the lanes share one */
+    uint32_t nfam = 0, nq = 1;
+    inst->fn.vkGetPhysicalDeviceQueueFamilyProperties(self->phys, &nfam, NULL);
+    if (self->queue_family < nfam && nfam <= 64) {
+        VkQueueFamilyProperties fam[64];
+        inst->fn.vkGetPhysicalDeviceQueueFamilyProperties(self->phys, &nfam, fam);
+        nq = fam[self->queue_family].queueCount;
+        nq = nq < 1 ? 1 : nq > CT_LANES ? CT_LANES : nq;
+    }
+    float prio[CT_LANES] = {1.0f, 1.0f, 1.0f, 1.0f};
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
         .queueFamilyIndex = self->queue_family,
-        .queueCount = 1,
-        .pQueuePriorities = &prio,
+        .queueCount = nq,
+        .pQueuePriorities = prio,
     };
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
@@ -223,10 +232,13 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
 #undef CT_CHECK_DEV
     self->fn.vkGetDeviceQueue(device, self->queue_family, 0, &self->queue);
     ct_external_init(self, external);
+    self->nqueues = nq;
+    for (uint32_t k = 0; k < CT_LANES; k++) /* lane k on queue k (mod the queues there are) */
+        self->fn.vkGetDeviceQueue(device, self->queue_family, k % nq, &self->lane_queue[k]);
 
     if (ct_memory_choose_types(self) < 0)
         goto done;
-    if (ct_ring_create(self) < 0)
+    if (ct_ring_create(self) < 0 || ct_lanes_create(self) < 0)
         goto done;
     VkPipelineCacheCreateInfo pcci = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
@@ -345,6 +357,9 @@ Device_forget(CtDevice *self, PyObject *unused)
     self->deferred = NULL;
     memset(self->pools, 0, sizeof self->pools);
     self->pipelines = NULL;
+    for (int k = 0; k < CT_LANES; k++) /* the parent's semaphores and queues */
+        self->lane_sem[k] = VK_NULL_HANDLE;
+    self->join_cb = VK_NULL_HANDLE;
     for (int i = 0; i < CT_RING; i++) { /* the references are this process's: keep them alive
                                            (dropping them could run code that expects a device) */
         self->ring[i].keep = NULL;
@@ -470,7 +485,7 @@ static PyMethodDef Device_methods[] = {
     {"pipeline_cache_data", (PyCFunction)ct_device_pipeline_cache_data, METH_NOARGS,
      "pipeline_cache_data() -> bytes: the VkPipelineCache contents"},
     {"submit", (PyCFunction)(void (*)(void))ct_device_submit, METH_FASTCALL | METH_KEYWORDS,
-     "submit(commands, keep=(), timed=False) -> int timeline value"},
+     "submit(commands, keep=(), timed=False, lane=0, after=0) -> int timeline value"},
     {"wait", (PyCFunction)(void (*)(void))ct_device_wait, METH_FASTCALL | METH_KEYWORDS,
      "wait(value, timeout=None) -> bool"},
     {"completed", (PyCFunction)ct_device_completed, METH_NOARGS, "completed() -> int"},
@@ -503,7 +518,8 @@ static PyGetSetDef Device_getset[] = {
 };
 
 CT_TYPE_SPEC(ct_device_spec, "Device", CtDevice, 0,
-    {Py_tp_doc, "A VkDevice with one compute queue, a timeline semaphore, a command ring, "
+    {Py_tp_doc, "A VkDevice with its compute queues (one per lane where there are several), timeline "
+                "semaphores, a command ring, "
                 "a buffer pool and a pipeline cache."},
     {Py_tp_init, Device_init},
     {Py_tp_new, Device_new},

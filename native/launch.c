@@ -1,6 +1,7 @@
 /* cthreads._native — launch: one queued launch of a FastLauncher (launch_plan.c makes them).
  *
- *   FastLauncher.launch(args: tuple, grid: (nx, ny, nz) | None = None) -> GpuJob | None
+ *   FastLauncher.launch(args: tuple, grid: (nx, ny, nz) | None = None, lane: int = 0,
+ *                       after: int = 0) -> GpuJob | None   (lane >= 1: a stream's, lane.c)
  *       Every list resident (resident_record, the record protocol of residency/arena.py: same
  *       object, generation, pack code, length, no hazard this launch must refuse), every
  *       scalar of its exact builtin type and in range, one dispatch: packs the parameter
@@ -306,13 +307,26 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
     Py_RETURN_NONE; /* the block is little-endian: the general path packs it */
 #endif
-    if (argc < 1 || argc > 2) {
-        PyErr_SetString(PyExc_TypeError, "launch(args, grid=None)");
+    if (argc < 1 || argc > 4) {
+        PyErr_SetString(PyExc_TypeError, "launch(args, grid=None, lane=0, after=0)");
         return NULL;
     }
     PyObject *args = argv[0];
     long long size[3] = {0, 1, 1};
-    int has_grid = argc == 2 && argv[1] != Py_None;
+    int has_grid = argc >= 2 && argv[1] != Py_None;
+    /* a stream's lane (lane.c) and the value it starts after; anything odd: the general path */
+    long lane = 0;
+    unsigned long long after = 0;
+    if (argc >= 3) {
+        if (!PyLong_CheckExact(argv[2]) || (argc == 4 && !PyLong_CheckExact(argv[3])))
+            Py_RETURN_NONE;
+        lane = PyLong_AsLong(argv[2]);
+        after = argc == 4 ? PyLong_AsUnsignedLongLong(argv[3]) : 0;
+        if (PyErr_Occurred() || lane < 0 || lane >= CT_LANES) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+    }
     if (!PyTuple_CheckExact(args) || PyTuple_GET_SIZE(args) != self->nparams ||
         !device_usable(self) || (has_grid && !parse_grid(argv[1], size)))
         Py_RETURN_NONE;
@@ -379,6 +393,30 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
         }
         put(op.push, f, v);
     }
+    if (lane > 0) {
+        /* on a lane: after the last write of each list it reads, the last use of each it
+           writes (dispatch._launch's implicit rule) */
+        if (after > dev->next_value)
+            goto done;
+        for (int x = 0; x < nl; x++) {
+            int i = listix[x];
+            PyObject *d = PyDict_GetItemWithError(
+                rdict[i], self->params[i].writes ? s_last_use : s_last_write);
+            if (d == NULL || !PyLong_CheckExact(d)) {
+                PyErr_Clear();
+                goto done;
+            }
+            unsigned long long dep = PyLong_AsUnsignedLongLong(d);
+            if (PyErr_Occurred()) {
+                PyErr_Clear();
+                goto done;
+            }
+            if (dep > after)
+                after = dep;
+        }
+        if (after > dev->next_value)
+            goto done;
+    }
     /* the batch keeps the pipeline, the buffers (their last_use follows) and the arguments */
     result = NULL;
     kept = PyTuple_New(nl + 1);
@@ -387,7 +425,9 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
     for (int x = 0; x < nl; x++)
         PyTuple_SET_ITEM(kept, x, Py_NewRef(buf[listix[x]]));
     PyTuple_SET_ITEM(kept, nl, Py_NewRef(args));
-    uint64_t v = ct_enqueue(dev, &op, 1, &self->ref[O_PIPE], 1, kept, 0);
+    uint64_t v = lane == 0 ? ct_enqueue(dev, &op, 1, &self->ref[O_PIPE], 1, kept, 0)
+                           : ct_enqueue_lane(dev, (int)lane, after, &op, 1, &self->ref[O_PIPE],
+                                             1, kept, 0);
     if (v == 0 || (value = PyLong_FromUnsignedLongLong(v)) == NULL)
         goto done;
     /* written lists come back at join, except self-records (DeviceArray: its record is the

@@ -10,7 +10,7 @@
  *       records: id(obj) -> record (residency/arena.py RECORDS); record_types: the registry's
  *       record type, then the types whose instances are their own records; job_fields:
  *       GpuJob.QUEUED_FIELDS (a job is object.__new__(GpuJob) plus those attributes).
- *   FastLauncher.launch(args, grid=None): launch.c.
+ *   FastLauncher.launch(args, grid=None, lane=0, after=0): launch.c.
  */
 #include "launch.h"
 
@@ -160,7 +160,8 @@ Launcher_dealloc(CtLauncher *self)
 
 static PyMethodDef Launcher_methods[] = {
     {"launch", (PyCFunction)(void (*)(void))ct_launcher_launch, METH_FASTCALL,
-     "launch(args, grid=None) -> GpuJob | None: the launch when everything is plain, else None"},
+     "launch(args, grid=None, lane=0, after=0) -> GpuJob | None: the launch when everything is "
+     "plain, else None (lane >= 1: on that stream lane, after the value `after`)"},
     {"codes", Launcher_codes, METH_NOARGS | METH_STATIC,
      "codes() -> dict: the parameter kinds, field roles and parameter limit of this launcher"},
     {NULL}

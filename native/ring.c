@@ -74,6 +74,7 @@ ct_ring_destroy(CtDevice *dev)
     }
     if (dev->device == VK_NULL_HANDLE)
         return;
+    ct_lanes_destroy(dev);
     CT_DESTROY(dev, QueryPool, dev->query_pool);
     CT_DESTROY(dev, CommandPool, dev->cmd_pool);
     CT_DESTROY(dev, Semaphore, dev->timeline);

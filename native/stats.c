@@ -21,12 +21,12 @@ stats_counters(CtDevice *self)
 #define CT_RD(f) c.f = __atomic_load_n(&self->cnt.f, __ATOMIC_RELAXED);
     CT_RD(host_polls) CT_RD(bg_polls) CT_RD(host_blocks) CT_RD(bg_blocks) CT_RD(wakes)
     CT_RD(bg_sleeps) CT_RD(lock_blocks) CT_RD(clock_reads) CT_RD(appends) CT_RD(deferred)
-    CT_RD(direct) CT_RD(full) CT_RD(flushes) CT_RD(bg_submits)
+    CT_RD(direct) CT_RD(full) CT_RD(flushes) CT_RD(bg_submits) CT_RD(lane_submits) CT_RD(lane_waits)
 #undef CT_RD
     if (self->locks_ready)
         pthread_mutex_unlock(&self->state_lock);
     return Py_BuildValue(
-        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
         /* timeline counter reads (vkGetSemaphoreCounterValue; an ioctl on some drivers) */
         "host_polls", (unsigned long long)c.host_polls, "bg_polls", (unsigned long long)c.bg_polls,
         /* blocking timeline waits (vkWaitSemaphores) */
@@ -39,7 +39,10 @@ stats_counters(CtDevice *self)
         "appends", (unsigned long long)c.appends, "deferred", (unsigned long long)c.deferred,
         "direct", (unsigned long long)c.direct, "full", (unsigned long long)c.full,
         /* who submitted pending batches */
-        "flushes", (unsigned long long)c.flushes, "bg_submits", (unsigned long long)c.bg_submits);
+        "flushes", (unsigned long long)c.flushes, "bg_submits", (unsigned long long)c.bg_submits,
+        /* submits on lanes 1.. (streams, lane.c), and those that waited for other work */
+        "lane_submits", (unsigned long long)c.lane_submits,
+        "lane_waits", (unsigned long long)c.lane_waits);
 }
 
 PyObject *
@@ -66,7 +69,7 @@ ct_device_stats(CtDevice *self, PyObject *unused)
         in_flight += s == CT_SLOT_SUBMITTED;
         keep += (int)self->ring[i].nkeep;
     }
-    int cbs = self->cmd_pool != VK_NULL_HANDLE ? CT_RING : 0;
+    int cbs = self->cmd_pool != VK_NULL_HANDLE ? CT_RING : 0; /* (plus lane.c's join_cb) */
     uint64_t counter = self->completed; /* fresh, without submitting anything */
     if (self->state == CT_ALIVE && self->timeline != VK_NULL_HANDLE)
         self->fn.vkGetSemaphoreCounterValue(self->device, self->timeline, &counter);
@@ -78,7 +81,7 @@ ct_device_stats(CtDevice *self, PyObject *unused)
         return NULL;
     }
     return Py_BuildValue(
-        "{s:n,s:n,s:n,s:K,s:n,s:n,s:K,s:K,s:n,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:K,s:K,s:N,s:N}",
+        "{s:n,s:n,s:n,s:K,s:n,s:n,s:K,s:K,s:n,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:K,s:K,s:i,s:I,s:N,s:N}",
         /* Vulkan objects alive: one VkBuffer bound to one VkDeviceMemory per allocation */
         "allocations", live, "vk_buffers", live, "vk_memory", live,
         "allocated_bytes", (unsigned long long)live_bytes,
@@ -93,5 +96,7 @@ ct_device_stats(CtDevice *self, PyObject *unused)
         "last_value", (unsigned long long)self->next_value,
         "submitted", (unsigned long long)CT_LOAD(self->submitted),
         "completed", (unsigned long long)counter,
+        /* lanes for streams (lane.c) and the distinct queues they are spread over */
+        "lanes", CT_LANES, "lane_queues", (unsigned int)self->nqueues,
         "counters", counters, "knobs", knobs);
 }

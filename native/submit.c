@@ -1,7 +1,8 @@
 /* cthreads._native — submit: the Python face of submission and timeline waits.
  *
  * Python API:
- *   Device.submit(commands, keep=(), timed=False) -> int   timeline value of completion
+ *   Device.submit(commands, keep=(), timed=False, lane=0, after=0) -> int   timeline value of
+ *       completion; lane >= 1 goes on that lane (lane.c) after the value `after` completed
  *       commands: ('dispatch', pipeline, push_bytes, (gx, gy, gz))
  *                 ('copy', src, dst, nbytes, src_offset, dst_offset)
  *                 ('fill', buffer, offset, nbytes, u32_value)
@@ -56,13 +57,26 @@ parse_fast(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject 
 PyObject *
 ct_device_submit(CtDevice *dev, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"commands", "keep", "timed"};
-    PyObject *a[3];
-    if (parse_fast("submit", args, nargs, kwnames, names, 3, 1, a) < 0)
+    static const char *const names[] = {"commands", "keep", "timed", "lane", "after"};
+    PyObject *a[5];
+    if (parse_fast("submit", args, nargs, kwnames, names, 5, 1, a) < 0)
         return NULL;
     int timed = a[2] == NULL ? 0 : PyObject_IsTrue(a[2]);
     if (timed < 0)
         return NULL;
+    long lane = 0;
+    unsigned long long after = 0;
+    if (a[3] != NULL && (lane = PyLong_AsLong(a[3])) == -1 && PyErr_Occurred())
+        return NULL;
+    if (a[4] != NULL && (after = PyLong_AsUnsignedLongLong(a[4])) == (unsigned long long)-1 &&
+        PyErr_Occurred())
+        return NULL;
+    if (lane < 0 || lane >= CT_LANES)
+        return ct_raise(dev->st->GpuInvalidArgument, "lane %ld out of range 0..%d", lane,
+                        CT_LANES - 1);
+    if (after > dev->next_value)
+        return ct_raise(dev->st->GpuInvalidArgument, "after=%llu was never submitted (the last "
+                        "value is %llu)", after, (unsigned long long)dev->next_value);
     CtState *st = dev->st;
     if (ct_device_check(dev) < 0)
         return NULL;
@@ -109,7 +123,9 @@ ct_device_submit(CtDevice *dev, PyObject *const *args, Py_ssize_t nargs, PyObjec
     for (Py_ssize_t i = 0; i < n; i++)
         if (ct_parse_op(dev, items[i], i, &ops[i]) < 0)
             goto done;
-    uint64_t value = ct_enqueue(dev, ops, n, items, n, kept, timed);
+    uint64_t value = lane == 0 ? ct_enqueue(dev, ops, n, items, n, kept, timed)
+                               : ct_enqueue_lane(dev, (int)lane, after, ops, n, items, n, kept,
+                                                 timed);
     if (value != 0)
         result = PyLong_FromUnsignedLongLong(value);
 done:

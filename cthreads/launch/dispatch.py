@@ -32,7 +32,7 @@ from .binding import (
 )
 from .gpujob import GpuJob
 from .plan import LaunchPlan, make_plan, native_launcher
-from .stream import SCOPED, check_after, current_stream, resolve_stream
+from .stream import SCOPED, after_value, check_after, current_stream, resolve_stream
 
 if TYPE_CHECKING:
     from ..gpu.kernel import GpuKernel as _GpuKernel
@@ -128,8 +128,11 @@ def _general(
     device: Any,
     pins: Any,
     kwargs: dict,
+    lane: int = 0,
+    after: int = 0,
 ) -> GpuJob:
-    """gpu() past the hot loop: checks, preparation, then the C launcher or `_launch`."""
+    """gpu() past the hot loop: checks, preparation, then the C launcher or `_launch` (on
+    `lane` >= 1, a stream's, after the value `after`)."""
     _check_kernel(fn)
     if kwargs:
         names = ", ".join(f"`{k}`" for k in kwargs)
@@ -159,7 +162,7 @@ def _general(
             f"({', '.join(fn.param_names)}); got {len(args)}, expected {len(fn.param_names)} args"
         )
     if timed:
-        return _launch(prep, st.device, args, timed=timed, grid=grid3)
+        return _launch(prep, st.device, args, timed, grid3, lane, after)
     fast = prep.fast
     if fast is None:
         dev = st.device
@@ -170,10 +173,13 @@ def _general(
             # (the kernel's own launcher is the default device's: other devices' launchers
             # are reached through their state, one dict look-up on)
             fn._fast_launch = fast
-    job = fast(args) if grid3 is None else fast(args, grid3)
+    if lane:
+        job = fast(args, grid3, lane, after)
+    else:
+        job = fast(args) if grid3 is None else fast(args, grid3)
     if job is not None:
         return job
-    return _launch(prep, st.device, args, grid=grid3)
+    return _launch(prep, st.device, args, grid=grid3, lane=lane, after=after)
 
 
 def _stream_launch(
@@ -189,9 +195,9 @@ def _stream_launch(
     kwargs: dict,
 ) -> GpuJob:
     """A launch with `stream=` / `after=` or inside `with stream:`: the keywords checked, then
-    the launch itself (through the C launcher when it takes it), recorded on its stream. Every
-    stream is recorded on the device's one timeline (launch/stream.py), so a job named in
-    `after=` (queued earlier) precedes this launch already: no host wait, nothing to add."""
+    the launch itself, through the C launcher when it takes it. On a stream it goes onto the
+    stream's lane (native/lane.c), started on the device after `after=`, the stream's
+    `wait()`s and the implicit array rule."""
     _check_kernel(fn)
     elsewhere = device is not None or _current_device.get() is not None
     if elsewhere and stream is None and after is None and current_stream() is None:
@@ -212,16 +218,32 @@ def _stream_launch(
     dev = session.state.device or session._current_device()
     s = resolve_stream(stream, dev)
     if after is not None:
-        check_after(after, dev)
+        after = check_after(after, dev)
+    else:
+        after = ()
+    if s is None:
+        # the default stream (lane 0): every lane's work queued earlier is joined on its queue
+        # before it (native/lane.c), so a job named in `after=` precedes it already
+        job = None
+        if type(fn) is _GpuKernel and pins is None and not (kwargs or force or timed):
+            fast = fn._fast_launch
+            if fast is not None:
+                job = fast(args) if grid is None else fast(args, parse_grid(grid))
+        if job is None:
+            job = _general(fn, args, force, timed, grid, None, pins, kwargs)
+        return job
+    # a stream: its own lane, after what it waits for (the C launcher takes both; it adds the
+    # implicit array rule as _launch does)
+    wait_for = after_value(s, after)
     job = None
     if type(fn) is _GpuKernel and pins is None and not (kwargs or force or timed):
         fast = fn._fast_launch
         if fast is not None:
-            job = fast(args) if grid is None else fast(args, parse_grid(grid))
+            g = None if grid is None else parse_grid(grid)
+            job = fast(args, g, s._lane, wait_for)
     if job is None:
-        job = _general(fn, args, force, timed, grid, None, pins, kwargs)
-    if s is not None:
-        s._note(job._value)
+        job = _general(fn, args, force, timed, grid, None, pins, kwargs, s._lane, wait_for)
+    s._note(job._value)
     return job
 
 
@@ -258,7 +280,7 @@ def forget_kernels(source_keys: list[str]) -> None:
             state.cache.forget(cache_key(key, target))
 
 
-def _no_fast_path(args: tuple, grid: Any = None) -> None:
+def _no_fast_path(args: tuple, grid: Any = None, lane: int = 0, after: int = 0) -> None:
     return None
 
 
@@ -316,7 +338,13 @@ def _shape_of(param: Any, value: Any, count: int, axis: int) -> tuple[int, int, 
 
 
 def _launch(
-    prep: session.Prepared, device: Any, args: tuple, timed: bool = False, grid: tuple | None = None
+    prep: session.Prepared,
+    device: Any,
+    args: tuple,
+    timed: bool = False,
+    grid: tuple | None = None,
+    lane: int = 0,
+    after: int = 0,
 ) -> GpuJob:
     plan = prep.plan or plan_of(prep, device)
     if cuda_arguments(plan, args):  # CUDA objects: staged, then this launch again (issue 17)
@@ -423,7 +451,18 @@ def _launch(
                 writebacks.append((arg, down))
         if commands:
             keep: tuple = (*buffers, *[r.buffer for r in resident.values()], args)
-            value = device.submit(commands, keep=keep, timed=timed)
+            if lane:
+                # implicit ordering across lanes: after the last write of what it reads and the
+                # last use of what it writes (a race-free program loses nothing by it)
+                for arg in lists:
+                    res = resident.get(arg.index)
+                    if res is not None:
+                        dep = res.last_use if arg.param.writes else res.last_write
+                        if dep > after:
+                            after = dep
+                value = device.submit(commands, keep=keep, timed=timed, lane=lane, after=after)
+            else:
+                value = device.submit(commands, keep=keep, timed=timed)
         else:
             value = 0
         for arg in lists:

@@ -218,7 +218,8 @@ def native_encoding(plan: LaunchPlan, codes: dict[str, Any]) -> tuple[bytes, byt
 
 
 def native_launcher(plan: LaunchPlan, pipeline: Any, device: Any, generation: int) -> Any:
-    """The C launcher's `launch(args, grid=None) -> GpuJob | None` for `plan`, or None where it
+    """The C launcher's `launch(args, grid=None, lane=0, after=0) -> GpuJob | None` for `plan`
+    (lane >= 1: a stream's lane, native/lane.c), or None where it
     does not apply (no native device, a layout it does not cover)."""
     native = getattr(device, "_dev", None)
     if not NATIVE or not _native_access.built():

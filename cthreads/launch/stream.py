@@ -8,12 +8,13 @@ copies without `stream=` go to the device's default stream, whose meaning does n
 (SPEC §5.5). `s.wait(job)` and `after=[job, ...]` order later work after jobs of any stream of
 the same device.
 
-Mechanism today (docs/streams.md, "How streams run"): every stream of a device is recorded on
-the device's one timeline (native/README.md), whose full barriers order each submission after
-every earlier one. So a stream's work runs in its order, and a dependency on a job already
-queued is met by construction: `wait`/`after=` only check their jobs (same device, same
-generation) and cost no host wait. Streams do not overlap in device time yet; the API and its
-errors are the ones a per-stream queue (native lanes) will keep.
+Mechanism (docs/streams.md, "How streams run"; native/lane.c): each stream is submitted on a
+*lane* (round-robin over lanes 1..3; lane 0 is the default stream), a queue of its own where
+the device's compute family has several, and joined back to the device's one timeline, so a
+job's value, `synchronize()` and the memory pool keep one integer per submission. `wait(job)`,
+`after=` and the implicit rule of the launch path (a launch waits for the last write of the
+arrays it reads and the last use of the arrays it writes) become waits on the device, never
+host waits. Lanes overlap in device time where they have distinct queues (not on lavapipe).
 
 The launch paths stay as fast as before: they test `SCOPED[0]` (how many `with stream:` blocks
 are open in any thread) and the two keywords, and only then look at the thread's stack.
@@ -21,6 +22,7 @@ are open in any thread) and the two keywords, and only then look at the thread's
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Generator
 from typing import Any
@@ -72,7 +74,9 @@ class Stream:
                 hint="write Stream() to use the device in use now",
             )
         self._device = device
+        self._lane = _next_lane()  # the native lane its work is submitted on (1..LANES-1)
         self._last = 0  # the newest timeline value queued on this stream
+        self._after = 0  # later work on it starts after this value (wait(job))
         self._lock = threading.Lock()  # two threads queueing on one stream keep the maximum
 
     # -- what is queued -------------------------------------------------------------------------
@@ -127,8 +131,12 @@ class Stream:
         """Later launches and copies on this stream start after `job` (a `GpuJob` of any
         stream of this device) finished; the host does not wait."""
         check_job(job, self._device, "job")
-        # On one timeline a job already queued precedes everything queued after it (module
-        # docstring): checking the job is all there is to do.
+        # later submits on this stream's lane wait on the device for this value (native/lane.c)
+        value = job._value
+        if value > self._after:
+            with self._lock:
+                if value > self._after:
+                    self._after = value
 
     # -- `with stream:` ---------------------------------------------------------------------------
     def __enter__(self) -> Stream:  # noqa: PYI034 - typing.Self needs Python 3.11
@@ -168,6 +176,27 @@ class Stream:
             with self._lock:
                 if value > self._last:
                     self._last = value
+
+
+# Lanes 1..LANES-1 of a device (native/lane.c) carry the streams: a new stream takes the next
+# one round-robin, so up to LANES-1 streams get a lane (and, on devices with several compute
+# queues, a queue) of their own; more streams share lanes (their work then runs in the order
+# it was queued on the shared lane). Lane 0 is the default stream.
+LANES = 4
+_lane_counter = itertools.count()
+
+
+def _next_lane() -> int:
+    return 1 + next(_lane_counter) % (LANES - 1)
+
+
+def after_value(s: Stream, after: tuple) -> int:
+    """The timeline value work queued on `s` now must start after: s.wait()'s and after='s."""
+    value = s._after
+    for job in after:
+        if job._value > value:
+            value = job._value
+    return value
 
 
 def check_stream(stream: Any, device: Any) -> Stream:
@@ -258,4 +287,13 @@ def _device_words(other: Any, device: Any) -> str:
     return f"another device, {other.name!r}"
 
 
-__all__ = ["SCOPED", "Stream", "check_after", "check_job", "check_stream", "current_stream"]
+__all__ = [
+    "LANES",
+    "SCOPED",
+    "Stream",
+    "after_value",
+    "check_after",
+    "check_job",
+    "check_stream",
+    "current_stream",
+]

@@ -473,24 +473,28 @@ class DeviceArray:
         staging = device.buffer(self.nbytes, usage="upload")
         try:
             transfer.write(staging, view)
-            # queued behind every earlier launch: none of them sees the new contents
-            self.last_use = self.last_write = value = device.submit(
-                [("copy", staging, self.buffer, self.nbytes, 0, 0)], keep=(staging, self.buffer)
-            )
-            if s is not None:
+            # queued behind every earlier launch using the array: none of them sees the new
+            # contents (on a stream's lane: a wait on the device for its last use)
+            cmd = [("copy", staging, self.buffer, self.nbytes, 0, 0)]
+            if s is None:
+                value = device.submit(cmd, keep=(staging, self.buffer))
+            else:
+                after = self.last_use if self.last_use > s._after else s._after
+                value = device.submit(cmd, keep=(staging, self.buffer), lane=s._lane, after=after)
                 s._note(value)
+            self.last_use = self.last_write = value
         finally:
             staging.release()  # reused only once that copy completed
 
     def _download(self, view: memoryview | None, stream: Any = None) -> None:
         """Copy the contents into `view` once the last launch writing the array (and, on a
-        stream, the work queued on it so far) finished."""
+        stream, the work queued on it so far and the jobs its wait() named) finished."""
         self._check_alive("read it")
         device = self._device
         s = _stream_of(stream, device)
         if view is None:
             return
-        device.wait(self.last_write if s is None else max(self.last_write, s._last))
+        device.wait(self.last_write if s is None else max(self.last_write, s._last, s._after))
         source = self.buffer
         if self._direct() or (source.host_visible and device.last_value > device.completed()):
             # read where it lies: a staging copy would queue behind later, unrelated launches

@@ -117,14 +117,27 @@ class Device:
 
     # -- submission -------------------------------------------------------------------------
 
-    def submit(self, commands: Iterable[Command], *, keep: tuple = (), timed: bool = False) -> int:
+    def submit(
+        self,
+        commands: Iterable[Command],
+        *,
+        keep: tuple = (),
+        timed: bool = False,
+        lane: int = 0,
+        after: int = 0,
+    ) -> int:
         """Record `commands` in stream order; returns the timeline value at which they
         complete. `keep` objects stay referenced (and buffers unrecycled) until then.
+        `lane` 1..3 puts them on a stream's lane (its own queue where the device has several,
+        native/lane.c), started once the value `after` completed; lane 0 (the default stream)
+        is ordered after everything queued before it on any lane.
 
         On an idle queue the commands are submitted at once; while work is in flight (or
         launches come in a stream) they join one pending batch that the device's submitter
         thread sends when the in-flight work completes, or that `wait()` on one of its values
         sends at once (native/README.md, "Submission coalescing")."""
+        if lane:
+            return self._dev.submit(commands, keep, timed, lane, after)
         return self._dev.submit(commands, keep, timed)
 
     def wait(self, value: int, timeout: float | None = None) -> bool:

@@ -1,0 +1,287 @@
+/* cthreads._native — lanes: submissions of streams on their own queues, joined to the timeline.
+ *
+ * Python API: none directly (Device.submit(..., lane=, after=) in submit.c calls it).
+ * Lane 0 is the default stream: batch.c's coalescing on `dev->queue`, signalling
+ * `dev->timeline`, unchanged. Lanes 1..CT_LANES-1 carry the streams (cthreads/launch/stream.py
+ * deals them out round-robin). Each has a VkQueue of its own where the compute family has
+ * several (device.c asks for min(CT_LANES, queueCount) queues; lavapipe has one, and then every
+ * lane shares queue 0 under queue_lock: correct, nothing overlaps) and a timeline semaphore of
+ * its own.
+ *
+ * A lane submit is not coalesced: it takes a ring slot and the next value v of the one device
+ * timeline, and goes out at once as two submissions (both under queue_lock, in value order):
+ *   1. on the lane's queue: [wait dev->timeline >= w] -> its commands -> signal lane_sem = k
+ *   2. on queue 0, the *join*: wait lane_sem >= k -> join_cb (one barrier) -> signal timeline = v
+ * So "the counter passes v exactly when the batch holding v completed" still holds for every
+ * value, and everything built on it (waits, completed(), retirement, CtAlloc.last_use and the
+ * pool's frees, the records' last_use / last_write, GpuJob) keeps one integer per value: a free
+ * never happens while a lane may still use the memory. The price is conservative ordering on
+ * queue 0: work queued there after a join (default-stream work, later joins) starts after that
+ * lane's work, since join_cb's barrier is in the wait's scope and every later command buffer on
+ * queue 0 begins with a barrier. Lanes overlap each other; the default stream overlaps a lane
+ * only with work queued on it before the lane's submit.
+ * w (a dependency: after=, Stream.wait, the implicit last_write / last_use rule of the launch
+ * path) is the signal value of the batch holding the value depended on, made final first: lane
+ * 0's pending batch is closed and submitted before any lane submit (the join needs the next
+ * value on queue 0 anyway). Waits name values some submission signals exactly, already
+ * submitted (the 1.3.239 validation layer times out on anything else).
+ */
+#include "cthreads.h"
+
+#define LOAD CT_LOAD
+#define STORE CT_STORE
+
+static VkResult
+make_timeline(CtDevice *dev, VkSemaphore *out)
+{
+    VkSemaphoreTypeCreateInfo tci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE, .initialValue = 0};
+    VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &tci};
+    return dev->fn.vkCreateSemaphore(dev->device, &sci, NULL, out);
+}
+
+/* After ct_ring_create (the command pool) and with dev->lane_queue filled (device.c). */
+int
+ct_lanes_create(CtDevice *dev)
+{
+    dev->lane_sem[0] = dev->timeline;
+    for (int k = 1; k < CT_LANES; k++) {
+        VkResult r = make_timeline(dev, &dev->lane_sem[k]);
+        if (r != VK_SUCCESS) {
+            ct_raise_vk(dev->st, r, "vkCreateSemaphore (lane %d)", k);
+            return -1;
+        }
+    }
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = dev->cmd_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    VkResult r = dev->fn.vkAllocateCommandBuffers(dev->device, &ai, &dev->join_cb);
+    if (r != VK_SUCCESS) {
+        ct_raise_vk(dev->st, r, "vkAllocateCommandBuffers (join)");
+        return -1;
+    }
+    /* recorded once, submitted by every join (also while an earlier one is pending) */
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
+    r = dev->fn.vkBeginCommandBuffer(dev->join_cb, &bi);
+    if (r == VK_SUCCESS) {
+        ct_record_barrier(dev, dev->join_cb, 0);
+        r = dev->fn.vkEndCommandBuffer(dev->join_cb);
+    }
+    if (r != VK_SUCCESS) {
+        ct_raise_vk(dev->st, r, "recording the join command buffer");
+        return -1;
+    }
+    return 0;
+}
+
+/* At teardown, the device idle (join_cb goes with the command pool). */
+void
+ct_lanes_destroy(CtDevice *dev)
+{
+    for (int k = 1; k < CT_LANES; k++)
+        CT_DESTROY(dev, Semaphore, dev->lane_sem[k]);
+    dev->lane_sem[0] = VK_NULL_HANDLE;
+    dev->join_cb = VK_NULL_HANDLE;
+}
+
+/* The value a submission depending on `after` waits for on dev->timeline: 0 when `after`
+   completed, else the signal value of the submitted batch holding it; UINT64_MAX when that
+   batch is being submitted by another thread right now (try again). GIL held. */
+static uint64_t
+wait_target(CtDevice *dev, uint64_t after)
+{
+    if (after > dev->completed)
+        ct_fold_completed(dev);
+    if (after <= dev->completed)
+        return 0;
+    for (int i = 0; i < CT_RING; i++) {
+        CtSlot *s = &dev->ring[i];
+        int state = LOAD(s->state);
+        if (state != CT_SLOT_FREE && s->first <= after && after <= s->value)
+            return state == CT_SLOT_SUBMITTED ? s->value : UINT64_MAX;
+    }
+    return 0; /* retired meanwhile: completed */
+}
+
+/* Submit a lane's slot i (recorded, ended) and its join. Entered with state_lock held and the
+   GIL released; returns with no lock held. On failure the lane's semaphore and the timeline are
+   still advanced (waiters wake up) and the failure is recorded, as for batch.c's batches. */
+static VkResult
+submit_lane_unlock(CtDevice *dev, int lane, int i, uint64_t wait_value, VkResult ended)
+{
+    CtSlot *s = &dev->ring[i];
+    uint64_t value = s->value;
+    STORE(dev->submitted_prev, dev->submitted);
+    STORE(dev->submitted, value);
+    VkResult inject = dev->inject;
+    dev->inject = VK_SUCCESS;
+    ct_lock(dev, &dev->queue_lock); /* before state_lock is let go: value order on queue 0 */
+    pthread_mutex_unlock(&dev->state_lock);
+    uint64_t lv = ++dev->lane_value[lane];
+    VkResult r = ended != VK_SUCCESS ? ended : inject;
+    int lane_done = 0;
+    if (r == VK_SUCCESS) {
+        VkPipelineStageFlags all = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+        VkTimelineSemaphoreSubmitInfo tsi = {
+            .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+            .waitSemaphoreValueCount = wait_value ? 1 : 0, .pWaitSemaphoreValues = &wait_value,
+            .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &lv};
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &tsi,
+                           .waitSemaphoreCount = wait_value ? 1 : 0,
+                           .pWaitSemaphores = &dev->timeline, .pWaitDstStageMask = &all,
+                           .commandBufferCount = 1, .pCommandBuffers = &s->cb,
+                           .signalSemaphoreCount = 1, .pSignalSemaphores = &dev->lane_sem[lane]};
+        r = dev->fn.vkQueueSubmit(dev->lane_queue[lane], 1, &si, VK_NULL_HANDLE);
+        lane_done = r == VK_SUCCESS;
+        if (r == VK_SUCCESS) {
+            VkTimelineSemaphoreSubmitInfo jtsi = {
+                .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                .waitSemaphoreValueCount = 1, .pWaitSemaphoreValues = &lv,
+                .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &value};
+            VkSubmitInfo ji = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &jtsi,
+                               .waitSemaphoreCount = 1, .pWaitSemaphores = &dev->lane_sem[lane],
+                               .pWaitDstStageMask = &all, .commandBufferCount = 1,
+                               .pCommandBuffers = &dev->join_cb, .signalSemaphoreCount = 1,
+                               .pSignalSemaphores = &dev->timeline};
+            r = dev->fn.vkQueueSubmit(dev->queue, 1, &ji, VK_NULL_HANDLE);
+        }
+        STORE(dev->nbatches, dev->nbatches + 1); /* (written under queue_lock only) */
+    }
+    if (r != VK_SUCCESS) {
+        /* keep both timelines whole so waiters on these values wake up */
+        VkSemaphoreSignalInfo lsig = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                      .semaphore = dev->lane_sem[lane], .value = lv};
+        VkSemaphoreSignalInfo sig = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                     .semaphore = dev->timeline, .value = value};
+        if (dev->fn.vkDeviceWaitIdle(dev->device) != VK_SUCCESS ||
+            (!lane_done && dev->fn.vkSignalSemaphore(dev->device, &lsig) != VK_SUCCESS) ||
+            dev->fn.vkSignalSemaphore(dev->device, &sig) != VK_SUCCESS)
+            r = VK_ERROR_DEVICE_LOST;
+        ct_note_failure(dev, s->first, value, r, 0);
+    }
+    STORE(s->state, CT_SLOT_SUBMITTED);
+    STORE(dev->queued, value); /* (written under queue_lock only, in value order) */
+    pthread_mutex_unlock(&dev->queue_lock);
+    return r;
+}
+
+/* ct_enqueue for a lane: lane 0 is ct_enqueue itself (`after` is met there by construction:
+   every join precedes later work on queue 0); lanes >= 1 record ops into a slot of their own
+   and submit it at once after `after` (a timeline value, 0 for none). GIL held, no lock held.
+   Returns the submit's timeline value (0 + exception on error). */
+uint64_t
+ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssize_t n,
+                PyObject *const *items, Py_ssize_t nitems, PyObject *kept, int timed)
+{
+    if (lane <= 0)
+        return ct_enqueue(dev, ops, n, items, nitems, kept, timed);
+    lane = 1 + (lane - 1) % (CT_LANES - 1);
+    CtState *st = dev->st;
+    timed = timed && dev->query_pool != VK_NULL_HANDLE;
+    Py_ssize_t nhold = nitems + (kept != NULL);
+    for (;;) {
+        if (ct_device_check(dev) < 0 || ct_check_failed(dev, 0, 1) < 0)
+            return 0;
+        if (LOAD(dev->pending) >= 0) { /* lane 0's values before ours reach queue 0 first */
+            if (ct_flush_pending(dev, UINT64_MAX) < 0)
+                return 0;
+            continue;
+        }
+        uint32_t pair = dev->qnext;
+        if (timed && dev->qbusy[pair]) { /* all query pairs in use: wait for the oldest */
+            if (ct_wait_done(dev, dev->qvalue[pair], UINT64_MAX) < 0)
+                return 0;
+            continue;
+        }
+        uint64_t wait_value = after ? wait_target(dev, after) : 0;
+        if (wait_value == UINT64_MAX) {
+            ct_pause_without_gil();
+            continue;
+        }
+        ct_lock(dev, &dev->state_lock);
+        if (dev->pending >= 0) {
+            pthread_mutex_unlock(&dev->state_lock);
+            continue;
+        }
+        int i = ct_find_free_slot(dev);
+        if (i < 0) { /* every batch in flight */
+            uint64_t oldest = ct_oldest_submitted(dev);
+            pthread_mutex_unlock(&dev->state_lock);
+            if (oldest == UINT64_MAX)
+                ct_pause_without_gil();
+            else if (ct_wait_done(dev, oldest, UINT64_MAX) < 0)
+                return 0;
+            continue;
+        }
+        CtSlot *s = &dev->ring[i];
+        if (ct_reserve_slot(s, nhold, timed) < 0) {
+            pthread_mutex_unlock(&dev->state_lock);
+            PyErr_NoMemory();
+            return 0;
+        }
+        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+        VkResult r = dev->fn.vkBeginCommandBuffer(s->cb, &bi);
+        if (r != VK_SUCCESS) {
+            pthread_mutex_unlock(&dev->state_lock);
+            ct_raise_vk(st, r, "vkBeginCommandBuffer");
+            return 0;
+        }
+        uint64_t value = ++dev->next_value;
+        s->first = s->value = value;
+        s->ncmds = (int)n;
+        s->nbytes = 0;
+        s->bound = VK_NULL_HANDLE;
+        STORE(s->state, CT_SLOT_OPEN); /* (never dev->pending: nothing appends to it) */
+        if (timed) {
+            dev->fn.vkCmdResetQueryPool(s->cb, dev->query_pool, 2 * pair, 2);
+            dev->fn.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                                        dev->query_pool, 2 * pair);
+        }
+        ct_record_ops(dev, s->cb, ops, n, &s->bound);
+        if (timed) {
+            dev->fn.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                                        dev->query_pool, 2 * pair + 1);
+            s->timed[s->ntimed].value = value;
+            s->timed[s->ntimed].pair = pair;
+            s->ntimed++;
+            dev->qbusy[pair] = 1;
+            dev->qvalue[pair] = value;
+            dev->qnext = (pair + 1) % CT_QPAIRS;
+        }
+        for (Py_ssize_t k = 0; k < n; k++) {
+            if (ops[k].src != NULL)
+                ops[k].src->last_use = value;
+            if (ops[k].dst != NULL)
+                ops[k].dst->last_use = value;
+        }
+        for (Py_ssize_t k = 0; k < nitems; k++)
+            s->keep[s->nkeep++] = Py_NewRef(items[k]);
+        if (kept != NULL) {
+            s->keep[s->nkeep++] = Py_NewRef(kept);
+            for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kept); k++) {
+                PyObject *o = PyTuple_GET_ITEM(kept, k);
+                if (Py_IS_TYPE(o, st->BufferType) && ((CtBuffer *)o)->dev == dev &&
+                    ((CtBuffer *)o)->alloc != NULL)
+                    ((CtBuffer *)o)->alloc->last_use = value;
+            }
+        }
+        ct_record_barrier(dev, s->cb, 1);
+        VkResult ended = dev->fn.vkEndCommandBuffer(s->cb);
+        dev->cnt.lane_submits++;
+        if (wait_value)
+            dev->cnt.lane_waits++;
+        dev->active++;
+        Py_BEGIN_ALLOW_THREADS
+        r = submit_lane_unlock(dev, lane, i, wait_value, ended);
+        Py_END_ALLOW_THREADS
+        dev->active--;
+        if (r != VK_SUCCESS) {
+            ct_raise_vk(st, r, "vkQueueSubmit (lane %d)", lane);
+            return 0;
+        }
+        return value;
+    }
+}
