@@ -45,7 +45,7 @@ def _best(fn, repeat: int) -> float:
 def run(n: int, steps: int, repeat: int) -> dict:
     import torch
 
-    dx, dy = DeviceArray(n, "f32"), DeviceArray(n, "f32")
+    dx, dy = DeviceArray(n, "f32", exportable=True), DeviceArray(n, "f32", exportable=True)
     ordinal = dx.__dlpack_device__()[1]
     dev = torch.device(f"cuda:{ordinal}")
     vx, vy = torch.from_dlpack(dx), torch.from_dlpack(dy)
@@ -127,7 +127,9 @@ def main() -> None:
         import torch
     except ImportError:
         sys.exit("bench/interop.py needs torch with CUDA")
-    if not torch.cuda.is_available() or not hasattr(DeviceArray(1, "f32"), "__dlpack__"):
+    if not torch.cuda.is_available() or not hasattr(
+        DeviceArray(1, "f32", exportable=True), "__dlpack__"
+    ):
         sys.exit("bench/interop.py needs an NVIDIA GPU that both torch and cthreads see")
     res = run(args.n, args.steps, args.repeat)
     for key in ("zero_copy", "staged", "host"):

@@ -1,7 +1,7 @@
 """Exchange with CUDA libraries: torch, CuPy, JAX, Numba (SPEC §12, issue 17).
 
-- `exports`: a `DeviceArray` on an NVIDIA device is allocated exportable (Vulkan external
-  memory, an fd) and exposes `__cuda_array_interface__` (v3) and `__dlpack__` /
+- `exports`: a `DeviceArray(..., exportable=True)` on an NVIDIA device is allocated exportable
+  (Vulkan external memory, an fd) and exposes `__cuda_array_interface__` (v3) and `__dlpack__` /
   `__dlpack_device__` (kDLCUDA) over the same memory, imported into CUDA on first use.
 - `imports`: a launch argument (or `DeviceArray.from_cuda`) may be a CUDA object; memory that
   CUDA allocated cannot be imported into Vulkan, so it travels device to device through CUDA

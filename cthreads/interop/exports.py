@@ -1,6 +1,6 @@
 """A `DeviceArray` seen by CUDA without a copy: `__cuda_array_interface__` and `__dlpack__`.
 
-An array allocated exportable (every DeviceArray on an NVIDIA device, `cuda_capable`) has its
+An array allocated exportable (`DeviceArray(..., exportable=True)` on a `cuda_capable` device) has its
 memory imported into the CUDA context of the same GPU the first time CUDA asks for it; the
 `cuda.Mapping` lives as long as the array (a finalizer closes it), and the registry below maps
 its device pointer back to the array, so that a CUDA view of it passed to a launch is the array
@@ -31,7 +31,12 @@ _BY_POINTER: dict[int, weakref.ref] = {}
 def exportable(arr: Any) -> None:
     """Raise AttributeError unless CUDA can see `arr`'s memory (what makes hasattr False)."""
     if arr._released or not cuda_capable(arr._device) or arr.buffer.kind != "export":
-        why = "it was released" if arr._released else why_not_capable(arr._device)
+        if arr._released:
+            why = "it was released"
+        elif cuda_capable(arr._device):
+            why = "it was not allocated exportable: use DeviceArray(..., exportable=True)"
+        else:
+            why = why_not_capable(arr._device)
         raise AttributeError(f"this DeviceArray has no CUDA view: {why}")
 
 

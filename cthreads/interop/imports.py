@@ -328,7 +328,7 @@ def _take(device: Any, shape: tuple, dtype: Any) -> Any:
         free = _idle.get(key)
         arr = free.pop() if free else None
     if arr is None or arr.released:
-        arr = DeviceArray(shape, dtype)
+        arr = DeviceArray(shape, dtype, exportable=True)
     # a launch still reading it must finish before CUDA overwrites it
     device.wait(arr.last_use)
     return arr
@@ -477,7 +477,7 @@ def from_cuda(obj: Any) -> Any:
     if own is not None and own._device is device and own.shape == f.shape:
         ctx.synchronize(f.stream)
         return own
-    arr = DeviceArray(f.shape, numpy.dtype(f.dtype))
+    arr = DeviceArray(f.shape, numpy.dtype(f.dtype), exportable=True)
     if f.nbytes:
         device.wait(arr.last_use)  # its zero fill, queued on our side, lands first
         ctx.copy(exports.mapping(arr).ptr, f.ptr, f.nbytes, f.stream)

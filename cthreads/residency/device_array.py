@@ -135,15 +135,21 @@ class DeviceArray:
     # No __slots__: the C launcher reads and writes the record fields (arena.RECORD_FIELDS) in
     # the instance __dict__, as it does for an arena's records (launch/plan.py checks this).
 
-    def __init__(self, shape: Any, dtype: Any = "f32", *, device: Any = None) -> None:
+    def __init__(
+        self, shape: Any, dtype: Any = "f32", *, device: Any = None, exportable: bool = False
+    ) -> None:
         """Zero-filled, on `device` (a `GpuDevice`, an index in `cthreads.gpu.devices()`, a UUID
-        or a part of a name; default: the current device, `with device:`, else the default)."""
-        self._allocate(_shape(shape), dtype, device=device)
+        or a part of a name; default: the current device, `with device:`, else the default).
+        `exportable=True` allocates memory CUDA can map (torch, CuPy, JAX see it without a
+        copy: docs/interop.md); on other devices it changes nothing."""
+        self._allocate(_shape(shape), dtype, device=device, exportable=exportable)
         self._zero()
 
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
-    def from_numpy(cls, a: Any, *, stream: Any = None, device: Any = None) -> DeviceArray:
+    def from_numpy(
+        cls, a: Any, *, stream: Any = None, device: Any = None, exportable: bool = False
+    ) -> DeviceArray:
         """A new device array holding a copy of numpy array `a` (its shape and dtype), on
         `device` (as for `DeviceArray(...)`); a staging copy is queued on `stream` (default:
         the thread's `with` stream, else the device's default stream)."""
@@ -158,7 +164,7 @@ class DeviceArray:
                 hint="wrap it: numpy.asarray(a), or use DeviceArray.from_bytes(data, shape, dtype)",
             )
         self = cls.__new__(cls)
-        self._allocate(tuple(a.shape), a.dtype, what="`a`", device=device)
+        self._allocate(tuple(a.shape), a.dtype, what="`a`", device=device, exportable=exportable)
         try:
             self._upload(memoryview(numpy.ascontiguousarray(a)).cast("B"), stream)
         except BaseException:
@@ -349,7 +355,12 @@ class DeviceArray:
 
     # -- internals --------------------------------------------------------------------------------
     def _allocate(
-        self, shape: tuple[int, ...], dtype: Any, what: str = "", device: Any = None
+        self,
+        shape: tuple[int, ...],
+        dtype: Any,
+        what: str = "",
+        device: Any = None,
+        exportable: bool = False,
     ) -> None:
         from ..launch.binding import device_buffer_for
         from ..runtime.handle import runtime_device
@@ -369,9 +380,10 @@ class DeviceArray:
         label = what or f"DeviceArray({shape}, {name!r})"
         # a zero-sized array still owns a (tiny) buffer, so that every array has an address
         self._cuda = None  # its CUDA mapping, made on first use (interop/exports.py)
-        # exportable on NVIDIA devices (interop.cuda_capable; no CUDA call): any array may be
-        # handed to torch/CuPy/JAX, and the pool serves export buffers like the others
-        usage = "export" if interop.cuda_capable(device) else "device"
+        # exportable only when asked (interop.cuda_capable; no CUDA call): on NVIDIA export
+        # memory is device-local only, so every copy of an exportable array goes through the
+        # queue, where plain arrays live in memory the host maps (the BAR) and copy directly
+        usage = "export" if exportable and interop.cuda_capable(device) else "device"
         self.buffer = device_buffer_for(
             device, label.strip("`"), self.count, max(self.nbytes, 4), usage=usage
         )

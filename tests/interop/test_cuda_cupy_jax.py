@@ -42,7 +42,7 @@ def jax_gpu(nvidia):
 
 
 def test_cupy_sees_a_device_array_in_place(cupy):
-    d = DeviceArray(N, "f32")
+    d = DeviceArray(N, "f32", exportable=True)
     gpu(fill, N, 5.0, d)
     a = cupy.asarray(d)  # __cuda_array_interface__
     assert a.data.ptr == d.__cuda_array_interface__["data"][0]
@@ -50,7 +50,7 @@ def test_cupy_sees_a_device_array_in_place(cupy):
     b = cupy.from_dlpack(d)
     assert b.data.ptr == a.data.ptr
     a *= 2  # CuPy writes our memory; a launch passed the CuPy view sees it
-    out = DeviceArray(N, "f32")
+    out = DeviceArray(N, "f32", exportable=True)
     gpu(saxpy, N, 1.0, a, out)
     np.testing.assert_array_equal(out.numpy(), np.full(N, 10.0, np.float32))
 
@@ -69,12 +69,12 @@ def test_jax_round_trip(jax_gpu):
     jax, device = jax_gpu
     import jax.numpy as jnp
 
-    d = DeviceArray(N, "f32")
+    d = DeviceArray(N, "f32", exportable=True)
     gpu(fill, N, 5.0, d)
     j = jax.dlpack.from_dlpack(d)
     np.testing.assert_array_equal(np.asarray(j), np.full(N, 5.0, np.float32))
     x = jax.device_put(jnp.arange(N, dtype=jnp.float32), device)
-    out = DeviceArray(N, "f32")
+    out = DeviceArray(N, "f32", exportable=True)
     gpu(saxpy, N, 1.0, x, out)  # a JAX array as a (read-only) argument
     np.testing.assert_array_equal(out.numpy(), np.arange(N, dtype=np.float32))
     back = jax.dlpack.from_dlpack(out)

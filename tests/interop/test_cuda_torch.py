@@ -37,7 +37,7 @@ def no_staging(monkeypatch):
 
 
 def test_attributes_present(nvidia):
-    d = DeviceArray(16, "f32")
+    d = DeviceArray(16, "f32", exportable=True)
     assert hasattr(d, "__cuda_array_interface__")
     assert d.__dlpack_device__() == (2, nvidia.ordinal)
     cai = d.__cuda_array_interface__
@@ -45,7 +45,7 @@ def test_attributes_present(nvidia):
 
 
 def test_torch_reads_kernel_output_without_copy(dev):
-    d = DeviceArray(N, "f32")
+    d = DeviceArray(N, "f32", exportable=True)
     gpu(fill, N, 5.0, d)  # no join: the exchange waits for it
     t = torch.from_dlpack(d)
     assert t.device == dev and t.dtype == torch.float32 and tuple(t.shape) == (N,)
@@ -56,20 +56,20 @@ def test_torch_reads_kernel_output_without_copy(dev):
 
 
 def test_kernel_reads_what_torch_wrote_without_copy(dev, monkeypatch):
-    d = DeviceArray(N, "f32")
+    d = DeviceArray(N, "f32", exportable=True)
     t = torch.from_dlpack(d)
     t.copy_(torch.arange(N, dtype=torch.float32, device=dev))
-    out = DeviceArray(N, "f32")
+    out = DeviceArray(N, "f32", exportable=True)
     no_staging(monkeypatch)
     gpu(saxpy, N, 1.0, t, out)  # `t` is d's own memory: used in place, after torch's copy
     np.testing.assert_array_equal(out.numpy(), np.arange(N, dtype=np.float32))
 
 
 def test_kernel_writes_a_torch_view_in_place(dev, monkeypatch):
-    d = DeviceArray(N, "f32")
+    d = DeviceArray(N, "f32", exportable=True)
     t = torch.from_dlpack(d)
     t.fill_(1.0)
-    x = DeviceArray.from_numpy(np.arange(N, dtype=np.float32))
+    x = DeviceArray.from_numpy(np.arange(N, dtype=np.float32), exportable=True)
     no_staging(monkeypatch)
     gpu(saxpy, N, 2.0, x, t)
     expect = torch.arange(N, dtype=torch.float32, device=dev) * 2 + 1
@@ -94,7 +94,7 @@ def test_from_cuda(dev):
 
 
 def test_exported_array_outlives_its_name(dev):
-    d = DeviceArray(N, "f32")
+    d = DeviceArray(N, "f32", exportable=True)
     gpu(fill, N, 7.0, d)
     t = torch.from_dlpack(d)
     del d
@@ -115,9 +115,9 @@ def test_torch_work_before_our_launch_copy_path(dev):
 
 
 def test_torch_work_before_our_launch_zero_copy(dev):
-    d = DeviceArray(N, "f32")
+    d = DeviceArray(N, "f32", exportable=True)
     t = torch.from_dlpack(d)
-    out = DeviceArray(N, "f32")
+    out = DeviceArray(N, "f32", exportable=True)
     torch.cuda._sleep(SLEEP_CYCLES)
     t.fill_(3.0)
     gpu(saxpy, N, 2.0, t, out)
@@ -144,11 +144,11 @@ def test_our_launch_before_torch_work_copy_path(dev):
 
 
 def test_our_launch_before_torch_work_zero_copy(dev):
-    d = DeviceArray(N, "f32")
+    d = DeviceArray(N, "f32", exportable=True)
     gpu(slow_two, N, SLOW_REPS, d)
     t = torch.from_dlpack(d)  # the exchange: our queued writes land before it returns
     assert bool((t == 2.0).all())
-    d2 = DeviceArray(N, "f32")
+    d2 = DeviceArray(N, "f32", exportable=True)
     t2 = torch.from_dlpack(d2)
     gpu(slow_two, N, SLOW_REPS, t2)  # the torch view as the argument: waited for
     assert bool((t2 == 2.0).all())

@@ -155,7 +155,7 @@ def test_staging_arrays_are_reused(fake):
 
 def test_view_of_a_device_array_is_used_in_place(fake):
     n = 300
-    d = DeviceArray.from_numpy(np.full(n, 5.0, np.float32))
+    d = DeviceArray.from_numpy(np.full(n, 5.0, np.float32), exportable=True)
     view = CaiView(d.__cuda_array_interface__)
     out = FakeCudaArray(np.zeros(n, np.float32))
     gpu(saxpy, n, 1.0, view, out)
@@ -167,7 +167,7 @@ def test_view_of_a_device_array_is_used_in_place(fake):
         saxpy,
         n,
         1.0,
-        DeviceArray.from_numpy(np.ones(n, np.float32)),
+        DeviceArray.from_numpy(np.ones(n, np.float32), exportable=True),
         CaiView(d.__cuda_array_interface__),
     )
     np.testing.assert_array_equal(d.numpy(), np.full(n, 6.0, np.float32))
@@ -175,22 +175,32 @@ def test_view_of_a_device_array_is_used_in_place(fake):
 
 def test_own_dlpack_capsule_reads_back_as_the_array(fake):
     n = 64
-    d = DeviceArray.from_numpy(np.arange(n, dtype=np.float32))
+    d = DeviceArray.from_numpy(np.arange(n, dtype=np.float32), exportable=True)
     assert d.__dlpack_device__() == (2, 0)
     assert DeviceArray.from_cuda(DLPackView(d)) is d
-    out = DeviceArray(n, "f32")
+    out = DeviceArray(n, "f32", exportable=True)
     gpu(saxpy, n, 1.0, DLPackView(d), out)
     np.testing.assert_array_equal(out.numpy(), np.arange(n, dtype=np.float32))
     assert not [e for e in fake.log if e[0] == "in"]
 
 
 def test_cuda_array_interface_of_a_device_array(fake):
-    d = DeviceArray((3, 4), "f64")
+    d = DeviceArray((3, 4), "f64", exportable=True)
     cai = d.__cuda_array_interface__
     assert cai["shape"] == (3, 4) and cai["typestr"] == "<f8" and cai["version"] == 3
     assert cai["strides"] is None and cai["stream"] is None
     assert cai["data"][0] in FakeMapping.live and cai["data"][1] is False
     assert d.__cuda_array_interface__["data"] == cai["data"]  # imported once
+
+
+def test_only_arrays_allocated_exportable_have_a_cuda_view(fake):
+    # (on the H200 export memory is device-local only: plain arrays keep host-mapped memory)
+    plain = DeviceArray(8, "f32")
+    assert plain.buffer.kind == "device"
+    assert not hasattr(plain, "__cuda_array_interface__") and not hasattr(plain, "__dlpack__")
+    with pytest.raises(AttributeError, match="exportable=True"):
+        plain.__cuda_array_interface__  # noqa: B018 - the attribute read is the test
+    assert DeviceArray(8, "f32", exportable=True).buffer.kind == "export"
 
 
 def test_from_cuda_copies(fake):
@@ -256,8 +266,8 @@ def test_same_cuda_object_twice_is_aliasing(fake):
 def test_launch_reading_a_view_of_ours_is_done_before_cuda_may_write_it(fake):
     """CUDA work queued after gpu() may overwrite the view's memory: the launch finished."""
     n = 1 << 20
-    d = DeviceArray.from_numpy(np.ones(n, np.float32))
-    out = DeviceArray(n, "f32")
+    d = DeviceArray.from_numpy(np.ones(n, np.float32), exportable=True)
+    out = DeviceArray(n, "f32", exportable=True)
     job = gpu(saxpy, n, 1.0, CaiView(d.__cuda_array_interface__), out)
     assert job.done()
     staged = FakeCudaArray(np.ones(n, np.float32))  # a copy was read: no wait needed for it
