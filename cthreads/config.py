@@ -146,6 +146,7 @@ _NATIVE_KNOBS = (
     ("CTHREADS_LOCK_SPIN_US", "lock_spin_ns", "duration", 1000),
     ("CTHREADS_INFLIGHT", "inflight", "inflight", 1),
     ("CTHREADS_SPIN_YIELD", "spin_yield", "switch", 1),
+    ("CTHREADS_LANE_QUEUES", "lane_queues", "count", 1),
 )
 
 # kind -> lowest and highest native value, whole numbers only, what the error says is expected

@@ -192,6 +192,8 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
         inst->fn.vkGetPhysicalDeviceQueueFamilyProperties(self->phys, &nfam, fam);
         nq = fam[self->queue_family].queueCount;
         nq = nq < 1 ? 1 : nq > CT_LANES ? CT_LANES : nq;
+        if (nq > self->knobs.lane_queues)
+            nq = (uint32_t)self->knobs.lane_queues;
     }
     float prio[CT_LANES] = {1.0f, 1.0f, 1.0f, 1.0f};
     VkDeviceQueueCreateInfo qci = {
