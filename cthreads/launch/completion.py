@@ -25,6 +25,34 @@ def watcher_for(device: Any) -> CompletionWatcher:
     return watcher
 
 
+def completion_future(device: Any, value: int) -> Any:
+    """An asyncio future of the running loop, resolved (or failed) once `value` completed on
+    `device`: what `await job` and `await stream` wait on without blocking the loop."""
+    # asyncio (with ssl and socket, ~16-24 ms) loads on the first await, not with
+    # `import cthreads.gpu` (issue 19); a program that awaits has imported it already.
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def resolve(error: BaseException | None) -> None:
+        def settle() -> None:
+            if future.done():
+                return
+            if error is None:
+                future.set_result(None)
+            else:
+                future.set_exception(error)
+
+        try:
+            loop.call_soon_threadsafe(settle)
+        except RuntimeError:
+            pass  # the loop was closed meanwhile: nobody is awaiting any more
+
+    watcher_for(device).watch(value, resolve)
+    return future
+
+
 def stop_watchers() -> None:
     """Stop completion threads (device shutdown): pending awaits fail cleanly."""
     for watcher in list(_watchers.values()):

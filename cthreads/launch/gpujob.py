@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import GpuTimeout
 from ..job import Job
 from .binding import ListArg, write_back
-from .completion import watcher_for
+from .completion import completion_future
 
 
 class GpuJob(Job):
@@ -90,29 +90,7 @@ class GpuJob(Job):
 
     def __await__(self) -> Generator[Any, None, None]:
         if not self.done():
-            # asyncio (with ssl and socket, ~16-24 ms) loads on the first `await job`, not with
-            # `import cthreads.gpu` (issue 19); a program that awaits has imported it already.
-            import asyncio
-
-            loop = asyncio.get_running_loop()
-            future = loop.create_future()
-
-            def resolve(error: BaseException | None) -> None:
-                def settle() -> None:
-                    if future.done():
-                        return
-                    if error is None:
-                        future.set_result(None)
-                    else:
-                        future.set_exception(error)
-
-                try:
-                    loop.call_soon_threadsafe(settle)
-                except RuntimeError:
-                    pass  # the loop was closed meanwhile: nobody is awaiting any more
-
-            watcher_for(self._device).watch(self._value, resolve)
-            yield from future.__await__()
+            yield from completion_future(self._device, self._value).__await__()
             self._device_done = True
         self._finish(True)
 

@@ -104,28 +104,9 @@ class Stream:
         """`await stream`: synchronize() without blocking the event loop."""
         value = self._last
         if value and self._device.completed() < value:
-            import asyncio
+            from .completion import completion_future
 
-            from .completion import watcher_for
-
-            loop = asyncio.get_running_loop()
-            future = loop.create_future()
-
-            def resolve(error: BaseException | None) -> None:
-                def settle() -> None:
-                    if not future.done():
-                        if error is None:
-                            future.set_result(None)
-                        else:
-                            future.set_exception(error)
-
-                try:
-                    loop.call_soon_threadsafe(settle)
-                except RuntimeError:
-                    pass  # the loop was closed meanwhile: nobody is awaiting any more
-
-            watcher_for(self._device).watch(value, resolve)
-            yield from future.__await__()
+            yield from completion_future(self._device, value).__await__()
 
     def wait(self, job: Any) -> None:
         """Later launches and copies on this stream start after `job` (a `GpuJob` of any
