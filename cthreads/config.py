@@ -37,6 +37,26 @@ def cuda_visible_devices() -> str | None:
     return os.environ.get("CUDA_VISIBLE_DEVICES")
 
 
+SPIRV_TOOLS_NEW_VERSION = "2025.5"  # the SPIRV-Tools release tile modules are validated with
+
+
+def cuda_library() -> str:
+    """`CTHREADS_CUDA_LIBRARY`: where libcuda is (default: the loader finds libcuda.so.1);
+    read only when a CUDA exchange first needs the driver (interop/cuda.py)."""
+    return os.environ.get("CTHREADS_CUDA_LIBRARY", "").strip() or "libcuda.so.1"
+
+
+def spirv_tools_new_dir() -> Path:
+    """`CTHREADS_SPIRV_TOOLS_NEW`: a directory whose bin/ holds a SPIRV-Tools new enough for
+    matrix tiles (compiler/spirv/tools.py); default ~/.cache/cthreads/spirv-tools-<version>,
+    where `python -m cthreads.compiler.spirv.tools_new` puts it."""
+    env = os.environ.get("CTHREADS_SPIRV_TOOLS_NEW", "").strip()
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "cthreads" / f"spirv-tools-{SPIRV_TOOLS_NEW_VERSION}"
+
+
 def validation_enabled() -> bool:
     """`CTHREADS_VALIDATION=1` turns on the Khronos validation layer and message capture."""
     return os.environ.get("CTHREADS_VALIDATION", "").strip().lower() in ("1", "true", "yes", "on")

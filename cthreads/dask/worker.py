@@ -106,7 +106,7 @@ def _choose(worker_name: Any) -> None:
         selector = str(runtime.default_device_info().index)
     elif selector is None:
         selector = device_selector(
-            worker_rank(worker_name), os.environ.get("CUDA_VISIBLE_DEVICES"), runtime.list_devices()
+            worker_rank(worker_name), config.cuda_visible_devices(), runtime.list_devices()
         )
         if selector is not None:
             # config.device_selector() reads it when the device opens (the first launch)

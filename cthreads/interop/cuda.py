@@ -17,6 +17,7 @@ import os
 import threading
 from typing import Any
 
+from .. import config
 from ..errors import GpuInvalidArgument
 
 CUDA_LIBRARY_ENV = "CTHREADS_CUDA_LIBRARY"  # another path to libcuda.so.1 (tests, odd installs)
@@ -124,7 +125,7 @@ def driver() -> _Driver:
         return _driver
     with _lock:
         if _driver is None:
-            name = os.environ.get(CUDA_LIBRARY_ENV) or "libcuda.so.1"
+            name = config.cuda_library()
             try:
                 lib = ctypes.CDLL(name)
             except OSError as exc:

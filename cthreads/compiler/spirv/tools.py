@@ -20,6 +20,7 @@ import os
 import shutil
 from pathlib import Path
 
+from ... import config
 from ...errors import CThreadsGPUError
 
 TARGET_ENV = "vulkan1.2"
@@ -38,7 +39,7 @@ class ValidationDeferred(CThreadsGPUError):
 
 
 NEWER_TOOLS_ENV = "CTHREADS_SPIRV_TOOLS_NEW"
-NEWER_TOOLS_VERSION = "2025.5"
+NEWER_TOOLS_VERSION = config.SPIRV_TOOLS_NEW_VERSION
 # Capabilities the system SPIRV-Tools (Debian 12: 2023.1) does not know -> their extension
 NEWER_CAPABILITIES = {6022: "SPV_KHR_cooperative_matrix"}
 
@@ -46,11 +47,7 @@ NEWER_CAPABILITIES = {6022: "SPV_KHR_cooperative_matrix"}
 def newer_tools_dir() -> Path:
     """Where the newer SPIRV-Tools programs live: $CTHREADS_SPIRV_TOOLS_NEW, else
     ~/.cache/cthreads/spirv-tools-2025.5 (a `bin/` with spirv-val and spirv-dis)."""
-    env = os.environ.get(NEWER_TOOLS_ENV)
-    if env:
-        return Path(env)
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "cthreads" / f"spirv-tools-{NEWER_TOOLS_VERSION}"
+    return config.spirv_tools_new_dir()
 
 
 def newer_tool(tool: str) -> str | None:
