@@ -213,9 +213,9 @@ def _stream_launch(
     if force:  # first: it starts a new device, which the stream and jobs are checked against
         session.prepare(force=True)
         force = False
-    # the device in use; a shutdown clears state.device (session._device_gone), and a dead one
-    # left there (device loss) is declined by the C launcher and worded by the general path
-    dev = session.state.device or session._current_device()
+    # the device in use now, re-read (a device lost and reopened leaves the old one in
+    # state.device until something re-reads it: streams made since belong to the new one)
+    dev = session._current_device()
     s = resolve_stream(stream, dev)
     if after is not None:
         after = check_after(after, dev)

@@ -19,6 +19,7 @@ from cthreads.gpu import (
     GlobalIdx,
     Gpu,
     GpuArgumentTypeError,
+    GpuDeviceLost,
     GpuInvalidArgument,
     GpuJob,
     GpuUseAfterDestroy,
@@ -368,3 +369,23 @@ def test_plain_launches_never_take_the_stream_path(monkeypatch):
     with pytest.raises(AssertionError), Stream():
         gpu(add_k, N, 1.0, x)  # inside `with stream:` it does
     np.testing.assert_array_equal(x.numpy(), _arange() + 3)
+
+
+def test_after_a_device_loss_streams_follow_the_new_device():
+    # the H200 lost a device under load (2026-12-02); streams made afterwards belong to the
+    # reopened device, and the launch must check them against it, not the lost one
+    from cthreads import runtime
+
+    x = DeviceArray.from_numpy(np.zeros(16, np.float32))
+    old = Stream()
+    gpu(add_k, 16, 1.0, x, stream=old).join()
+    runtime.get_device()._dev._inject_submit_error(-4)  # VK_ERROR_DEVICE_LOST
+    with pytest.raises(GpuDeviceLost):
+        gpu(add_k, 16, 1.0, x, stream=old).join()
+    new = Stream()
+    y = DeviceArray.from_numpy(np.zeros(16, np.float32))
+    gpu(add_k, 16, 1.0, y, stream=new).join()
+    np.testing.assert_array_equal(y.numpy(), np.ones(16, np.float32))
+    with pytest.raises(GpuInvalidArgument) as info:  # a stream of the lost device is refused
+        gpu(add_k, 16, 1.0, y, stream=old)
+    assert info.value.param == "stream"
