@@ -238,7 +238,7 @@ make_job(CtLauncher *self, PyObject *value, PyObject *writebacks)
     return job;
 }
 
-/* The dispatch of `size` (x, y, z) logical invocations, as dispatch._dispatches makes it: the
+/* The dispatch of `size` (x, y, z) logical invocations, as sizing.dispatches makes it: the
    block's sizing values (total, grid_x, total_y, total_z) and the group counts. 0 where the
    launch needs the general path (several dispatches, a limit exceeded, nothing to run). */
 static int
@@ -266,7 +266,7 @@ plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4], u
         sz[3] = g[2] * wg[2];
         return 1;
     }
-    /* exact: the grid-stride loops stop at the problem size (dispatch._dispatches) */
+    /* exact: the grid-stride loops stop at the problem size (sizing.dispatches) */
     uint64_t gx = ((uint64_t)size[0] + per - 1) / per;
     sz[0] = (uint64_t)size[0];
     sz[1] = g[0];

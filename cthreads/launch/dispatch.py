@@ -11,13 +11,11 @@ groups than the device allows along y or z is a `GpuInvalidArgument` naming `gri
 
 from __future__ import annotations
 
-import struct
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..residency.arena import SELF_RECORD_TYPES, resident_of
 from ..runtime import formats, transfer
-from ..runtime.extents import extent_items
 from ..runtime.handle import current as _current_device
 from ..runtime.handle import resolve as _resolve_device
 from . import session
@@ -32,6 +30,7 @@ from .binding import (
 )
 from .gpujob import GpuJob
 from .plan import LaunchPlan, make_plan, native_launcher
+from .sizing import dispatches, parse_grid, shape_of
 from .stream import SCOPED, after_value, check_after, current_stream, resolve_stream
 
 if TYPE_CHECKING:
@@ -284,59 +283,6 @@ def _no_fast_path(args: tuple, grid: Any = None, lane: int = 0, after: int = 0) 
     return None
 
 
-def parse_grid(grid: Any) -> tuple[int, int, int]:
-    """`grid=` as (nx, ny, nz): an int or a tuple/list of 1 to 3 ints, each >= 0."""
-    items = extent_items(grid)
-    if items is None:
-        raise GpuArgumentTypeError(
-            f"`grid` expects an int or a tuple of 1 to 3 ints (invocations per axis); got {grid!r}",
-            param="grid",
-            expected="(nx,), (nx, ny) or (nx, ny, nz)",
-            got=describe_grid(grid),
-            hint="e.g. grid=(width, height)",
-        )
-    if not 1 <= len(items) <= 3:
-        raise GpuInvalidArgument(
-            f"`grid` has {len(items)} axes; launches have 1 to 3 (x, y, z)",
-            param="grid",
-            expected="1 to 3 extents",
-            got=str(tuple(items)),
-        )
-    dims = tuple(v.__index__() for v in items)
-    if any(d < 0 for d in dims):
-        raise GpuInvalidArgument(
-            f"`grid` extents must be >= 0; got {dims}",
-            param="grid",
-            expected="non-negative extents",
-            got=str(dims),
-        )
-    return dims + (1,) * (3 - len(dims))  # type: ignore[return-value]
-
-
-def describe_grid(grid: Any) -> str:
-    return type(grid).__name__ if not isinstance(grid, (tuple, list)) else repr(grid)
-
-
-def _shape_of(param: Any, value: Any, count: int, axis: int) -> tuple[int, int, int]:
-    """The extents the kernel reads through `x.shape[k]` (k <= axis), padded to 3."""
-    if isinstance(value, list):
-        shape: tuple = (len(value),)
-    elif type(value) in SELF_RECORD_TYPES:  # a DeviceArray
-        shape = value.shape or (count,)
-    else:
-        shape = tuple(memoryview(value).shape) or (count,)
-    if len(shape) <= axis:
-        raise GpuInvalidArgument(
-            f"kernel reads `{param.name}.shape[{axis}]` but the argument has {len(shape)} "
-            f"dimension(s) (shape {shape})",
-            param=param.name,
-            expected=f"an array of at least {axis + 1} dimensions",
-            got=f"shape {shape}",
-            hint="pass a numpy array of that shape (e.g. arr.reshape(rows, cols)); Python lists are 1-D",
-        )
-    return (shape + (1, 1, 1))[:3]  # type: ignore[return-value]
-
-
 def _launch(
     prep: session.Prepared,
     device: Any,
@@ -394,7 +340,7 @@ def _launch(
     for arg in lists:
         axis = plan.shapes.get(arg.index)
         if axis is not None:
-            shape[arg.index] = _shape_of(arg.param, arg.value, arg.count, axis)
+            shape[arg.index] = shape_of(arg.param, arg.value, arg.count, axis)
 
     if grid is not None:
         size = grid
@@ -432,7 +378,7 @@ def _launch(
             # n <= 0 still runs one workgroup of a kernel that observes it (as cthreads-gpu);
             # an explicit zero `grid` extent runs nothing
             size = tuple(max(0, s) for s in size)
-            _dispatches(prep, plan, device, size, addr, count, scalar, shape, buffers, commands)
+            dispatches(prep, plan, device, size, addr, count, scalar, shape, buffers, commands)
         for arg in lists:
             if not arg.param.writes:
                 continue
@@ -561,85 +507,3 @@ def _prefixed(exc: BaseException, arg: ListArg) -> BaseException:
     except TypeError:
         new = cls(message)
     return new
-
-
-def _dispatches(
-    prep: session.Prepared,
-    plan: LaunchPlan,
-    device: Any,
-    size: tuple[int, int, int],
-    addr: dict[int, int],
-    count: dict[int, int],
-    scalar: dict[int, int | float],
-    shape: dict[int, tuple],
-    buffers: list[Any],
-    commands: list[tuple],
-) -> None:
-    """Append the dispatch(es) covering `size` (x, y, z) logical invocations to `commands`.
-
-    A kernel that observes the workgroup runs whole workgroups: per axis `size` rounded up (at
-    least one: the caller launches n <= 0 only for such kernels, as cthreads-gpu does). One that does not runs exactly the indexes
-    below `size` (its grid-stride loop stops at `total`): the rounding is ours, so invocations
-    past the problem never run — an unguarded kernel whose extra invocations would read zeros
-    and loop forever (docs/reliability.md, "Out of range") behaves the same on every device."""
-    groups3 = tuple(max(1, -(-n // w)) for n, w in zip(size, plan.wg3))
-    totals = tuple(g * w for g, w in zip(groups3, plan.wg3))
-    for axis, total_a in enumerate(totals):
-        if total_a > 0xFFFFFFFF:
-            what = (
-                f"problem size {size[0]}"
-                if size[1:] == (1, 1)
-                else f"`grid` extent {size[axis]} along {'xyz'[axis]}"
-            )
-            raise GpuInvalidArgument(
-                f"{what} exceeds 2**32 invocations",
-                param=None if size[1:] == (1, 1) else "grid",
-                hint="split the work",
-            )
-    grid_x, grid_y, grid_z = groups3
-    total, total_y, total_z = totals
-    pipeline = prep.pipeline
-    mx, my, mz = plan.max_groups
-    if not plan.observes_workgroup:
-        total, total_y, total_z = size  # exact: the grid-stride loops stop at the problem size
-        groups = min(max(1, -(-total // plan.per_group)), mx)
-        block = plan.pack(total, 0, grid_x, total_y, total_z, addr, count, scalar, shape)
-        dims = (groups, max(1, min(total_y, my)), max(1, min(total_z, mz)))
-        commands.append(("dispatch", pipeline, _push(plan, device, block, buffers, commands), dims))
-        return
-    for axis in (1, 2):
-        limit = plan.max_groups[axis]
-        if groups3[axis] > limit:
-            raise GpuInvalidArgument(
-                f"`grid` needs {groups3[axis]} workgroups of {plan.wg3[axis]} along "
-                f"{'xyz'[axis]} for kernel `{plan.name}`, more than the device's limit "
-                f"of {limit} (only x is split across dispatches for kernels that observe the workgroup)",
-                param="grid",
-                expected=f"at most {limit * plan.wg3[axis]} invocations along {'xyz'[axis]}",
-                got=str(size[axis]),
-                hint="put the longest axis first (x), or declare a larger workgroup_size along that axis",
-            )
-    for base in range(0, grid_x, mx):
-        block = plan.pack(total, base, grid_x, total_y, total_z, addr, count, scalar, shape)
-        groups = min(mx, grid_x - base)
-        dims = (groups, grid_y, grid_z)
-        commands.append(("dispatch", pipeline, _push(plan, device, block, buffers, commands), dims))
-
-
-def _push(
-    plan: LaunchPlan, device: Any, block: bytes, buffers: list[Any], commands: list[tuple]
-) -> bytes:
-    """The push-constant bytes: the block itself, or the address of a buffer holding it when it
-    exceeds the device's push-constant space (the block travels like a list)."""
-    if not plan.in_buffer:
-        return block
-    pbuf = device.buffer(len(block))
-    buffers.append(pbuf)
-    if pbuf.host_visible:
-        pbuf.write(block)
-    else:
-        staging = device.buffer(len(block), usage="upload")
-        buffers.append(staging)
-        staging.write(block)
-        commands.append(("copy", staging, pbuf, len(block), 0, 0))
-    return struct.pack("<Q", pbuf.address)

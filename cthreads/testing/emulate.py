@@ -140,7 +140,7 @@ def launch_shape(tr: Translation, values: dict, grid, workgroup) -> tuple[tuple,
     size along x, or a tuple of 1-3 invocation counts per axis, each rounded up
     to whole workgroups (a zero extent runs nothing). `extent` is the exact size per axis: a kernel that
     does not observe the workgroup runs only the invocations below it, as on the device
-    (launch/dispatch.py, `_dispatches`)."""
+    (launch/sizing.py, `dispatches`)."""
     if isinstance(grid, (tuple, list)):
         if not 1 <= len(grid) <= 3 or any(
             isinstance(v, (bool, float)) or not hasattr(v, "__index__") or v.__index__() < 0
