@@ -25,8 +25,6 @@ from devicehelp import QueueGate, use_launcher
 from cthreads import runtime
 from cthreads.gpu import (
     DeviceArray,
-    GlobalIdx,
-    Gpu,
     GpuArena,
     GpuUseAfterDestroy,
     Stream,
@@ -36,27 +34,10 @@ from cthreads.gpu import (
 )
 from cthreads.launch.stream import LANES
 
+from stream_kernels import N, add_k, scaled
+from stream_kernels import arange as _arange
+
 pytestmark = pytest.mark.skipif(not available(), reason="no Vulkan device")
-
-N = 4096
-
-
-@Gpu
-def add_k(n: int, k: float, x: list[float]) -> None:
-    i: int = GlobalIdx.x
-    if i < n:
-        x[i] = x[i] + k
-
-
-@Gpu
-def scaled(n: int, a: float, x: list[float], y: list[float]) -> None:
-    i: int = GlobalIdx.x
-    if i < n:
-        y[i] = a * x[i]
-
-
-def _arange() -> np.ndarray:
-    return np.arange(N, dtype=np.float32)
 
 
 def _counters() -> dict:

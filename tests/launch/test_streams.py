@@ -16,8 +16,6 @@ from devicehelp import QueueGate
 
 from cthreads.gpu import (
     DeviceArray,
-    GlobalIdx,
-    Gpu,
     GpuArgumentTypeError,
     GpuDeviceLost,
     GpuInvalidArgument,
@@ -30,27 +28,10 @@ from cthreads.gpu import (
 )
 from cthreads.launch.stream import SCOPED, current_stream
 
+from stream_kernels import N, add_k, scaled
+from stream_kernels import arange as _arange
+
 pytestmark = pytest.mark.skipif(not available(), reason="no Vulkan device")
-
-N = 4096
-
-
-@Gpu
-def add_k(n: int, k: float, x: list[float]) -> None:
-    i: int = GlobalIdx.x
-    if i < n:
-        x[i] = x[i] + k
-
-
-@Gpu
-def scaled(n: int, a: float, x: list[float], y: list[float]) -> None:
-    i: int = GlobalIdx.x
-    if i < n:
-        y[i] = a * x[i]
-
-
-def _arange() -> np.ndarray:
-    return np.arange(N, dtype=np.float32)
 
 
 def test_two_streams_each_run_a_chain():
