@@ -239,9 +239,11 @@ Buffer_repr(CtBuffer *self)
     if (self->alloc == NULL || self->dev->state != CT_ALIVE)
         return PyUnicode_FromFormat("<Buffer %s %zd bytes, released>", kind_names[self->kind],
                                     self->nbytes);
-    return PyUnicode_FromFormat("<Buffer %s %zd bytes at 0x%llx%s>", kind_names[self->kind],
-                                self->nbytes, (unsigned long long)self->alloc->address,
-                                self->alloc->mapped ? ", host-visible" : "");
+    /* (PyUnicode_FromFormat has no %llx: it copied the rest of the format verbatim) */
+    char address[24];
+    snprintf(address, sizeof address, "0x%llx", (unsigned long long)self->alloc->address);
+    return PyUnicode_FromFormat("<Buffer %s %zd bytes at %s%s>", kind_names[self->kind],
+                                self->nbytes, address, self->alloc->mapped ? ", host-visible" : "");
 }
 
 static PyMethodDef Buffer_methods[] = {

@@ -51,3 +51,17 @@ def test_large_allocation_beyond_storage_buffer_range(device, kernels):
     assert out == bytes([4, 3, 2, 1]) * 4
     buf.release()
     device.trim()
+
+
+def test_a_buffers_repr_shows_its_address():
+    # (the native repr used %llx, which PyUnicode_FromFormat does not know: it printed the
+    # format text itself, "at 0x%llx%s")
+    import re
+
+    from cthreads.runtime import get_device
+
+    buf = get_device().buffer(64)
+    text = repr(buf)
+    assert re.fullmatch(r"<Buffer \w+ 64 bytes at 0x[0-9a-f]+(, host-visible)?>", text), text
+    buf.release()
+    assert repr(buf).endswith("released>")
