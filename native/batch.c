@@ -241,6 +241,52 @@ set_last_use(CtDevice *dev, CtAlloc *a, uint64_t value)
     (void)dev;
 }
 
+/* Append one submit, timeline value `value`, to open slot s (ct_reserve_slot made room): its
+   ops recorded (between the timestamps of query pair `pair` when `timed`), the allocations they
+   and the buffers in `kept` touch marked used until `value`, items and kept held until the slot
+   retires. state_lock held. Shared by the default stream's batches and the lanes (lane.c). */
+void
+ct_slot_append(CtDevice *dev, CtSlot *s, uint64_t value, uint32_t pair, const CtOp *ops,
+               Py_ssize_t n, PyObject *const *items, Py_ssize_t nitems, PyObject *kept, int timed)
+{
+    VkCommandBuffer cb = s->cb;
+    if (timed) {
+        dev->fn.vkCmdResetQueryPool(cb, dev->query_pool, 2 * pair, 2);
+        /* bottom of pipe: latched once every earlier command finished */
+        dev->fn.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->query_pool,
+                                    2 * pair);
+    }
+    ct_record_ops(dev, cb, ops, n, &s->bound);
+    if (timed) {
+        dev->fn.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->query_pool,
+                                    2 * pair + 1);
+        s->timed[s->ntimed].value = value;
+        s->timed[s->ntimed].pair = pair;
+        s->ntimed++;
+        dev->qbusy[pair] = 1;
+        dev->qvalue[pair] = value;
+        dev->qnext = (pair + 1) % CT_QPAIRS;
+    }
+    s->value = value;
+    s->ncmds += (int)n;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        set_last_use(dev, ops[k].src, value);
+        set_last_use(dev, ops[k].dst, value);
+        if (ops[k].kind != 0)
+            s->nbytes += ops[k].nbytes;
+    }
+    for (Py_ssize_t k = 0; k < nitems; k++)
+        s->keep[s->nkeep++] = Py_NewRef(items[k]);
+    if (kept != NULL) {
+        s->keep[s->nkeep++] = Py_NewRef(kept);
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kept); k++) {
+            PyObject *o = PyTuple_GET_ITEM(kept, k);
+            if (Py_IS_TYPE(o, dev->st->BufferType) && ((CtBuffer *)o)->dev == dev)
+                set_last_use(dev, ((CtBuffer *)o)->alloc, value);
+        }
+    }
+}
+
 /* Whether a submit opening a batch on a queue that looks idle should still be deferred to the
    background thread. state_lock held. One clock read (per batch, not per submit). */
 static int
@@ -318,42 +364,7 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
             STORE(s->state, CT_SLOT_OPEN);
         }
         uint64_t value = ++dev->next_value;
-        VkCommandBuffer cb = s->cb;
-        if (timed) {
-            dev->fn.vkCmdResetQueryPool(cb, dev->query_pool, 2 * pair, 2);
-            /* bottom of pipe: latched once every earlier command finished */
-            dev->fn.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->query_pool,
-                                        2 * pair);
-        }
-        ct_record_ops(dev, cb, ops, n, &s->bound);
-        if (timed) {
-            dev->fn.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->query_pool,
-                                        2 * pair + 1);
-            s->timed[s->ntimed].value = value;
-            s->timed[s->ntimed].pair = pair;
-            s->ntimed++;
-            dev->qbusy[pair] = 1;
-            dev->qvalue[pair] = value;
-            dev->qnext = (pair + 1) % CT_QPAIRS;
-        }
-        s->value = value;
-        s->ncmds += (int)n;
-        for (Py_ssize_t k = 0; k < n; k++) {
-            set_last_use(dev, ops[k].src, value);
-            set_last_use(dev, ops[k].dst, value);
-            if (ops[k].kind != 0)
-                s->nbytes += ops[k].nbytes;
-        }
-        for (Py_ssize_t k = 0; k < nitems; k++)
-            s->keep[s->nkeep++] = Py_NewRef(items[k]);
-        if (kept != NULL) {
-            s->keep[s->nkeep++] = Py_NewRef(kept);
-            for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kept); k++) {
-                PyObject *o = PyTuple_GET_ITEM(kept, k);
-                if (Py_IS_TYPE(o, st->BufferType) && ((CtBuffer *)o)->dev == dev)
-                    set_last_use(dev, ((CtBuffer *)o)->alloc, value);
-            }
-        }
+        ct_slot_append(dev, s, value, pair, ops, n, items, nitems, kept, timed);
         int full = (uint64_t)s->ncmds >= dev->knobs.batch_max || s->nbytes >= CT_BATCH_MAX_BYTES;
         if (!fresh && !full) { /* the common case of a stream: no system call at all */
             dev->cnt.appends++;

@@ -507,6 +507,9 @@ int ct_nogil_enter(CtDevice *dev);
 int ct_check_failed(CtDevice *dev, uint64_t value, int for_submit);
 void ct_note_failure(CtDevice *dev, uint64_t lo, uint64_t hi, VkResult r, int from_bg);
 int ct_reserve_slot(CtSlot *s, Py_ssize_t nkeep, int timed);
+void ct_slot_append(CtDevice *dev, CtSlot *s, uint64_t value, uint32_t pair, const CtOp *ops,
+                    Py_ssize_t n, PyObject *const *items, Py_ssize_t nitems, PyObject *kept,
+                    int timed);
 int ct_find_free_slot(CtDevice *dev);
 uint64_t ct_oldest_submitted(CtDevice *dev);
 uint64_t ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,

@@ -155,14 +155,22 @@ typedef struct CtDLManagedVersioned {
     CtDLTensor dl_tensor;
 } CtDLManagedVersioned;
 
+/* a consumer is done with the memory (either DLPack form): may run on any thread, with or
+   without the GIL. Drops the array it holds, frees the shape and the managed struct `m`. */
+static void
+dl_release(void *manager_ctx, int64_t *shape, void *m)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_XDECREF((PyObject *)manager_ctx);
+    PyMem_RawFree(shape);
+    PyMem_RawFree(m);
+    PyGILState_Release(g);
+}
+
 static void
 dlv_deleter(CtDLManagedVersioned *m)
 {
-    PyGILState_STATE g = PyGILState_Ensure();
-    Py_XDECREF((PyObject *)m->manager_ctx);
-    PyMem_RawFree(m->dl_tensor.shape);
-    PyMem_RawFree(m);
-    PyGILState_Release(g);
+    dl_release(m->manager_ctx, m->dl_tensor.shape, m);
 }
 
 static void
@@ -175,15 +183,10 @@ dlv_capsule_destructor(PyObject *capsule)
         m->deleter(m);
 }
 
-/* the consumer is done with the memory: may run on any thread, with or without the GIL */
 static void
 dl_deleter(CtDLManaged *m)
 {
-    PyGILState_STATE g = PyGILState_Ensure();
-    Py_XDECREF((PyObject *)m->manager_ctx);
-    PyMem_RawFree(m->dl_tensor.shape);
-    PyMem_RawFree(m);
-    PyGILState_Release(g);
+    dl_release(m->manager_ctx, m->dl_tensor.shape, m);
 }
 
 /* a capsule nobody consumed (still named "dltensor") owns its tensor */

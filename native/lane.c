@@ -230,44 +230,12 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
             return 0;
         }
         uint64_t value = ++dev->next_value;
-        s->first = s->value = value;
-        s->ncmds = (int)n;
+        s->first = value;
+        s->ncmds = 0;
         s->nbytes = 0;
         s->bound = VK_NULL_HANDLE;
         STORE(s->state, CT_SLOT_OPEN); /* (never dev->pending: nothing appends to it) */
-        if (timed) {
-            dev->fn.vkCmdResetQueryPool(s->cb, dev->query_pool, 2 * pair, 2);
-            dev->fn.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                                        dev->query_pool, 2 * pair);
-        }
-        ct_record_ops(dev, s->cb, ops, n, &s->bound);
-        if (timed) {
-            dev->fn.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                                        dev->query_pool, 2 * pair + 1);
-            s->timed[s->ntimed].value = value;
-            s->timed[s->ntimed].pair = pair;
-            s->ntimed++;
-            dev->qbusy[pair] = 1;
-            dev->qvalue[pair] = value;
-            dev->qnext = (pair + 1) % CT_QPAIRS;
-        }
-        for (Py_ssize_t k = 0; k < n; k++) {
-            if (ops[k].src != NULL)
-                ops[k].src->last_use = value;
-            if (ops[k].dst != NULL)
-                ops[k].dst->last_use = value;
-        }
-        for (Py_ssize_t k = 0; k < nitems; k++)
-            s->keep[s->nkeep++] = Py_NewRef(items[k]);
-        if (kept != NULL) {
-            s->keep[s->nkeep++] = Py_NewRef(kept);
-            for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kept); k++) {
-                PyObject *o = PyTuple_GET_ITEM(kept, k);
-                if (Py_IS_TYPE(o, st->BufferType) && ((CtBuffer *)o)->dev == dev &&
-                    ((CtBuffer *)o)->alloc != NULL)
-                    ((CtBuffer *)o)->alloc->last_use = value;
-            }
-        }
+        ct_slot_append(dev, s, value, pair, ops, n, items, nitems, kept, timed);
         ct_record_barrier(dev, s->cb, 1);
         VkResult ended = dev->fn.vkEndCommandBuffer(s->cb);
         dev->cnt.lane_submits++;
