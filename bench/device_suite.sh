@@ -16,6 +16,10 @@ if [ -z "${NO_BUILD:-}" ]; then
   $PY setup.py -q build_ext --inplace >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 fi
 $PY -c "import pytest_timeout" 2>/dev/null || { echo "pytest-timeout is missing" >&2; exit 1; }
+# Validation on is the point of the run: stop before testing if the layer is missing (the
+# suite would report every test as failed on teardown; .gl must carry vulkan-validationlayers).
+ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1 \
+  || { echo "VK_LAYER_KHRONOS_validation is not installed: add the vulkan-validationlayers deb to .gl" >&2; exit 1; }
 date -u +"suite started %Y-%m-%d %H:%M UTC"
 DIRS=${DIRS:-$(cd tests && ls -d */ | tr -d / | tr '\n' ' ')}
 # JOBS directories at once (default 4): separate processes, each its own Vulkan instance.
