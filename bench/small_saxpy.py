@@ -1,0 +1,190 @@
+"""Small-n saxpy by device time, ours against its GLSL twins (issue 14). Per size, on the same
+resident buffers in one process, every variant is launched in turn (interleaved), for R rounds;
+each launch is timed with device timestamps and waited for, so launch cost and queueing stay
+out of it. Reported: the median per variant, GB/s (12 B per element), and each over `glsl`.
+
+    python bench/small_saxpy.py [--log2 14,16,18,20,22,24] [--reps 300]
+                                [--shapes auto,vec4,spread,scalar] [--quick] [--json out.json]
+
+Our shapes (cthreads/launch/sizing.py forced through `SPREAD_BELOW`): `auto` the device's
+rule (`spread_below`), `vec4` one invocation per 4-element block at every n, `spread` one
+invocation per element at every n (the vector-form kernel runs such a dispatch scalar,
+codegen_vec.py), `scalar` the kernel compiled without the vector form (CTHREADS_NO_VECTORIZE).
+Twins (shaders/bench_saxpy*.comp, same workgroup width): `glsl` one float per invocation,
+`glsl4` one vec4 per invocation. Every shape of ours is checked against numpy first (bit-exact).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # `python bench/small_saxpy.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+from bench.kernels.kernels import saxpy
+from bench.kernels.suite import A, SPECS
+from cthreads import runtime
+from cthreads.gpu import GlobalIdx, Gpu, GpuArena, gpu
+from cthreads.launch import session, sizing
+from cthreads.residency.arena import lookup
+
+FORCED = {"auto": None, "vec4": 0, "spread": 1 << 32, "scalar": None}
+TWINS = {"glsl": ("bench_saxpy", 1), "glsl4": ("bench_saxpy4", 4)}  # shader, floats/invocation
+
+
+@Gpu
+def saxpy_scalar(n: int, a: float, x: list[float], y: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < n:
+        y[i] = a * x[i] + y[i]
+
+
+def _scalar_prepared() -> None:
+    """Compile `saxpy_scalar` without the vector form (the knob is read at compile time)."""
+    old = os.environ.get("CTHREADS_NO_VECTORIZE")
+    os.environ["CTHREADS_NO_VECTORIZE"] = "1"
+    try:
+        x = np.ones(8, np.float32)
+        gpu(saxpy_scalar, 8, A, x, x.copy()).join()
+    finally:
+        if old is None:
+            del os.environ["CTHREADS_NO_VECTORIZE"]
+        else:
+            os.environ["CTHREADS_NO_VECTORIZE"] = old
+
+
+def _ours(shape: str, n: int, x, y):
+    kernel = saxpy_scalar if shape == "scalar" else saxpy
+
+    def launch() -> float:
+        sizing.SPREAD_BELOW = FORCED[shape]
+        job = gpu(kernel, n, A, x, y, timed=True)  # timed: the general path, sizing.dispatches
+        job.join(download=False)
+        return job.elapsed_ms
+
+    return launch
+
+
+def _twin(name: str, n: int, x, y, wg: int):
+    dev = runtime.get_device()
+    shader, per = TWINS[name]
+    push = SPECS[0].push(n, {"x": lookup(x).buffer.address, "y": lookup(y).buffer.address})
+    pipe = dev.pipeline(runtime.load_shader(shader), len(push), {0: wg})
+    groups = min(-(-n // (wg * per)), int(dev.info.limits["max_compute_work_group_count"][0]))
+    cmds = [("dispatch", pipe, push, (groups, 1, 1))]
+    keep = (lookup(x).buffer, lookup(y).buffer, pipe)
+
+    def launch() -> float:
+        v = dev.submit(cmds, keep=keep, timed=True)
+        dev.wait(v)
+        return dev.elapsed_ms(v)
+
+    return launch
+
+
+def check(shapes: list[str], n: int) -> dict[str, bool]:
+    """One launch of each of our shapes on fresh inputs: bit-equal to numpy's a * x + y?"""
+    out = {}
+    for shape in shapes:
+        arrays = SPECS[0].arrays(n)
+        want = np.float32(A) * arrays["x"] + arrays["y"]
+        with GpuArena().bind(**arrays) as arena:
+            _ours(shape, n, arrays["x"], arrays["y"])()
+            arena.sync("y")
+        out[shape] = bool(np.array_equal(arrays["y"], want))
+    return out
+
+
+def one_size(n: int, shapes: list[str], reps: int, wg: int) -> dict:
+    arrays = SPECS[0].arrays(n)
+    x, y = arrays["x"], arrays["y"]
+    with GpuArena().bind(**arrays):
+        runs = {s: _ours(s, n, x, y) for s in shapes}
+        runs.update({t: _twin(t, n, x, y, wg) for t in TWINS})
+        for launch in runs.values():  # warm-up: pipelines, caches, clocks
+            launch()
+        times: dict[str, list[float]] = {k: [] for k in runs}
+        for _ in range(reps):
+            for k, launch in runs.items():
+                ms = launch()
+                if ms:
+                    times[k].append(ms)
+    row: dict = {"log2n": n.bit_length() - 1, "n": n, "reps": reps}
+    for k, ts in times.items():
+        if ts:
+            us = statistics.median(ts) * 1e3
+            row[k] = {"us": round(us, 3), "GBps": round(12 * n / us / 1e3, 1)}
+    base = row.get("glsl", {}).get("us")
+    for k in times:
+        if base and k in row:
+            row[k]["over_glsl"] = round(base / row[k]["us"], 3)
+    return row
+
+
+def _shape_of(n: int) -> str:
+    """What `auto` dispatches at `n`: workgroups and invocations per element."""
+    prep = session.state.prepared.get(saxpy.source_key)
+    sizing.SPREAD_BELOW = None
+    info = runtime.get_device().info
+    below = sizing.spread_below(prep.plan, prep.physical_wg, info)
+    groups = sizing.grid_stride_groups(prep.plan, prep.physical_wg, n, info)
+    return f"{groups} x {prep.physical_wg} ({'1' if n < below else '4'}/inv; spread below {below})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--log2", default="14,16,18,20,22,24", help="comma-separated log2 sizes")
+    ap.add_argument("--reps", type=int, default=300, help="timed launches per variant and size")
+    ap.add_argument("--shapes", default="auto,vec4,spread,scalar")
+    ap.add_argument("--quick", action="store_true", help="sizes up to 2^18, 5 rounds (lavapipe)")
+    ap.add_argument("--json")
+    opts = ap.parse_args(argv)
+    shapes = [s for s in opts.shapes.split(",") if s]
+    bad = [s for s in shapes if s not in FORCED]
+    if bad:
+        ap.error(f"--shapes: unknown {bad}; choose from {', '.join(FORCED)}")
+    sizes = [int(v) for v in opts.log2.split(",") if v]
+    reps = opts.reps
+    if opts.quick:
+        sizes, reps = [s for s in sizes if s <= 18] or [14], min(reps, 5)
+    dev = runtime.get_device()
+    if "scalar" in shapes:
+        _scalar_prepared()
+    checks = check(shapes, (1 << sizes[0]) + 3)
+    prep = session.state.prepared.get(saxpy.source_key)
+    wg = prep.physical_wg
+    rows = []
+    try:
+        for lg in sizes:
+            rows.append(one_size(1 << lg, shapes, reps, wg))
+            rows[-1]["auto_dispatch"] = _shape_of(1 << lg)
+            print(json.dumps(rows[-1]), flush=True)
+    finally:
+        sizing.SPREAD_BELOW = None
+    cols = shapes + list(TWINS)
+    print(
+        f"\n{dev.info.name}, width {wg}, median device time of {reps} launches each; checks {checks}"
+    )
+    print("| n | " + " | ".join(f"{c} GB/s" for c in cols) + " | "
+          + " | ".join(f"{s}/glsl" for s in shapes) + " | auto/glsl4 | auto dispatch |")  # fmt: skip
+    print("|---" * (len(cols) + len(shapes) + 3) + "|")
+    for r in rows:
+        rates = " | ".join(str(r.get(c, {}).get("GBps", "–")) for c in cols)
+        ratios = " | ".join(f"{r[s]['over_glsl']:.2f}" if s in r else "–" for s in shapes)
+        a4 = f"{r['glsl4']['us'] / r['auto']['us']:.2f}" if "auto" in r and "glsl4" in r else "–"
+        print(f"| 2^{r['log2n']} | {rates} | {ratios} | {a4} | {r['auto_dispatch']} |")
+    if opts.json:
+        meta = {"device": dev.info.name, "width": wg, "reps": reps, "checks": checks}
+        Path(opts.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    return 0 if all(checks.values()) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
