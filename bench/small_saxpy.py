@@ -3,7 +3,7 @@ resident buffers in one process, every variant is launched in turn (interleaved)
 each launch is timed with device timestamps and waited for, so launch cost and queueing stay
 out of it. Reported: the median per variant, GB/s (12 B per element), and each over `glsl`.
 
-    python bench/small_saxpy.py [--log2 14,16,18,20,22,24] [--reps 300]
+    python bench/small_saxpy.py [--log2 14,16,18,20,22,24] [--reps 300] [--widths 128,256,512]
                                 [--shapes auto,vec4,spread,scalar] [--quick] [--json out.json]
 
 Our shapes (cthreads/launch/sizing.py forced through `SPREAD_BELOW`): `auto` the device's
@@ -12,6 +12,8 @@ invocation per element at every n (the vector-form kernel runs such a dispatch s
 codegen_vec.py), `scalar` the kernel compiled without the vector form (CTHREADS_NO_VECTORIZE).
 Twins (shaders/bench_saxpy*.comp, same workgroup width): `glsl` one float per invocation,
 `glsl4` one vec4 per invocation. Every shape of ours is checked against numpy first (bit-exact).
+`--widths` repeats the run per workgroup width (CTHREADS_WORKGROUP, one process each: the width
+is fixed when a kernel is prepared) and prints one table over all of them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 if __package__ in (None, ""):  # `python bench/small_saxpy.py`
@@ -138,11 +142,46 @@ def _shape_of(n: int) -> str:
     return f"{groups} x {prep.physical_wg} ({'1' if n < below else '4'}/inv; spread below {below})"
 
 
+def table(rows: list[dict], shapes: list[str]) -> str:
+    """The markdown table of `rows` (one per size, or per width and size)."""
+    cols = shapes + list(TWINS)
+    lines = [
+        "| width | n | " + " | ".join(f"{c} GB/s" for c in cols) + " | "
+        + " | ".join(f"{s}/glsl" for s in shapes) + " | auto/glsl4 | auto dispatch |",
+        "|---" * (len(cols) + len(shapes) + 4) + "|",
+    ]  # fmt: skip
+    for r in rows:
+        rates = " | ".join(str(r.get(c, {}).get("GBps", "–")) for c in cols)
+        ratios = " | ".join(f"{r[s]['over_glsl']:.2f}" if s in r else "–" for s in shapes)
+        a4 = f"{r['glsl4']['us'] / r['auto']['us']:.2f}" if "auto" in r and "glsl4" in r else "–"
+        lines.append(
+            f"| {r['width']} | 2^{r['log2n']} | {rates} | {ratios} | {a4} | {r['auto_dispatch']} |"
+        )
+    return "\n".join(lines)
+
+
+def per_width(widths: list[int], argv: list[str]) -> tuple[dict, list[dict]]:
+    """This script once per width in its own process; (meta of the last, all rows)."""
+    meta, rows = {}, []
+    for w in widths:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "rows.json"
+            env = dict(os.environ, CTHREADS_WORKGROUP=str(w))
+            cmd = [sys.executable, str(Path(__file__).resolve()), *argv, "--json", str(out)]
+            subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+            got = json.loads(out.read_text())
+        meta = got["meta"]
+        rows += got["rows"]
+        print(f"width {w}: done, checks {meta['checks']}", flush=True)
+    return meta, rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--log2", default="14,16,18,20,22,24", help="comma-separated log2 sizes")
     ap.add_argument("--reps", type=int, default=300, help="timed launches per variant and size")
     ap.add_argument("--shapes", default="auto,vec4,spread,scalar")
+    ap.add_argument("--widths", default="", help="comma-separated workgroup widths to compare")
     ap.add_argument("--quick", action="store_true", help="sizes up to 2^18, 5 rounds (lavapipe)")
     ap.add_argument("--json")
     opts = ap.parse_args(argv)
@@ -150,7 +189,23 @@ def main(argv: list[str] | None = None) -> int:
     bad = [s for s in shapes if s not in FORCED]
     if bad:
         ap.error(f"--shapes: unknown {bad}; choose from {', '.join(FORCED)}")
-    sizes = [int(v) for v in opts.log2.split(",") if v]
+    if opts.widths:
+        keep = ["--log2", opts.log2, "--reps", str(opts.reps), "--shapes", opts.shapes]
+        meta, rows = per_width(
+            [int(w) for w in opts.widths.split(",")], keep + ["--quick"] * opts.quick
+        )
+        meta["width"] = opts.widths
+    else:
+        meta, rows = measure(shapes, [int(v) for v in opts.log2.split(",") if v], opts)
+    print(f"\n{meta['device']}, median device time of {meta['reps']} launches per variant; "
+          f"checks {meta['checks']}")  # fmt: skip
+    print(table(rows, shapes))
+    if opts.json:
+        Path(opts.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    return 0 if all(meta["checks"].values()) else 1
+
+
+def measure(shapes: list[str], sizes: list[int], opts) -> tuple[dict, list[dict]]:
     reps = opts.reps
     if opts.quick:
         sizes, reps = [s for s in sizes if s <= 18] or [14], min(reps, 5)
@@ -158,32 +213,16 @@ def main(argv: list[str] | None = None) -> int:
     if "scalar" in shapes:
         _scalar_prepared()
     checks = check(shapes, (1 << sizes[0]) + 3)
-    prep = session.state.prepared.get(saxpy.source_key)
-    wg = prep.physical_wg
+    wg = session.state.prepared.get(saxpy.source_key).physical_wg
     rows = []
     try:
         for lg in sizes:
-            rows.append(one_size(1 << lg, shapes, reps, wg))
+            rows.append({"width": wg, **one_size(1 << lg, shapes, reps, wg)})
             rows[-1]["auto_dispatch"] = _shape_of(1 << lg)
             print(json.dumps(rows[-1]), flush=True)
     finally:
         sizing.SPREAD_BELOW = None
-    cols = shapes + list(TWINS)
-    print(
-        f"\n{dev.info.name}, width {wg}, median device time of {reps} launches each; checks {checks}"
-    )
-    print("| n | " + " | ".join(f"{c} GB/s" for c in cols) + " | "
-          + " | ".join(f"{s}/glsl" for s in shapes) + " | auto/glsl4 | auto dispatch |")  # fmt: skip
-    print("|---" * (len(cols) + len(shapes) + 3) + "|")
-    for r in rows:
-        rates = " | ".join(str(r.get(c, {}).get("GBps", "–")) for c in cols)
-        ratios = " | ".join(f"{r[s]['over_glsl']:.2f}" if s in r else "–" for s in shapes)
-        a4 = f"{r['glsl4']['us'] / r['auto']['us']:.2f}" if "auto" in r and "glsl4" in r else "–"
-        print(f"| 2^{r['log2n']} | {rates} | {ratios} | {a4} | {r['auto_dispatch']} |")
-    if opts.json:
-        meta = {"device": dev.info.name, "width": wg, "reps": reps, "checks": checks}
-        Path(opts.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    return 0 if all(checks.values()) else 1
+    return {"device": dev.info.name, "width": wg, "reps": reps, "checks": checks}, rows
 
 
 if __name__ == "__main__":
