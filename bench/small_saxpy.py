@@ -32,15 +32,18 @@ if __package__ in (None, ""):  # `python bench/small_saxpy.py`
 
 import numpy as np
 
+from bench.kernels import suite
 from bench.kernels.kernels import saxpy
-from bench.kernels.suite import A, SPECS
+from bench.kernels.run import glsl_dispatch
 from cthreads import runtime
 from cthreads.gpu import GlobalIdx, Gpu, GpuArena, gpu
 from cthreads.launch import session, sizing
-from cthreads.residency.arena import lookup
 
 FORCED = {"auto": None, "vec4": 0, "spread": 1 << 32, "scalar": None}
-TWINS = {"glsl": ("bench_saxpy", 1), "glsl4": ("bench_saxpy4", 4)}  # shader, floats/invocation
+TWINS = (
+    "glsl",
+    "glsl4",
+)  # shaders/bench_saxpy.comp (a float per invocation), bench_saxpy4 (a vec4)
 
 
 @Gpu
@@ -56,7 +59,7 @@ def _scalar_prepared() -> None:
     os.environ["CTHREADS_NO_VECTORIZE"] = "1"
     try:
         x = np.ones(8, np.float32)
-        gpu(saxpy_scalar, 8, A, x, x.copy()).join()
+        gpu(saxpy_scalar, 8, suite.A, x, x.copy()).join()
     finally:
         if old is None:
             del os.environ["CTHREADS_NO_VECTORIZE"]
@@ -69,21 +72,19 @@ def _ours(shape: str, n: int, x, y):
 
     def launch() -> float:
         sizing.SPREAD_BELOW = FORCED[shape]
-        job = gpu(kernel, n, A, x, y, timed=True)  # timed: the general path, sizing.dispatches
+        job = gpu(
+            kernel, n, suite.A, x, y, timed=True
+        )  # timed: the general path, sizing.dispatches
         job.join(download=False)
         return job.elapsed_ms
 
     return launch
 
 
-def _twin(name: str, n: int, x, y, wg: int):
+def _twin(name: str, n: int, arrays: dict, wg: int):
     dev = runtime.get_device()
-    shader, per = TWINS[name]
-    push = SPECS[0].push(n, {"x": lookup(x).buffer.address, "y": lookup(y).buffer.address})
-    pipe = dev.pipeline(runtime.load_shader(shader), len(push), {0: wg})
-    groups = min(-(-n // (wg * per)), int(dev.info.limits["max_compute_work_group_count"][0]))
-    cmds = [("dispatch", pipe, push, (groups, 1, 1))]
-    keep = (lookup(x).buffer, lookup(y).buffer, pipe)
+    spec = suite.SPECS[0] if name == "glsl" else suite.SAXPY_VEC4
+    cmds, keep = glsl_dispatch(spec, n, arrays, wg)
 
     def launch() -> float:
         v = dev.submit(cmds, keep=keep, timed=True)
@@ -97,8 +98,8 @@ def check(shapes: list[str], n: int) -> dict[str, bool]:
     """One launch of each of our shapes on fresh inputs: bit-equal to numpy's a * x + y?"""
     out = {}
     for shape in shapes:
-        arrays = SPECS[0].arrays(n)
-        want = np.float32(A) * arrays["x"] + arrays["y"]
+        arrays = suite.SPECS[0].arrays(n)
+        want = np.float32(suite.A) * arrays["x"] + arrays["y"]
         with GpuArena().bind(**arrays) as arena:
             _ours(shape, n, arrays["x"], arrays["y"])()
             arena.sync("y")
@@ -107,11 +108,11 @@ def check(shapes: list[str], n: int) -> dict[str, bool]:
 
 
 def one_size(n: int, shapes: list[str], reps: int, wg: int) -> dict:
-    arrays = SPECS[0].arrays(n)
+    arrays = suite.SPECS[0].arrays(n)
     x, y = arrays["x"], arrays["y"]
     with GpuArena().bind(**arrays):
         runs = {s: _ours(s, n, x, y) for s in shapes}
-        runs.update({t: _twin(t, n, x, y, wg) for t in TWINS})
+        runs.update({t: _twin(t, n, arrays, wg) for t in TWINS})
         for launch in runs.values():  # warm-up: pipelines, caches, clocks
             launch()
         times: dict[str, list[float]] = {k: [] for k in runs}
