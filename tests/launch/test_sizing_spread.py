@@ -13,8 +13,9 @@ import pytest
 from cthreads.gpu import GlobalIdx, Gpu, gpu
 from cthreads.launch import dispatch, session, sizing
 
-H200 = SimpleNamespace(vendor_id=4318, device_id=9013)  # compiler/profiles/nvidia-h200.json
-UNKNOWN = SimpleNamespace(vendor_id=0x1234, device_id=1)
+H200 = SimpleNamespace(type="discrete", vendor_id=4318, device_id=9013)  # profiles/nvidia-h200.json
+UNKNOWN = SimpleNamespace(type="discrete", vendor_id=0x1234, device_id=1)
+CPU = SimpleNamespace(type="cpu", vendor_id=4318, device_id=9013)  # even with the H200's ids
 MAX_GROUPS = (2**31 - 1, 65535, 65535)
 WIDTH = 256
 
@@ -28,6 +29,7 @@ def test_the_threshold_is_four_times_the_devices_resident_invocations():
     assert sizing.resident_invocations(H200) == 132 * 2048
     assert sizing.spread_below(vec_plan(), WIDTH, H200) == 4 * 132 * 2048
     assert sizing.spread_below(vec_plan(), WIDTH, UNKNOWN) == 0  # no profile: never spread
+    assert sizing.spread_below(vec_plan(), WIDTH, CPU) == 0  # CPU devices never spread
     scalar = SimpleNamespace(per_group=WIDTH, max_groups=MAX_GROUPS)
     assert sizing.spread_below(scalar, WIDTH, H200) == 0  # one element per invocation anyway
 
