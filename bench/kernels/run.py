@@ -75,19 +75,25 @@ def measure_ours(spec: suite.Spec, n: int, budget: float, kmax: int) -> dict:
     return res
 
 
+def glsl_dispatch(spec: suite.Spec, n: int, arrays: dict, wg: int) -> tuple[list, tuple]:
+    """(commands, keep) of one dispatch of the GLSL twin over `arrays` (bound in an arena):
+    `wg` wide, enough workgroups for one step per invocation, at most the device's limit."""
+    dev = runtime.get_device()
+    push = spec.push(n, {name: lookup(a).buffer.address for name, a in arrays.items()})
+    pipe = dev.pipeline(runtime.load_shader(f"bench_{spec.glsl}"), len(push), {0: wg})
+    max_groups = int(dev.info.limits["max_compute_work_group_count"][0])
+    groups = min(-(-n // (wg * spec.elems_per_invocation_glsl)), max_groups)
+    keep = (*(lookup(a).buffer for a in arrays.values()), pipe)
+    return [("dispatch", pipe, push, (groups, 1, 1))], keep
+
+
 def measure_glsl(spec: suite.Spec, n: int, budget: float, kmax: int, wg: int) -> dict:
     dev = runtime.get_device()
     arrays = spec.arrays(n)
     with GpuArena().bind(**arrays):
-        addrs = {name: lookup(a).buffer.address for name, a in arrays.items()}
-        keep = tuple(lookup(a).buffer for a in arrays.values())
-        push = spec.push(n, addrs)
-        pipe = dev.pipeline(runtime.load_shader(f"bench_{spec.glsl}"), len(push), {0: wg})
-        max_groups = int(dev.info.limits["max_compute_work_group_count"][0])
-        groups = min(-(-n // (wg * spec.elems_per_invocation_glsl)), max_groups)
-        cmds = [("dispatch", pipe, push, (groups, 1, 1))]
-        wall, k, _ = _loop(lambda: dev.submit(cmds, keep=keep + (pipe,)), dev.wait, budget, kmax)
-        v = dev.submit(cmds, keep=keep + (pipe,), timed=True)
+        cmds, keep = glsl_dispatch(spec, n, arrays, wg)
+        wall, k, _ = _loop(lambda: dev.submit(cmds, keep=keep), dev.wait, budget, kmax)
+        v = dev.submit(cmds, keep=keep, timed=True)
         dev.wait(v)
         dev_ms = dev.elapsed_ms(v)
     res = {"k": k, **_rate(spec, n, wall)}
@@ -106,12 +112,8 @@ def check(spec: suite.Spec, n: int, wg: int) -> dict:
             if which == "ours":
                 gpu(spec.kernel, *spec.args(n, arrays)).join(download=False)
             else:
-                addrs = {name: lookup(a).buffer.address for name, a in arrays.items()}
-                push = spec.push(n, addrs)
-                pipe = dev.pipeline(runtime.load_shader(f"bench_{spec.glsl}"), len(push), {0: wg})
-                keep = tuple(lookup(a).buffer for a in arrays.values()) + (pipe,)
-                groups = min(-(-n // wg), int(dev.info.limits["max_compute_work_group_count"][0]))
-                dev.wait(dev.submit([("dispatch", pipe, push, (groups, 1, 1))], keep=keep))
+                cmds, keep = glsl_dispatch(spec, n, arrays, wg)
+                dev.wait(dev.submit(cmds, keep=keep))
             arena.sync(spec.out)
             outs.append(arrays[spec.out].copy())
     a, b = outs

@@ -23,7 +23,7 @@ from .artifact import CompiledKernel, PushField, PushLayout
 from .digest import sha256
 from .ir_types import ListType, Param, Scalar
 
-COMPILER_VERSION = "0.6.5"  # 0.6.5: float32 / correctly rounded (one fma correction step), long elif chains flat, deep kernels located errors, bodies past 255 inputs read the parameter block; 0.6.4: float min/max keep Python's NaN and signed zero meaning on NVIDIA, float subgroup_min/max NaN if any lane is, range() counters never wrap past stop; 0.6.3: constant float->int casts saturate, -1.5 is a literal; 0.6.2: (-inf) ** y as Python; 0.6.1: f16 rounding in integer steps; 0.6: float % and ** keep the sign of zero as Python; 0.5: f16/i8/i16/u8/u16/u64, proven shared indexes unguarded; 0.4: f64/i64/u32 types; 0.3: 2-D grids
+COMPILER_VERSION = "0.6.6"  # 0.6.6: vector-form kernels run one element per invocation when dispatched one invocation per element; 0.6.5: float32 / correctly rounded (one fma correction step), long elif chains flat, deep kernels located errors, bodies past 255 inputs read the parameter block; 0.6.4: float min/max keep Python's NaN and signed zero meaning on NVIDIA, float subgroup_min/max NaN if any lane is, range() counters never wrap past stop; 0.6.3: constant float->int casts saturate, -1.5 is a literal; 0.6.2: (-inf) ** y as Python; 0.6.1: f16 rounding in integer steps; 0.6: float % and ** keep the sign of zero as Python; 0.5: f16/i8/i16/u8/u16/u64, proven shared indexes unguarded; 0.4: f64/i64/u32 types; 0.3: 2-D grids
 _MAGIC = b"CTK3"  # CTK3: metadata in marshal form; CTK2: the entry records its own key
 _MARSHAL_VERSION = 4  # marshal's format, fixed so that any 3.x reads what another wrote
 

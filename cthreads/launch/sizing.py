@@ -1,9 +1,10 @@
 """Sizing a launch (SPEC §4): the `grid=` keyword read as (nx, ny, nz), the extents a kernel
 reads through `x.shape[k]`, and the dispatch commands covering a problem size — whole workgroups
 for kernels that observe the workgroup (split along x past the device's group-count limit),
-exact grid-stride extents for those that do not — with the parameter block pushed or, past the
-push-constant space, in a buffer of its own. The C launcher sizes its one dispatch the same way
-(native/launch.c `plan_dispatch`)."""
+exact grid-stride extents for those that do not, vector-form kernels spread one element per
+invocation while their blocks would leave the device part empty (`spread_below`) — with the
+parameter block pushed or, past the push-constant space, in a buffer of its own. The C launcher
+sizes its one dispatch the same way (native/launch.c `plan_dispatch`), except the spread."""
 
 from __future__ import annotations
 
@@ -17,6 +18,57 @@ from ..runtime.extents import extent_items
 if TYPE_CHECKING:
     from . import session
     from .plan import LaunchPlan
+
+
+# The problem size below which vector-form kernels run one element per invocation: None takes
+# the device's (`spread_below`); an int forces it for every device (bench/small_saxpy.py sweeps
+# the dispatch shapes this way: 0 never spreads, 2**32 always does).
+SPREAD_BELOW: int | None = None
+
+_resident: dict[tuple[int, int], int] = {}  # (vendor_id, device_id) -> resident invocations
+
+
+def resident_invocations(info: Any) -> int:
+    """How many invocations the device runs at once: the `resident_invocations` field of the
+    shipped profile with the same vendor and device id (compute units x resident invocations
+    per unit; Vulkan core reports neither), 0 where no profile says and on CPU devices, where
+    spreading never pays (llvmpipe runs both sides of a uniform branch under a mask)."""
+    if info.type == "cpu":
+        return 0  # and no profile lookup on the first launch (time to first result)
+    key = (info.vendor_id, info.device_id)
+    got = _resident.get(key)
+    if got is None:
+        from ..compiler import profiles  # once per device, off the import path (json, pathlib)
+
+        got = 0
+        for name in profiles.shipped_names():
+            prof = profiles.load(name)[1]
+            if (prof.get("vendor_id"), prof.get("device_id")) == key:
+                got = int(prof.get("resident_invocations", 0))
+                break
+        _resident[key] = got
+    return got
+
+
+def spread_below(plan: LaunchPlan, width: int, info: Any) -> int:
+    """The problem size below which a kernel of `plan`, built `width` invocations wide, is
+    dispatched one invocation per element rather than one per block of its vector form: while
+    the blocks (n / elements-per-invocation invocations) would not fill the device, n
+    invocations fill more of it (issue 14). 0 for scalar kernels and unknown devices."""
+    per = plan.per_group // width
+    if per <= 1:
+        return 0
+    if SPREAD_BELOW is not None:
+        return SPREAD_BELOW
+    return per * resident_invocations(info)
+
+
+def grid_stride_groups(plan: LaunchPlan, width: int, total: int, info: Any) -> int:
+    """Workgroups along x for a grid-stride kernel covering `total` indexes: one invocation
+    per element below `spread_below` (codegen_vec.py runs such a dispatch scalar), else one
+    per `plan.per_group // width` elements; at most the device's limit."""
+    per = width if total < spread_below(plan, width, info) else plan.per_group
+    return min(max(1, -(-total // per)), plan.max_groups[0])
 
 
 def parse_grid(grid: Any) -> tuple[int, int, int]:
@@ -111,7 +163,7 @@ def dispatches(
     mx, my, mz = plan.max_groups
     if not plan.observes_workgroup:
         total, total_y, total_z = size  # exact: the grid-stride loops stop at the problem size
-        groups = min(max(1, -(-total // plan.per_group)), mx)
+        groups = grid_stride_groups(plan, prep.physical_wg, total, device.info)
         block = plan.pack(total, 0, grid_x, total_y, total_z, addr, count, scalar, shape)
         dims = (groups, max(1, min(total_y, my)), max(1, min(total_z, mz)))
         commands.append(

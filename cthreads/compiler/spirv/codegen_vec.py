@@ -14,8 +14,10 @@ blocks b = 4 consecutive indexes 4b..4b+3:
   at other indexes are not in the plan: every lane reads them with the usual guarded loads.
 - any other block runs the unchanged scalar body for each lane below `total` (guarded accesses).
 
-Launch dispatches a quarter of the invocations (`CompiledKernel.elements_per_invocation`); the
-loop is correct for any dispatch size either way.
+Launch dispatches a quarter of the invocations (`CompiledKernel.elements_per_invocation`), or,
+for problems too small to fill the device that way, one invocation per element
+(launch/sizing.py, `spread_below`): a dispatch with `stride >= total` runs the scalar body once
+per invocation instead of the block loop. Either form is correct for any dispatch size.
 """
 
 from __future__ import annotations
@@ -69,9 +71,25 @@ class VecGen:
         total: int, g0: int, stride: int, pred: int,
     ) -> None:  # fmt: skip
         """The loop over blocks of 4, entered from block `pred`; ends in its merge block (the
-        caller closes the enclosing y/z loops)."""
-        m, i32, bt = self.m, self.t_i32, self.t_bool
+        caller closes the enclosing y/z loops). A dispatch with an invocation per element
+        (`stride >= total`: launch/sizing.py spreads small problems so) runs the scalar body
+        once per invocation instead."""
         self.code, self.cur_label, self.terminated = fn.body, pred, False
+        op, ins, new = self.op, self.ins, self.m.new_id
+        one_l, blocks_l, done = new(), new(), new()
+        spread = op(Op.ULessThanEqual, self.t_bool, total, stride)
+        ins(Op.SelectionMerge, done, SelectionControl.None_)
+        ins(Op.BranchConditional, spread, one_l, blocks_l)
+        self.begin(one_l)
+        self._guarded_call(vals, inputs, body_id, g0, total)
+        self.br(done)
+        self.begin(blocks_l)
+        self._block_loop(fn, vals, inputs, body_id, vbody_id, total, g0, stride)
+        self.br(done)
+        self.begin(done)
+
+    def _block_loop(self, fn, vals, inputs, body_id, vbody_id, total, g0, stride) -> None:
+        m, i32, bt = self.m, self.t_i32, self.t_bool
         op, ins, new = self.op, self.ins, m.new_id
         plan = self.vec
         u32 = m.t_int(32, False)
@@ -211,10 +229,24 @@ class VecGen:
         ins(Op.LoopMerge, merge, cont, LoopControl.None_)
         ins(Op.BranchConditional, go, body_l, merge)
         self.begin(body_l)
-        args = [g if a == ("g", None) else vals[a] for a in inputs]
-        op(Op.FunctionCall, self.t_void, body_id, *args)
+        self._call(vals, inputs, body_id, g)
         self.br(cont)
         self.begin(cont)
         ins(Op.IAdd, i32, lane_next, lane, self.ki(1))
         self.br(header)
         self.begin(merge)
+
+    def _guarded_call(self, vals, inputs, body_id, g, total) -> None:
+        """The scalar body for index `g` when it is below `total`."""
+        yes, skip = self.m.new_id(), self.m.new_id()
+        below = self.op(Op.ULessThan, self.t_bool, g, total)
+        self.ins(Op.SelectionMerge, skip, SelectionControl.None_)
+        self.ins(Op.BranchConditional, below, yes, skip)
+        self.begin(yes)
+        self._call(vals, inputs, body_id, g)
+        self.br(skip)
+        self.begin(skip)
+
+    def _call(self, vals, inputs, body_id, g) -> None:
+        args = [g if a == ("g", None) else vals[a] for a in inputs]
+        self.op(Op.FunctionCall, self.t_void, body_id, *args)

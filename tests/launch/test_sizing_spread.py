@@ -1,0 +1,120 @@
+"""The dispatch shape of grid-stride launches (launch/sizing.py, issue 14): vector-form kernels
+below `spread_below` run one invocation per element (codegen_vec.py runs such a dispatch with
+the scalar body), above it one invocation per 4-element block; the threshold comes from the
+device's shipped profile. Results are exact on either side of the threshold."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from cthreads.gpu import GlobalIdx, Gpu, gpu
+from cthreads.launch import dispatch, session, sizing
+
+H200 = SimpleNamespace(type="discrete", vendor_id=4318, device_id=9013)  # profiles/nvidia-h200.json
+UNKNOWN = SimpleNamespace(type="discrete", vendor_id=0x1234, device_id=1)
+CPU = SimpleNamespace(type="cpu", vendor_id=4318, device_id=9013)  # even with the H200's ids
+MAX_GROUPS = (2**31 - 1, 65535, 65535)
+WIDTH = 256
+
+
+def vec_plan(max_x: int = MAX_GROUPS[0]) -> SimpleNamespace:
+    """What the rule reads of a LaunchPlan: a vector-form kernel built WIDTH wide."""
+    return SimpleNamespace(per_group=4 * WIDTH, max_groups=(max_x, 65535, 65535))
+
+
+def test_the_threshold_is_four_times_the_devices_resident_invocations():
+    assert sizing.resident_invocations(H200) == 132 * 2048
+    assert sizing.spread_below(vec_plan(), WIDTH, H200) == 4 * 132 * 2048
+    assert sizing.spread_below(vec_plan(), WIDTH, UNKNOWN) == 0  # no profile: never spread
+    assert sizing.spread_below(vec_plan(), WIDTH, CPU) == 0  # CPU devices never spread
+    scalar = SimpleNamespace(per_group=WIDTH, max_groups=MAX_GROUPS)
+    assert sizing.spread_below(scalar, WIDTH, H200) == 0  # one element per invocation anyway
+
+
+@pytest.mark.parametrize(
+    ("n", "groups"),
+    [
+        (1, 1),
+        (1 << 16, (1 << 16) // WIDTH),  # small: one invocation per element
+        (4 * 132 * 2048 - 1, -(-(4 * 132 * 2048 - 1) // WIDTH)),
+        (4 * 132 * 2048, 4 * 132 * 2048 // (4 * WIDTH)),  # from the threshold on: blocks of 4
+        (1 << 26, (1 << 26) // (4 * WIDTH)),
+    ],
+)
+def test_small_launches_spread_and_large_ones_take_blocks(n, groups):
+    assert sizing.grid_stride_groups(vec_plan(), WIDTH, n, H200) == groups
+
+
+def test_the_group_count_stays_within_the_device_limit():
+    assert sizing.grid_stride_groups(vec_plan(max_x=100), WIDTH, 1 << 16, H200) == 100
+    assert sizing.grid_stride_groups(vec_plan(max_x=100), WIDTH, 1 << 26, H200) == 100
+
+
+def test_a_forced_threshold_overrides_the_device(monkeypatch):
+    monkeypatch.setattr(sizing, "SPREAD_BELOW", 1 << 32)
+    assert sizing.grid_stride_groups(vec_plan(), WIDTH, 1 << 26, UNKNOWN) == (1 << 26) // WIDTH
+    monkeypatch.setattr(sizing, "SPREAD_BELOW", 0)
+    assert sizing.grid_stride_groups(vec_plan(), WIDTH, 1 << 16, H200) == (1 << 16) // (4 * WIDTH)
+
+
+@Gpu
+def saxpy_spread(n: int, a: float, x: list[float], y: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < n:
+        y[i] = a * x[i] + y[i]
+
+
+THRESHOLD = 1000  # not a multiple of 4 or of the width: partial blocks on both sides
+
+
+@pytest.mark.parametrize("n", [0, 1, THRESHOLD - 1, THRESHOLD, THRESHOLD + 1, 4 * THRESHOLD + 3])
+def test_results_are_exact_around_the_threshold(monkeypatch, n):
+    monkeypatch.setattr(sizing, "SPREAD_BELOW", THRESHOLD)
+    seen: list[tuple] = []
+
+    def recording(*args):
+        before = len(args[-1])
+        dispatch_commands(*args)
+        seen.extend(c[3] for c in args[-1][before:] if c[0] == "dispatch")
+
+    dispatch_commands = sizing.dispatches
+    monkeypatch.setattr(dispatch, "dispatches", recording)
+    m = max(n, 7) + 5  # longer than n: the elements past n must stay as they were
+    x = np.linspace(-3.0, 3.0, m, dtype=np.float32)
+    y = np.linspace(1.0, 2.0, m, dtype=np.float32)[::-1].copy()
+    want = y.copy()
+    want[:n] = np.float32(0.25) * x[:n] + y[:n]
+    gpu(saxpy_spread, n, 0.25, x, y, timed=True).join()  # timed: the general path
+    np.testing.assert_array_equal(y, want)
+    prep = session.state.prepared.get(saxpy_spread.source_key)
+    assert prep.compiled.elements_per_invocation == 4  # the vector form
+    width = prep.physical_wg
+    per = 1 if n < THRESHOLD else 4
+    assert seen == ([(-(-n // (per * width)), 1, 1)] if n else [])  # n = 0 runs nothing
+
+
+@Gpu
+def stencil_spread(n: int, x: list[float], out: list[float]) -> None:
+    i: int = GlobalIdx.x
+    if i < n:
+        left: float = x[i - 1] if i > 0 else 0.0
+        right: float = x[i + 1] if i + 1 < n else 0.0
+        out[i] = 0.25 * left + 0.5 * x[i] + 0.25 * right
+
+
+@pytest.mark.parametrize("n", [THRESHOLD - 1, THRESHOLD + 1])
+def test_neighbour_reads_are_exact_in_both_shapes(monkeypatch, n):
+    # x is read at i - 1 and i + 1: out is vectorized, x keeps guarded scalar loads
+    monkeypatch.setattr(sizing, "SPREAD_BELOW", THRESHOLD)
+    x = np.linspace(-1.0, 1.0, n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    gpu(stencil_spread, n, x, out, timed=True).join()
+    pad = np.concatenate([[0.0], x, [0.0]]).astype(np.float32)
+    want = np.float32(0.25) * pad[:-2] + np.float32(0.5) * x + np.float32(0.25) * pad[2:]
+    np.testing.assert_array_equal(out, want)
+    assert (
+        session.state.prepared.get(stencil_spread.source_key).compiled.elements_per_invocation == 4
+    )
