@@ -173,6 +173,7 @@ enum { CT_SLOT_FREE = 0, CT_SLOT_OPEN = 1, CT_SLOT_SUBMITTED = 2 };
  * (GIL held). keep / timed are touched only with the GIL held. */
 typedef struct {
     VkCommandBuffer cb;
+    VkCommandBuffer copy_cb;    /* from the copy lane's pool (lane.c), when there is one */
     int state;                  /* CT_SLOT_*; read without the lock with __atomic loads */
     uint64_t first, value;
     int ncmds;
@@ -204,7 +205,9 @@ typedef struct {
     uint64_t bg_hot_ns;         /* CTHREADS_BG_HOT_US (200): watches for work after a submit */
     uint64_t bg_delay_ns;       /* CTHREADS_BG_DELAY_US (20): a batch's minimum age at submit */
     uint64_t lock_spin_ns;      /* CTHREADS_LOCK_SPIN_US (20): spin on a held lock first */
-    uint64_t lane_queues;       /* CTHREADS_LANE_QUEUES (CT_LANES): queues the lanes may use */
+    uint64_t lane_queues;       /* CTHREADS_LANE_QUEUES (1): queues the lanes may use */
+    uint64_t copy_queue;        /* CTHREADS_COPY_QUEUE (1, auto): 0 no copy lane; 1 one on a
+                                   transfer-only family if any; 2 on the compute family (tests) */
     uint64_t inflight;          /* CTHREADS_INFLIGHT (1): batches the thread keeps on the queue;
                                    2 overlaps a submit's cost with the batch before it */
     uint64_t spin_yield;        /* CTHREADS_SPIN_YIELD (1 on CPU devices, else 0): spin loops
@@ -230,6 +233,7 @@ typedef struct {
     uint64_t bg_submits;        /* pending batches submitted by the background thread */
     uint64_t lane_submits;      /* submits on lanes 1.. (each: its lane, then a join on 0) (S) */
     uint64_t lane_waits;        /* of those, submits that waited for other work on the GPU (S) */
+    uint64_t copy_submits;      /* of those, submits on the copy queue (S) */
 } CtCounters;
 
 typedef struct {
@@ -252,6 +256,17 @@ typedef struct {
     VkSemaphore lane_sem[CT_LANES];
     uint64_t lane_value[CT_LANES]; /* last value signalled on lane_sem (queue_lock) */
     VkCommandBuffer join_cb;      /* one barrier, recorded once (simultaneous use): a join */
+    /* the copy lane (queues.c, lane.c): stream copies on a queue of copy_family (UINT32_MAX:
+       none, copy_queue NULL), signalling copy_sem = copy_value (queue_lock) */
+    uint32_t copy_family;
+    VkQueue copy_queue;
+    VkCommandPool copy_pool;      /* copy_family's pool: the slots' copy_cb */
+    VkSemaphore copy_sem;
+    uint64_t copy_value;
+    uint64_t lane_last[CT_LANES][2]; /* lane k's newest value on its compute queue [0] and on
+                                        the copy queue [1] (state_lock): stream order */
+    uint32_t share_families[2];   /* the families buffers are used from (queues.c) */
+    uint32_t nshare;
     CtDeviceFns fn;
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memprops;
@@ -463,8 +478,15 @@ typedef struct {
 } CtOp;
 int ct_parse_op(CtDevice *dev, PyObject *cmd, Py_ssize_t idx, CtOp *op);
 void ct_record_ops(CtDevice *dev, VkCommandBuffer cb, const CtOp *ops, Py_ssize_t n,
-                   VkPipeline *bound);
-void ct_record_barrier(CtDevice *dev, VkCommandBuffer cb, int to_host);
+                   VkPipeline *bound, int bar);
+#define CT_BAR_HOST 1 /* ct_record_barrier: to host reads */
+#define CT_BAR_COPY 2 /* ... on a transfer-only queue: transfer stages only */
+void ct_record_barrier(CtDevice *dev, VkCommandBuffer cb, int flags);
+
+/* queues.c */
+uint32_t ct_queues_plan(CtDevice *self, VkDeviceQueueCreateInfo *qci, const float *prio);
+void ct_queues_fetch(CtDevice *self);
+void ct_queues_share(const CtDevice *self, VkBufferCreateInfo *bci);
 
 /* ring.c */
 int ct_ring_create(CtDevice *dev);
@@ -509,9 +531,9 @@ void ct_note_failure(CtDevice *dev, uint64_t lo, uint64_t hi, VkResult r, int fr
 int ct_reserve_slot(CtSlot *s, Py_ssize_t nkeep, int timed);
 void ct_slot_append(CtDevice *dev, CtSlot *s, uint64_t value, uint32_t pair, const CtOp *ops,
                     Py_ssize_t n, PyObject *const *items, Py_ssize_t nitems, PyObject *kept,
-                    int timed);
+                    int timed, int copy);
 int ct_find_free_slot(CtDevice *dev);
-uint64_t ct_oldest_submitted(CtDevice *dev);
+int ct_wait_for_slot_unlock(CtDevice *dev);
 uint64_t ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
                     Py_ssize_t nitems, PyObject *kept, int timed);
 

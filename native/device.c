@@ -184,29 +184,15 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
         exts[next++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
     if (coopmat)
         exts[next++] = "VK_KHR_cooperative_matrix";
-    /* one queue per lane where the family has several (lane.c); else the lanes share one */
-    uint32_t nfam = 0, nq = 1;
-    inst->fn.vkGetPhysicalDeviceQueueFamilyProperties(self->phys, &nfam, NULL);
-    if (self->queue_family < nfam && nfam <= 64) {
-        VkQueueFamilyProperties fam[64];
-        inst->fn.vkGetPhysicalDeviceQueueFamilyProperties(self->phys, &nfam, fam);
-        nq = fam[self->queue_family].queueCount;
-        nq = nq < 1 ? 1 : nq > CT_LANES ? CT_LANES : nq;
-        if (nq > self->knobs.lane_queues)
-            nq = (uint32_t)self->knobs.lane_queues;
-    }
+    /* the lanes' queues and the copy lane's (queues.c) */
     float prio[CT_LANES] = {1.0f, 1.0f, 1.0f, 1.0f};
-    VkDeviceQueueCreateInfo qci = {
-        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-        .queueFamilyIndex = self->queue_family,
-        .queueCount = nq,
-        .pQueuePriorities = prio,
-    };
+    VkDeviceQueueCreateInfo qci[2];
+    uint32_t nqci = ct_queues_plan(self, qci, prio);
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &f2,
-        .queueCreateInfoCount = 1,
-        .pQueueCreateInfos = &qci,
+        .queueCreateInfoCount = nqci,
+        .pQueueCreateInfos = qci,
         .enabledExtensionCount = next,
         .ppEnabledExtensionNames = exts,
     };
@@ -232,11 +218,8 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     }
     CT_DEVICE_FUNCS(CT_CHECK_DEV)
 #undef CT_CHECK_DEV
-    self->fn.vkGetDeviceQueue(device, self->queue_family, 0, &self->queue);
+    ct_queues_fetch(self);
     ct_external_init(self, external);
-    self->nqueues = nq;
-    for (uint32_t k = 0; k < CT_LANES; k++) /* lane k on queue k (mod the queues there are) */
-        self->fn.vkGetDeviceQueue(device, self->queue_family, k % nq, &self->lane_queue[k]);
 
     if (ct_memory_choose_types(self) < 0)
         goto done;
@@ -362,6 +345,8 @@ Device_forget(CtDevice *self, PyObject *unused)
     for (int k = 0; k < CT_LANES; k++) /* the parent's semaphores and queues */
         self->lane_sem[k] = VK_NULL_HANDLE;
     self->join_cb = VK_NULL_HANDLE;
+    self->copy_sem = VK_NULL_HANDLE;
+    self->copy_pool = VK_NULL_HANDLE;
     for (int i = 0; i < CT_RING; i++) { /* the references are this process's: keep them alive
                                            (dropping them could run code that expects a device) */
         self->ring[i].keep = NULL;
