@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from devicehelp import QueueGate
 
-from cthreads import runtime
+from cthreads import config, runtime
+from cthreads.errors import GpuInvalidArgument
 from cthreads.runtime import transfer
 from cthreads.gpu import DeviceArray, Stream, available, gpu, shutdown
 from cthreads.residency.device_array import DeviceArray as _DeviceArray
@@ -125,3 +126,16 @@ def test_a_stream_alternating_uploads_and_kernels_keeps_its_order(copy_queue):
         gpu(add_k, N, 0.5, y, stream=other)
     np.testing.assert_array_equal(y.numpy(stream=other), np.full(N, 6.5, np.float32))
     np.testing.assert_array_equal(x.numpy(stream=s), np.full(N, 6.0, np.float32))
+
+
+@pytest.mark.parametrize(("raw", "knob"), [("auto", 1), ("AUTO", 1), ("0", 0), ("compute", 2)])
+def test_the_copy_queue_variable_takes_its_words(monkeypatch, raw, knob):
+    monkeypatch.setenv("CTHREADS_COPY_QUEUE", raw)
+    assert config.native_knobs()["copy_queue"] == knob
+
+
+@pytest.mark.parametrize("raw", ["dma", "3", "-1", "0.5"])
+def test_a_bad_copy_queue_value_is_refused_naming_the_variable(monkeypatch, raw):
+    monkeypatch.setenv("CTHREADS_COPY_QUEUE", raw)
+    with pytest.raises(GpuInvalidArgument, match="CTHREADS_COPY_QUEUE.*auto, 0 or compute"):
+        config.native_knobs()
