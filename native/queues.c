@@ -17,12 +17,22 @@ pick_copy_family(const CtDevice *self, const VkQueueFamilyProperties *fam, uint3
         return self->queue_family;
     if (self->knobs.copy_queue == 0)
         return UINT32_MAX;
+    /* a family that only copies first (video and optical-flow families may list TRANSFER
+       too), else any with TRANSFER and neither GRAPHICS nor COMPUTE */
     const VkQueueFlags other = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
-    for (uint32_t i = 0; i < n; i++)
-        if ((fam[i].queueFlags & VK_QUEUE_TRANSFER_BIT) && !(fam[i].queueFlags & other) &&
-            fam[i].queueCount > 0)
+    const VkQueueFlags plain = VK_QUEUE_TRANSFER_BIT | VK_QUEUE_SPARSE_BINDING_BIT |
+                               VK_QUEUE_PROTECTED_BIT;
+    uint32_t loose = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        VkQueueFlags f = fam[i].queueFlags;
+        if (!(f & VK_QUEUE_TRANSFER_BIT) || (f & other) || fam[i].queueCount == 0)
+            continue;
+        if (!(f & ~plain))
             return i;
-    return UINT32_MAX;
+        if (loose == UINT32_MAX)
+            loose = i;
+    }
+    return loose;
 }
 
 /* Fill qci (room for 2) for vkCreateDevice; sets nqueues and copy_family (and the families
