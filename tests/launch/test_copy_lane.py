@@ -128,6 +128,45 @@ def test_a_stream_alternating_uploads_and_kernels_keeps_its_order(copy_queue):
     np.testing.assert_array_equal(x.numpy(stream=s), np.full(N, 6.0, np.float32))
 
 
+def test_a_failed_copy_submission_raises_and_the_copy_lane_stays_usable(copy_queue):
+    from cthreads.errors import VulkanOutOfMemory
+
+    device = runtime.get_device()
+    s = Stream()
+    x = DeviceArray.from_numpy(_arange())
+    device._dev._inject_submit_error(-2)  # VK_ERROR_OUT_OF_DEVICE_MEMORY
+    with pytest.raises(VulkanOutOfMemory):  # a fill: the copy lane's, where there is one
+        device.submit([("fill", x.buffer, 0, 4 * N, 0)], keep=(x.buffer,), lane=s._lane)
+    job = gpu(add_k, N, 1.0, x, stream=s)  # the copy semaphore and the timeline went on
+    job.join()
+    np.testing.assert_array_equal(x.numpy(stream=s), _arange() + 1)  # the fill did not run
+
+
+def test_shutdown_with_copies_and_kernels_queued_on_streams(copy_queue):
+    device = runtime.get_device()
+    streams = [Stream() for _ in range(3)]
+    xs = [DeviceArray.from_numpy(_arange()) for _ in streams]
+    staging = device.buffer(4 * N, usage="upload")
+    staging.write(memoryview(_arange() + 5).cast("B"))
+    for _ in range(4):
+        for s, x in zip(streams, xs):
+            gpu(add_k, N, 1.0, x, stream=s)
+            value = device.submit(
+                [("copy", staging, x.buffer, 4 * N, 0, 0)],
+                keep=(staging, x.buffer),
+                lane=s._lane,
+                after=x.last_use,
+            )
+            x.last_use = x.last_write = value
+    staging.release()
+    shutdown()  # the copies and kernels complete, then everything is destroyed: no hang
+    z = DeviceArray.from_numpy(_arange())  # the next device has its copy lane again
+    s = Stream()
+    z.copy_from(_arange() * 2, stream=s)
+    np.testing.assert_array_equal(z.numpy(stream=s), _arange() * 2)
+    assert runtime.get_device().stats()["copy_queue"] == copy_queue
+
+
 @pytest.mark.parametrize(("raw", "knob"), [("auto", 1), ("AUTO", 1), ("0", 0), ("compute", 2)])
 def test_the_copy_queue_variable_takes_its_words(monkeypatch, raw, knob):
     monkeypatch.setenv("CTHREADS_COPY_QUEUE", raw)
