@@ -199,6 +199,21 @@ ct_find_free_slot(CtDevice *dev)
     return -1;
 }
 
+/* The checks each pass of a submit loop (ct_enqueue, lane.c's) starts with: the device usable,
+   no failure left to report, and, for a timed submit, the next query pair free: when all are
+   in use it waits for the submit holding that one. GIL held, no lock held. -1 with an
+   exception; 1 after a wait (look again); 0: go on (dev->qnext is the pair to use). */
+int
+ct_submit_ready(CtDevice *dev, int timed)
+{
+    if (ct_device_check(dev) < 0 || ct_check_failed(dev, 0, 1) < 0)
+        return -1;
+    uint32_t pair = dev->qnext;
+    if (timed && dev->qbusy[pair])
+        return ct_wait_done(dev, dev->qvalue[pair], UINT64_MAX) < 0 ? -1 : 1;
+    return 0;
+}
+
 /* Every ring slot is in flight (state_lock held, GIL held): let the lock go and wait for the
    oldest submitted batch to complete, or pause while the others are being submitted right
    now; the caller then tries again. The one such wait of batch.c's and lane.c's submits.
@@ -334,14 +349,13 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
     timed = timed && dev->query_pool != VK_NULL_HANDLE;
     Py_ssize_t nhold = nitems + (kept != NULL);
     for (;;) {
-        if (ct_device_check(dev) < 0 || ct_check_failed(dev, 0, 1) < 0)
-            return 0;
-        uint32_t pair = dev->qnext;
-        if (timed && dev->qbusy[pair]) { /* all query pairs in use: wait for the oldest */
-            if (ct_wait_done(dev, dev->qvalue[pair], UINT64_MAX) < 0)
+        int ready = ct_submit_ready(dev, timed);
+        if (ready != 0) {
+            if (ready < 0)
                 return 0;
             continue;
         }
+        uint32_t pair = dev->qnext;
         ct_lock(dev, &dev->state_lock);
         int i = dev->pending, fresh = i < 0;
         if (fresh && (i = ct_find_free_slot(dev)) < 0) { /* every batch in flight */

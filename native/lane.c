@@ -247,19 +247,18 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
     int copy = on_copy_queue(dev, ops, n, timed);
     Py_ssize_t nhold = nitems + (kept != NULL);
     for (;;) {
-        if (ct_device_check(dev) < 0 || ct_check_failed(dev, 0, 1) < 0)
-            return 0;
+        int ready = ct_submit_ready(dev, timed);
+        if (ready != 0) {
+            if (ready < 0)
+                return 0;
+            continue;
+        }
         if (LOAD(dev->pending) >= 0) { /* lane 0's values before ours reach queue 0 first */
             if (ct_flush_pending(dev, UINT64_MAX) < 0)
                 return 0;
             continue;
         }
         uint32_t pair = dev->qnext;
-        if (timed && dev->qbusy[pair]) { /* all query pairs in use: wait for the oldest */
-            if (ct_wait_done(dev, dev->qvalue[pair], UINT64_MAX) < 0)
-                return 0;
-            continue;
-        }
         /* stream order where the lane's work is on two queues (see the top of this file) */
         uint64_t dep = after, other = dev->lane_last[lane][!copy];
         if ((copy || dev->lane_queue[lane] != dev->queue) && other > dep)

@@ -142,6 +142,7 @@ void ct_slot_append(CtDevice *dev, CtSlot *s, uint64_t value, uint32_t pair, con
                     Py_ssize_t n, PyObject *const *items, Py_ssize_t nitems, PyObject *kept,
                     int timed, int copy);
 int ct_find_free_slot(CtDevice *dev);
+int ct_submit_ready(CtDevice *dev, int timed);
 int ct_wait_for_slot_unlock(CtDevice *dev);
 uint64_t ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
                     Py_ssize_t nitems, PyObject *kept, int timed);
