@@ -16,8 +16,9 @@ starts (the device copy alone against the kernel): copy_from's host write runs w
 does in both layouts, so `ratio` cannot go below (write + copy) / (write + 2 copy).
 `copy_queue` says where the stream copies ran: the queue family of the copy lane (a
 transfer-only family: the DMA engines; `CTHREADS_COPY_QUEUE=0` turns it off for comparison),
-None for the lane's compute queue. Results are checked. On CPU devices and iGPUs (lavapipe) `copy_from` writes the array where it
-lies (unified memory): no device copy exists to overlap, so `--quick` checks that the script runs.
+None for the lane's compute queue. Results are checked. On CPU devices and iGPUs (lavapipe)
+`copy_from` writes the array where it lies (unified memory): no device copy exists to overlap,
+so `--quick` checks that the script runs.
 """
 
 from __future__ import annotations

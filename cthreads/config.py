@@ -207,8 +207,8 @@ def native_knobs() -> dict[str, int]:
     """The native submission policy's benchmarking knobs (`CTHREADS_COALESCE`,
     `CTHREADS_BATCH_MAX`, `CTHREADS_*_US`, `CTHREADS_*_POLL_NS`, `CTHREADS_INFLIGHT`,
     `CTHREADS_SPIN_YIELD`, `CTHREADS_LANE_QUEUES`, `CTHREADS_COPY_QUEUE`; native/README.md
-    says what each does), each read once, as the
-    native Device takes them: {knob: int}, durations in nanoseconds. Unset variables are left
+    says what each does), each read once, as the native Device takes them: {knob: int},
+    durations in nanoseconds. Unset variables are left
     out (the device's default: `CTHREADS_SPIN_YIELD`'s depends on the device type). Raises
     GpuInvalidArgument naming the variable for a value that is not allowed."""
     knobs = {}
