@@ -90,7 +90,7 @@ def _header_elsewhere() -> bool:
 native = Extension(
     "cthreads._native",
     sources=sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.c")),
-    depends=[str((ROOT / "native" / "cthreads.h").relative_to(ROOT))],
+    depends=sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.h")),
     libraries=["dl"],
     extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-O2", "-Wall", "-Wno-missing-braces"],
 )

@@ -14,8 +14,11 @@ reported beside it, so `sum_device_ms` is what strictly serial execution costs a
 `staged_ratio` is the same with the host's write into staging memory done before the clock
 starts (the device copy alone against the kernel): copy_from's host write runs while the kernel
 does in both layouts, so `ratio` cannot go below (write + copy) / (write + 2 copy).
-Results are checked. On CPU devices and iGPUs (lavapipe) `copy_from` writes the array where it
-lies (unified memory): no device copy exists to overlap, so `--quick` checks that the script runs.
+`copy_queue` says where the stream copies ran: the queue family of the copy lane (a
+transfer-only family: the DMA engines; `CTHREADS_COPY_QUEUE=0` turns it off for comparison),
+None for the lane's compute queue. Results are checked. On CPU devices and iGPUs (lavapipe)
+`copy_from` writes the array where it lies (unified memory): no device copy exists to overlap,
+so `--quick` checks that the script runs.
 """
 
 from __future__ import annotations
@@ -130,6 +133,7 @@ def run(n_up: int, n_k: int, repeat: int) -> dict:
     two_staged = min(_staged_case(True, n_k, rounds, x, d, staging) for _ in range(repeat))
     ok = ok and bool((d.numpy() == host).all())
     staging.release()
+    stats = runtime.get_device().stats()
     return {
         "device": device_name(),
         "package": package_label(),
@@ -145,7 +149,11 @@ def run(n_up: int, n_k: int, repeat: int) -> dict:
         "staged_one_stream_ms": one_staged * 1e3,
         "staged_two_streams_ms": two_staged * 1e3,
         "staged_ratio": two_staged / one_staged,
-        "lane_queues": runtime.get_device().stats()["lane_queues"],
+        # which path the stream copies took: the copy lane's queue family (None: the lane's
+        # compute queue; native/queues.c), and how many lane submits went to it
+        "copy_queue": stats["copy_queue"],
+        "copy_submits": stats["counters"]["copy_submits"],
+        "lane_queues": stats["lane_queues"],
         "target_ratio": 0.7,
         "ok": ok,
     }

@@ -167,6 +167,7 @@ _NATIVE_KNOBS = (
     ("CTHREADS_INFLIGHT", "inflight", "inflight", 1),
     ("CTHREADS_SPIN_YIELD", "spin_yield", "switch", 1),
     ("CTHREADS_LANE_QUEUES", "lane_queues", "count", 1),
+    ("CTHREADS_COPY_QUEUE", "copy_queue", "copy_queue", 1),
 )
 
 # kind -> lowest and highest native value, whole numbers only, what the error says is expected
@@ -175,11 +176,17 @@ _KNOB_KINDS = {
     "count": (1, 2**31 - 1, True, "a whole number >= 1"),
     "duration": (0, 2**63 - 1, False, "a number >= 0"),
     "inflight": (1, 2, True, "1 or 2"),
+    "copy_queue": (0, 2, True, "auto, 0 or compute"),
 }
+# words a kind takes for its numbers: CTHREADS_COPY_QUEUE=auto (1: the copy lane on a
+# transfer-only queue family where the device has one), compute (2: on the compute family;
+# tests the copy lane where there is no such family)
+_KNOB_WORDS = {"copy_queue": {"auto": "1", "compute": "2"}}
 
 
 def _native_knob(variable: str, kind: str, scale: int, raw: str) -> int:
     lowest, highest, whole, expected = _KNOB_KINDS[kind]
+    raw = _KNOB_WORDS.get(kind, {}).get(raw.lower(), raw)
     try:
         number = float(raw)
     except ValueError:
@@ -199,8 +206,9 @@ def _native_knob(variable: str, kind: str, scale: int, raw: str) -> int:
 def native_knobs() -> dict[str, int]:
     """The native submission policy's benchmarking knobs (`CTHREADS_COALESCE`,
     `CTHREADS_BATCH_MAX`, `CTHREADS_*_US`, `CTHREADS_*_POLL_NS`, `CTHREADS_INFLIGHT`,
-    `CTHREADS_SPIN_YIELD`; native/README.md says what each does), each read once, as the
-    native Device takes them: {knob: int}, durations in nanoseconds. Unset variables are left
+    `CTHREADS_SPIN_YIELD`, `CTHREADS_LANE_QUEUES`, `CTHREADS_COPY_QUEUE`; native/README.md
+    says what each does), each read once, as the native Device takes them: {knob: int},
+    durations in nanoseconds. Unset variables are left
     out (the device's default: `CTHREADS_SPIN_YIELD`'s depends on the device type). Raises
     GpuInvalidArgument naming the variable for a value that is not allowed."""
     knobs = {}

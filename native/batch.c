@@ -199,14 +199,38 @@ ct_find_free_slot(CtDevice *dev)
     return -1;
 }
 
-uint64_t
-ct_oldest_submitted(CtDevice *dev)
+/* The checks each pass of a submit loop (ct_enqueue, lane.c's) starts with: the device usable,
+   no failure left to report, and, for a timed submit, the next query pair free: when all are
+   in use it waits for the submit holding that one. GIL held, no lock held. -1 with an
+   exception; 1 after a wait (look again); 0: go on (dev->qnext is the pair to use). */
+int
+ct_submit_ready(CtDevice *dev, int timed)
 {
-    uint64_t v = UINT64_MAX;
+    if (ct_device_check(dev) < 0 || ct_check_failed(dev, 0, 1) < 0)
+        return -1;
+    uint32_t pair = dev->qnext;
+    if (timed && dev->qbusy[pair])
+        return ct_wait_done(dev, dev->qvalue[pair], UINT64_MAX) < 0 ? -1 : 1;
+    return 0;
+}
+
+/* Every ring slot is in flight (state_lock held, GIL held): let the lock go and wait for the
+   oldest submitted batch to complete, or pause while the others are being submitted right
+   now; the caller then tries again. The one such wait of batch.c's and lane.c's submits.
+   -1 with an exception when the wait failed. */
+int
+ct_wait_for_slot_unlock(CtDevice *dev)
+{
+    uint64_t oldest = UINT64_MAX;
     for (int i = 0; i < CT_RING; i++)
-        if (LOAD(dev->ring[i].state) == CT_SLOT_SUBMITTED && dev->ring[i].value < v)
-            v = dev->ring[i].value;
-    return v;
+        if (LOAD(dev->ring[i].state) == CT_SLOT_SUBMITTED && dev->ring[i].value < oldest)
+            oldest = dev->ring[i].value;
+    pthread_mutex_unlock(&dev->state_lock);
+    if (oldest == UINT64_MAX)
+        ct_pause_without_gil();
+    else if (ct_wait_done(dev, oldest, UINT64_MAX) < 0)
+        return -1;
+    return 0;
 }
 
 int
@@ -244,19 +268,21 @@ set_last_use(CtDevice *dev, CtAlloc *a, uint64_t value)
 /* Append one submit, timeline value `value`, to open slot s (ct_reserve_slot made room): its
    ops recorded (between the timestamps of query pair `pair` when `timed`), the allocations they
    and the buffers in `kept` touch marked used until `value`, items and kept held until the slot
-   retires. state_lock held. Shared by the default stream's batches and the lanes (lane.c). */
+   retires. state_lock held. Shared by the default stream's batches and the lanes (lane.c);
+   `copy`: into the slot's copy_cb, for the copy lane (never timed). */
 void
 ct_slot_append(CtDevice *dev, CtSlot *s, uint64_t value, uint32_t pair, const CtOp *ops,
-               Py_ssize_t n, PyObject *const *items, Py_ssize_t nitems, PyObject *kept, int timed)
+               Py_ssize_t n, PyObject *const *items, Py_ssize_t nitems, PyObject *kept, int timed,
+               int copy)
 {
-    VkCommandBuffer cb = s->cb;
+    VkCommandBuffer cb = copy ? s->copy_cb : s->cb;
     if (timed) {
         dev->fn.vkCmdResetQueryPool(cb, dev->query_pool, 2 * pair, 2);
         /* bottom of pipe: latched once every earlier command finished */
         dev->fn.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->query_pool,
                                     2 * pair);
     }
-    ct_record_ops(dev, cb, ops, n, &s->bound);
+    ct_record_ops(dev, cb, ops, n, &s->bound, copy ? CT_BAR_COPY : 0);
     if (timed) {
         dev->fn.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->query_pool,
                                     2 * pair + 1);
@@ -323,22 +349,17 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
     timed = timed && dev->query_pool != VK_NULL_HANDLE;
     Py_ssize_t nhold = nitems + (kept != NULL);
     for (;;) {
-        if (ct_device_check(dev) < 0 || ct_check_failed(dev, 0, 1) < 0)
-            return 0;
-        uint32_t pair = dev->qnext;
-        if (timed && dev->qbusy[pair]) { /* all query pairs in use: wait for the oldest */
-            if (ct_wait_done(dev, dev->qvalue[pair], UINT64_MAX) < 0)
+        int ready = ct_submit_ready(dev, timed);
+        if (ready != 0) {
+            if (ready < 0)
                 return 0;
             continue;
         }
+        uint32_t pair = dev->qnext;
         ct_lock(dev, &dev->state_lock);
         int i = dev->pending, fresh = i < 0;
         if (fresh && (i = ct_find_free_slot(dev)) < 0) { /* every batch in flight */
-            uint64_t oldest = ct_oldest_submitted(dev);
-            pthread_mutex_unlock(&dev->state_lock);
-            if (oldest == UINT64_MAX) /* the rest are being submitted right now */
-                ct_pause_without_gil();
-            else if (ct_wait_done(dev, oldest, UINT64_MAX) < 0)
+            if (ct_wait_for_slot_unlock(dev) < 0)
                 return 0;
             continue;
         }
@@ -364,7 +385,7 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
             STORE(s->state, CT_SLOT_OPEN);
         }
         uint64_t value = ++dev->next_value;
-        ct_slot_append(dev, s, value, pair, ops, n, items, nitems, kept, timed);
+        ct_slot_append(dev, s, value, pair, ops, n, items, nitems, kept, timed, 0);
         int full = (uint64_t)s->ncmds >= dev->knobs.batch_max || s->nbytes >= CT_BATCH_MAX_BYTES;
         if (!fresh && !full) { /* the common case of a stream: no system call at all */
             dev->cnt.appends++;

@@ -15,14 +15,9 @@
  *   destroy() -> None; _inject_submit_error(vk_result), _poke_u32(buffer, offset, value):
  *   test hooks; _abandon() (exit with work running); _forget() (fork child)
  *   Device.alive -> bool; host_visible_device_local -> bool
- * Teardown order: stop new work, submit the pending batch, join the submission thread, wait for
- * host operations, wait idle, drop in-flight references,
- * pipelines, memory, ring, semaphore, pipeline cache, device.
+ * Teardown, _abandon and _forget: teardown.c.
  */
 #include "cthreads.h"
-
-#include <sched.h>
-#include <string.h>
 
 int
 ct_device_check(CtDevice *dev)
@@ -45,8 +40,6 @@ ct_device_check(CtDevice *dev)
     }
     return 0;
 }
-
-static void device_destroy(CtDevice *self);
 
 static PyObject *
 Device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -184,29 +177,15 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
         exts[next++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
     if (coopmat)
         exts[next++] = "VK_KHR_cooperative_matrix";
-    /* one queue per lane where the family has several (lane.c); else the lanes share one */
-    uint32_t nfam = 0, nq = 1;
-    inst->fn.vkGetPhysicalDeviceQueueFamilyProperties(self->phys, &nfam, NULL);
-    if (self->queue_family < nfam && nfam <= 64) {
-        VkQueueFamilyProperties fam[64];
-        inst->fn.vkGetPhysicalDeviceQueueFamilyProperties(self->phys, &nfam, fam);
-        nq = fam[self->queue_family].queueCount;
-        nq = nq < 1 ? 1 : nq > CT_LANES ? CT_LANES : nq;
-        if (nq > self->knobs.lane_queues)
-            nq = (uint32_t)self->knobs.lane_queues;
-    }
+    /* the lanes' queues and the copy lane's (queues.c) */
     float prio[CT_LANES] = {1.0f, 1.0f, 1.0f, 1.0f};
-    VkDeviceQueueCreateInfo qci = {
-        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-        .queueFamilyIndex = self->queue_family,
-        .queueCount = nq,
-        .pQueuePriorities = prio,
-    };
+    VkDeviceQueueCreateInfo qci[2];
+    uint32_t nqci = ct_queues_plan(self, qci, prio);
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &f2,
-        .queueCreateInfoCount = 1,
-        .pQueueCreateInfos = &qci,
+        .queueCreateInfoCount = nqci,
+        .pQueueCreateInfos = qci,
         .enabledExtensionCount = next,
         .ppEnabledExtensionNames = exts,
     };
@@ -232,11 +211,8 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     }
     CT_DEVICE_FUNCS(CT_CHECK_DEV)
 #undef CT_CHECK_DEV
-    self->fn.vkGetDeviceQueue(device, self->queue_family, 0, &self->queue);
+    ct_queues_fetch(self);
     ct_external_init(self, external);
-    self->nqueues = nq;
-    for (uint32_t k = 0; k < CT_LANES; k++) /* lane k on queue k (mod the queues there are) */
-        self->fn.vkGetDeviceQueue(device, self->queue_family, k % nq, &self->lane_queue[k]);
 
     if (ct_memory_choose_types(self) < 0)
         goto done;
@@ -264,112 +240,18 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
 done:
     if (rc < 0 && self->device != VK_NULL_HANDLE) {
         self->state = CT_DESTROYED;
-        device_destroy(self);
+        ct_device_destroy(self);
     }
     if (cache.obj)
         PyBuffer_Release(&cache);
     return rc;
 }
 
-/* Release every Vulkan object. Safe to call on a half-created device. */
-static void
-device_destroy(CtDevice *self)
-{
-    if (self->device == VK_NULL_HANDLE) {
-        if (self->state != CT_UNINIT)
-            self->state = CT_DESTROYED;
-        return;
-    }
-    if (self->state == CT_CLOSING) /* another thread is tearing it down (GIL released) */
-        return;
-    /* From here on no operation without the GIL may start (ct_nogil_enter): threads that
-       launch, wait or poll get GpuUseAfterDestroy, the ones already inside finish first. */
-    self->state = CT_CLOSING;
-    /* the pending batch is submitted, not dropped: its waiters see it complete */
-    if (ct_flush_pending_ex(self, UINT64_MAX, 1) < 0) /* (after a loss it fails) */
-        PyErr_Clear();
-    ct_bg_stop(self);
-    /* host operations running without the GIL (copies, waits, submits) finish first */
-    while (self->active > 0) {
-        Py_BEGIN_ALLOW_THREADS
-        sched_yield();
-        Py_END_ALLOW_THREADS
-    }
-    Py_BEGIN_ALLOW_THREADS
-    pthread_mutex_lock(&self->queue_lock);
-    self->fn.vkDeviceWaitIdle(self->device);
-    pthread_mutex_unlock(&self->queue_lock);
-    Py_END_ALLOW_THREADS
-    self->state = CT_DESTROYED;
-    ct_ring_destroy(self);         /* drops in-flight references (may run Python code) */
-    if (self->device == VK_NULL_HANDLE) /* ...such as a finalizer calling destroy() */
-        return;
-    ct_pipelines_destroy_all(self);
-    ct_memory_destroy_all(self);
-    CT_DESTROY(self, PipelineCache, self->cache);
-    self->fn.vkDestroyDevice(self->device, NULL);
-    self->device = VK_NULL_HANDLE;
-    self->inst->ndevices--;
-}
-
 static PyObject *
 Device_destroy(CtDevice *self, PyObject *unused)
 {
     if (self->device != VK_NULL_HANDLE && !self->abandoned)
-        device_destroy(self);
-    Py_RETURN_NONE;
-}
-
-/* _abandon(): give up on the device without waiting for it (process exit while a kernel
-   still runs): new work is refused, the submission thread is asked to stop (not joined) and
-   nothing is destroyed; the object keeps a reference to itself so that it is never freed
-   under that thread. The process's exit releases what it held. */
-static PyObject *
-Device_abandon(CtDevice *self, PyObject *unused)
-{
-    if (self->device == VK_NULL_HANDLE || self->abandoned)
-        Py_RETURN_NONE;
-    self->state = CT_DESTROYED;
-    self->abandoned = 1;
-    if (self->bg_started) {
-        __atomic_store_n(&self->bg_stop, 1, __ATOMIC_SEQ_CST);
-        pthread_mutex_lock(&self->bg_lock);
-        pthread_cond_signal(&self->bg_cond);
-        pthread_mutex_unlock(&self->bg_lock);
-    }
-    Py_INCREF(self); /* never freed: the thread may still read it */
-    Py_RETURN_NONE;
-}
-
-/* _forget(): in a child process after fork(): the Vulkan objects, the submission thread and
-   any lock state belong to the parent. Drop them without a single call on them: the object
-   becomes a destroyed device (GpuUseAfterDestroy), its buffers and pipelines free nothing. */
-static PyObject *
-Device_forget(CtDevice *self, PyObject *unused)
-{
-    if (self->device == VK_NULL_HANDLE)
-        Py_RETURN_NONE;
-    self->state = CT_DESTROYED;
-    self->device = VK_NULL_HANDLE;
-    self->bg_started = 0;       /* that thread does not exist here */
-    self->locks_ready = 0;      /* they may be held by threads that do not exist: never touched */
-    self->active = 0;
-    self->pending = -1;
-    self->all = NULL;           /* the allocations' memory is the parent's */
-    self->deferred = NULL;
-    memset(self->pools, 0, sizeof self->pools);
-    self->pipelines = NULL;
-    for (int k = 0; k < CT_LANES; k++) /* the parent's semaphores and queues */
-        self->lane_sem[k] = VK_NULL_HANDLE;
-    self->join_cb = VK_NULL_HANDLE;
-    for (int i = 0; i < CT_RING; i++) { /* the references are this process's: keep them alive
-                                           (dropping them could run code that expects a device) */
-        self->ring[i].keep = NULL;
-        self->ring[i].nkeep = self->ring[i].keep_cap = 0;
-        self->ring[i].state = CT_SLOT_FREE;
-    }
-    if (self->inst != NULL && self->inst->ndevices > 0)
-        self->inst->ndevices--;
+        ct_device_destroy(self);
     Py_RETURN_NONE;
 }
 
@@ -378,7 +260,7 @@ Device_dealloc(CtDevice *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     if (self->device != VK_NULL_HANDLE && !self->abandoned)
-        device_destroy(self);
+        ct_device_destroy(self);
     if (self->locks_ready) {
         pthread_mutex_destroy(&self->queue_lock);
         pthread_mutex_destroy(&self->state_lock);
@@ -504,9 +386,9 @@ static PyMethodDef Device_methods[] = {
     {"_poke_u32", (PyCFunction)Device_poke_u32, METH_VARARGS,
      "_poke_u32(buffer, offset, value) -> None: test hook, a store into mapped memory that "
      "works during teardown"},
-    {"_abandon", (PyCFunction)Device_abandon, METH_NOARGS,
+    {"_abandon", (PyCFunction)ct_device_abandon, METH_NOARGS,
      "_abandon() -> None: refuse work and leave the device to the process's exit (no waits)"},
-    {"_forget", (PyCFunction)Device_forget, METH_NOARGS,
+    {"_forget", (PyCFunction)ct_device_forget, METH_NOARGS,
      "_forget() -> None: after fork(), in the child: drop the parent's device untouched"},
     {NULL}
 };

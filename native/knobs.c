@@ -35,6 +35,7 @@ static const CtKnobDef knob_defs[] = {
     CT_KNOB(inflight, 1, 1, 2),
     CT_KNOB(spin_yield, CT_DEVICE_DEFAULT, 0, 1),
     CT_KNOB(lane_queues, 1, 1, CT_LANES), /* 1: on the H200 4 queues lost the device (README) */
+    CT_KNOB(copy_queue, 1, 0, 2), /* 1: the copy lane on a transfer-only family if any */
 };
 #define CT_NKNOBS ((int)(sizeof knob_defs / sizeof knob_defs[0]))
 

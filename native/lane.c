@@ -25,6 +25,13 @@
  * 0's pending batch is closed and submitted before any lane submit (the join needs the next
  * value on queue 0 anyway). Waits name values some submission signals exactly, already
  * submitted (the 1.3.239 validation layer times out on anything else).
+ * The copy lane (issue 16): a lane submit of copies and fills only (not timed: transfer
+ * queues need not take timestamps, and vkCmdResetQueryPool is not a transfer command) goes to
+ * `copy_queue` (queues.c: the DMA engines' transfer-only family) instead, recorded into the
+ * slot's copy_cb with transfer-only barriers, signalling copy_sem; its join on queue 0 is the
+ * same. A stream then spans two queues, so its order is kept by waits, not by queue order: a
+ * copy waits for its lane's newest compute submit, and a compute submit on a queue other than
+ * queue 0 for its lane's newest copy (on queue 0 the copy's join comes first anyway).
  */
 #include "cthreads.h"
 
@@ -40,10 +47,44 @@ make_timeline(CtDevice *dev, VkSemaphore *out)
     return dev->fn.vkCreateSemaphore(dev->device, &sci, NULL, out);
 }
 
-/* After ct_ring_create (the command pool) and with dev->lane_queue filled (device.c). */
+/* The copy lane's semaphore, command pool (its family's) and a command buffer per ring slot. */
+static int
+copy_lane_create(CtDevice *dev)
+{
+    VkResult r = make_timeline(dev, &dev->copy_sem);
+    if (r != VK_SUCCESS) {
+        ct_raise_vk(dev->st, r, "vkCreateSemaphore (copy lane)");
+        return -1;
+    }
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                   .queueFamilyIndex = dev->copy_family};
+    r = dev->fn.vkCreateCommandPool(dev->device, &pci, NULL, &dev->copy_pool);
+    if (r != VK_SUCCESS) {
+        ct_raise_vk(dev->st, r, "vkCreateCommandPool (copy lane)");
+        return -1;
+    }
+    VkCommandBuffer cbs[CT_RING];
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = dev->copy_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = CT_RING};
+    r = dev->fn.vkAllocateCommandBuffers(dev->device, &ai, cbs);
+    if (r != VK_SUCCESS) {
+        ct_raise_vk(dev->st, r, "vkAllocateCommandBuffers (copy lane)");
+        return -1;
+    }
+    for (int i = 0; i < CT_RING; i++)
+        dev->ring[i].copy_cb = cbs[i];
+    return 0;
+}
+
+/* After ct_ring_create (the command pool) and with the queues fetched (queues.c). */
 int
 ct_lanes_create(CtDevice *dev)
 {
+    if (dev->copy_queue != VK_NULL_HANDLE && copy_lane_create(dev) < 0)
+        return -1;
     dev->lane_sem[0] = dev->timeline;
     for (int k = 1; k < CT_LANES; k++) {
         VkResult r = make_timeline(dev, &dev->lane_sem[k]);
@@ -84,6 +125,10 @@ ct_lanes_destroy(CtDevice *dev)
         CT_DESTROY(dev, Semaphore, dev->lane_sem[k]);
     dev->lane_sem[0] = VK_NULL_HANDLE;
     dev->join_cb = VK_NULL_HANDLE;
+    CT_DESTROY(dev, Semaphore, dev->copy_sem);
+    CT_DESTROY(dev, CommandPool, dev->copy_pool); /* (frees the slots' copy_cb) */
+    for (int i = 0; i < CT_RING; i++)
+        dev->ring[i].copy_cb = VK_NULL_HANDLE;
 }
 
 /* The value a submission depending on `after` waits for on dev->timeline: 0 when `after`
@@ -105,13 +150,18 @@ wait_target(CtDevice *dev, uint64_t after)
     return 0; /* retired meanwhile: completed */
 }
 
-/* Submit a lane's slot i (recorded, ended) and its join. Entered with state_lock held and the
-   GIL released; returns with no lock held. On failure the lane's semaphore and the timeline are
-   still advanced (waiters wake up) and the failure is recorded, as for batch.c's batches. */
+/* Submit a lane's slot i (recorded, ended) and its join: on the lane's queue, or the copy
+   queue when `copy`. Entered with state_lock held and the GIL released; returns with no lock
+   held. On failure the lane's semaphore and the timeline are still advanced (waiters wake up)
+   and the failure is recorded, as for batch.c's batches. */
 static VkResult
-submit_lane_unlock(CtDevice *dev, int lane, int i, uint64_t wait_value, VkResult ended)
+submit_lane_unlock(CtDevice *dev, int lane, int i, uint64_t wait_value, VkResult ended, int copy)
 {
     CtSlot *s = &dev->ring[i];
+    VkQueue queue = copy ? dev->copy_queue : dev->lane_queue[lane];
+    VkCommandBuffer cb = copy ? s->copy_cb : s->cb;
+    VkSemaphore sem = copy ? dev->copy_sem : dev->lane_sem[lane];
+    uint64_t *counter = copy ? &dev->copy_value : &dev->lane_value[lane];
     uint64_t value = s->value;
     STORE(dev->submitted_prev, dev->submitted);
     STORE(dev->submitted, value);
@@ -119,7 +169,7 @@ submit_lane_unlock(CtDevice *dev, int lane, int i, uint64_t wait_value, VkResult
     dev->inject = VK_SUCCESS;
     ct_lock(dev, &dev->queue_lock); /* before state_lock is let go: value order on queue 0 */
     pthread_mutex_unlock(&dev->state_lock);
-    uint64_t lv = ++dev->lane_value[lane];
+    uint64_t lv = ++*counter;
     VkResult r = ended != VK_SUCCESS ? ended : inject;
     int lane_done = 0;
     if (r == VK_SUCCESS) {
@@ -131,9 +181,9 @@ submit_lane_unlock(CtDevice *dev, int lane, int i, uint64_t wait_value, VkResult
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &tsi,
                            .waitSemaphoreCount = wait_value ? 1 : 0,
                            .pWaitSemaphores = &dev->timeline, .pWaitDstStageMask = &all,
-                           .commandBufferCount = 1, .pCommandBuffers = &s->cb,
-                           .signalSemaphoreCount = 1, .pSignalSemaphores = &dev->lane_sem[lane]};
-        r = dev->fn.vkQueueSubmit(dev->lane_queue[lane], 1, &si, VK_NULL_HANDLE);
+                           .commandBufferCount = 1, .pCommandBuffers = &cb,
+                           .signalSemaphoreCount = 1, .pSignalSemaphores = &sem};
+        r = dev->fn.vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE);
         lane_done = r == VK_SUCCESS;
         if (r == VK_SUCCESS) {
             VkTimelineSemaphoreSubmitInfo jtsi = {
@@ -141,7 +191,7 @@ submit_lane_unlock(CtDevice *dev, int lane, int i, uint64_t wait_value, VkResult
                 .waitSemaphoreValueCount = 1, .pWaitSemaphoreValues = &lv,
                 .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &value};
             VkSubmitInfo ji = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &jtsi,
-                               .waitSemaphoreCount = 1, .pWaitSemaphores = &dev->lane_sem[lane],
+                               .waitSemaphoreCount = 1, .pWaitSemaphores = &sem,
                                .pWaitDstStageMask = &all, .commandBufferCount = 1,
                                .pCommandBuffers = &dev->join_cb, .signalSemaphoreCount = 1,
                                .pSignalSemaphores = &dev->timeline};
@@ -152,7 +202,7 @@ submit_lane_unlock(CtDevice *dev, int lane, int i, uint64_t wait_value, VkResult
     if (r != VK_SUCCESS) {
         /* keep both timelines whole so waiters on these values wake up */
         VkSemaphoreSignalInfo lsig = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
-                                      .semaphore = dev->lane_sem[lane], .value = lv};
+                                      .semaphore = sem, .value = lv};
         VkSemaphoreSignalInfo sig = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
                                      .semaphore = dev->timeline, .value = value};
         if (dev->fn.vkDeviceWaitIdle(dev->device) != VK_SUCCESS ||
@@ -167,10 +217,24 @@ submit_lane_unlock(CtDevice *dev, int lane, int i, uint64_t wait_value, VkResult
     return r;
 }
 
+/* Whether a lane submit goes to the copy queue: there is one, and the ops are copies and
+   fills only, untimed. */
+static int
+on_copy_queue(const CtDevice *dev, const CtOp *ops, Py_ssize_t n, int timed)
+{
+    if (dev->copy_queue == VK_NULL_HANDLE || timed || n == 0)
+        return 0;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (ops[k].kind == 0)
+            return 0;
+    return 1;
+}
+
 /* ct_enqueue for a lane: lane 0 is ct_enqueue itself (`after` is met there by construction:
    every join precedes later work on queue 0); lanes >= 1 record ops into a slot of their own
-   and submit it at once after `after` (a timeline value, 0 for none). GIL held, no lock held.
-   Returns the submit's timeline value (0 + exception on error). */
+   and submit it at once after `after` (a timeline value, 0 for none) on the lane's queue or
+   the copy queue. GIL held, no lock held. Returns the submit's timeline value (0 + exception
+   on error). */
 uint64_t
 ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssize_t n,
                 PyObject *const *items, Py_ssize_t nitems, PyObject *kept, int timed)
@@ -180,22 +244,26 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
     lane = 1 + (lane - 1) % (CT_LANES - 1);
     CtState *st = dev->st;
     timed = timed && dev->query_pool != VK_NULL_HANDLE;
+    int copy = on_copy_queue(dev, ops, n, timed);
     Py_ssize_t nhold = nitems + (kept != NULL);
     for (;;) {
-        if (ct_device_check(dev) < 0 || ct_check_failed(dev, 0, 1) < 0)
-            return 0;
+        int ready = ct_submit_ready(dev, timed);
+        if (ready != 0) {
+            if (ready < 0)
+                return 0;
+            continue;
+        }
         if (LOAD(dev->pending) >= 0) { /* lane 0's values before ours reach queue 0 first */
             if (ct_flush_pending(dev, UINT64_MAX) < 0)
                 return 0;
             continue;
         }
         uint32_t pair = dev->qnext;
-        if (timed && dev->qbusy[pair]) { /* all query pairs in use: wait for the oldest */
-            if (ct_wait_done(dev, dev->qvalue[pair], UINT64_MAX) < 0)
-                return 0;
-            continue;
-        }
-        uint64_t wait_value = after ? wait_target(dev, after) : 0;
+        /* stream order where the lane's work is on two queues (see the top of this file) */
+        uint64_t dep = after, other = dev->lane_last[lane][!copy];
+        if ((copy || dev->lane_queue[lane] != dev->queue) && other > dep)
+            dep = other;
+        uint64_t wait_value = dep ? wait_target(dev, dep) : 0;
         if (wait_value == UINT64_MAX) {
             ct_pause_without_gil();
             continue;
@@ -207,11 +275,7 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
         }
         int i = ct_find_free_slot(dev);
         if (i < 0) { /* every batch in flight */
-            uint64_t oldest = ct_oldest_submitted(dev);
-            pthread_mutex_unlock(&dev->state_lock);
-            if (oldest == UINT64_MAX)
-                ct_pause_without_gil();
-            else if (ct_wait_done(dev, oldest, UINT64_MAX) < 0)
+            if (ct_wait_for_slot_unlock(dev) < 0)
                 return 0;
             continue;
         }
@@ -223,7 +287,8 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
         }
         VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-        VkResult r = dev->fn.vkBeginCommandBuffer(s->cb, &bi);
+        VkCommandBuffer cb = copy ? s->copy_cb : s->cb;
+        VkResult r = dev->fn.vkBeginCommandBuffer(cb, &bi);
         if (r != VK_SUCCESS) {
             pthread_mutex_unlock(&dev->state_lock);
             ct_raise_vk(st, r, "vkBeginCommandBuffer");
@@ -235,19 +300,21 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
         s->nbytes = 0;
         s->bound = VK_NULL_HANDLE;
         STORE(s->state, CT_SLOT_OPEN); /* (never dev->pending: nothing appends to it) */
-        ct_slot_append(dev, s, value, pair, ops, n, items, nitems, kept, timed);
-        ct_record_barrier(dev, s->cb, 1);
-        VkResult ended = dev->fn.vkEndCommandBuffer(s->cb);
+        dev->lane_last[lane][copy] = value;
+        ct_slot_append(dev, s, value, pair, ops, n, items, nitems, kept, timed, copy);
+        ct_record_barrier(dev, cb, CT_BAR_HOST | (copy ? CT_BAR_COPY : 0));
+        VkResult ended = dev->fn.vkEndCommandBuffer(cb);
         dev->cnt.lane_submits++;
+        dev->cnt.copy_submits += (uint64_t)copy;
         if (wait_value)
             dev->cnt.lane_waits++;
         dev->active++;
         Py_BEGIN_ALLOW_THREADS
-        r = submit_lane_unlock(dev, lane, i, wait_value, ended);
+        r = submit_lane_unlock(dev, lane, i, wait_value, ended, copy);
         Py_END_ALLOW_THREADS
         dev->active--;
         if (r != VK_SUCCESS) {
-            ct_raise_vk(st, r, "vkQueueSubmit (lane %d)", lane);
+            ct_raise_vk(st, r, copy ? "vkQueueSubmit (lane %d, copy queue)" : "vkQueueSubmit (lane %d)", lane);
             return 0;
         }
         return value;

@@ -61,7 +61,8 @@ int
 ct_memory_choose_types(CtDevice *dev)
 {
     VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 256,
-                              .usage = ct_usage, .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+                              .usage = ct_usage};
+    ct_queues_share(dev, &bci);
     VkBuffer b;
     VkResult r = dev->fn.vkCreateBuffer(dev->device, &bci, NULL, &b);
     if (r != VK_SUCCESS) {
@@ -134,8 +135,9 @@ alloc_new(CtDevice *dev, VkDeviceSize capacity, uint32_t type, int exportable, C
     VkExportMemoryAllocateInfo exp;
     VkMemoryDedicatedAllocateInfo ded;
     VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = capacity,
-                              .usage = ct_usage, .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+                              .usage = ct_usage,
                               .pNext = exportable ? ct_external_buffer_info(&ext) : NULL};
+    ct_queues_share(dev, &bci); /* (both families where there is a copy lane: queues.c) */
     VkBuffer b = VK_NULL_HANDLE;
     VkDeviceMemory m = VK_NULL_HANDLE;
     void *mapped = NULL;

@@ -173,26 +173,34 @@ ct_parse_op(CtDevice *dev, PyObject *cmd, Py_ssize_t idx, CtOp *op)
     return -1;
 }
 
+/* A memory barrier from earlier copies and kernels to later ones (flags 0) or to host reads
+   (CT_BAR_HOST). CT_BAR_COPY: in a copy-lane command buffer, whose queue may be transfer-only
+   (no compute stage or shader access there): transfer stages only. Work of other queues is
+   ordered by semaphores, whose waits cover every stage. */
 void
-ct_record_barrier(CtDevice *dev, VkCommandBuffer cb, int to_host)
+ct_record_barrier(CtDevice *dev, VkCommandBuffer cb, int flags)
 {
-    VkMemoryBarrier mb = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = to_host ? VK_ACCESS_HOST_READ_BIT
-                                 : (VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                                    VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT),
-    };
-    VkPipelineStageFlags work = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    int to_host = flags & CT_BAR_HOST;
+    VkAccessFlags rw = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    VkPipelineStageFlags work = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT};
+    if (!(flags & CT_BAR_COPY)) {
+        rw |= VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+        work |= VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+        mb.srcAccessMask |= VK_ACCESS_SHADER_WRITE_BIT;
+    }
+    mb.dstAccessMask = to_host ? VK_ACCESS_HOST_READ_BIT : rw;
     dev->fn.vkCmdPipelineBarrier(cb, work, to_host ? VK_PIPELINE_STAGE_HOST_BIT : work, 0, 1, &mb,
                                  0, NULL, 0, NULL);
 }
 
 void
-ct_record_ops(CtDevice *dev, VkCommandBuffer cb, const CtOp *ops, Py_ssize_t n, VkPipeline *bound)
+ct_record_ops(CtDevice *dev, VkCommandBuffer cb, const CtOp *ops, Py_ssize_t n, VkPipeline *bound,
+              int bar)
 {
     for (Py_ssize_t i = 0; i < n; i++) {
-        ct_record_barrier(dev, cb, 0); /* before the first: orders after earlier work */
+        ct_record_barrier(dev, cb, bar); /* before the first: orders after earlier work */
         const CtOp *op = &ops[i];
         if (op->kind == 0) {
             if (op->pipe->pipeline != *bound) { /* stays bound across the batch's submits */

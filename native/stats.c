@@ -22,11 +22,12 @@ stats_counters(CtDevice *self)
     CT_RD(host_polls) CT_RD(bg_polls) CT_RD(host_blocks) CT_RD(bg_blocks) CT_RD(wakes)
     CT_RD(bg_sleeps) CT_RD(lock_blocks) CT_RD(clock_reads) CT_RD(appends) CT_RD(deferred)
     CT_RD(direct) CT_RD(full) CT_RD(flushes) CT_RD(bg_submits) CT_RD(lane_submits) CT_RD(lane_waits)
+    CT_RD(copy_submits)
 #undef CT_RD
     if (self->locks_ready)
         pthread_mutex_unlock(&self->state_lock);
     return Py_BuildValue(
-        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
         /* timeline counter reads (vkGetSemaphoreCounterValue; an ioctl on some drivers) */
         "host_polls", (unsigned long long)c.host_polls, "bg_polls", (unsigned long long)c.bg_polls,
         /* blocking timeline waits (vkWaitSemaphores) */
@@ -42,7 +43,9 @@ stats_counters(CtDevice *self)
         "flushes", (unsigned long long)c.flushes, "bg_submits", (unsigned long long)c.bg_submits,
         /* submits on lanes 1.. (streams, lane.c), and those that waited for other work */
         "lane_submits", (unsigned long long)c.lane_submits,
-        "lane_waits", (unsigned long long)c.lane_waits);
+        "lane_waits", (unsigned long long)c.lane_waits,
+        /* of those, submits on the copy queue (lane.c) */
+        "copy_submits", (unsigned long long)c.copy_submits);
 }
 
 PyObject *
@@ -75,13 +78,18 @@ ct_device_stats(CtDevice *self, PyObject *unused)
         self->fn.vkGetSemaphoreCounterValue(self->device, self->timeline, &counter);
     uint64_t nbatches = CT_LOAD(self->nbatches);
     PyObject *counters = stats_counters(self), *knobs = ct_knobs_dict(&self->knobs);
-    if (counters == NULL || knobs == NULL) {
+    PyObject *copy_queue = self->copy_queue == VK_NULL_HANDLE
+                               ? Py_NewRef(Py_None)
+                               : PyLong_FromUnsignedLong(self->copy_family);
+    if (counters == NULL || knobs == NULL || copy_queue == NULL) {
         Py_XDECREF(counters);
         Py_XDECREF(knobs);
+        Py_XDECREF(copy_queue);
         return NULL;
     }
     return Py_BuildValue(
-        "{s:n,s:n,s:n,s:K,s:n,s:n,s:K,s:K,s:n,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:K,s:K,s:i,s:I,s:N,s:N}",
+        "{s:n,s:n,s:n,s:K,s:n,s:n,s:K,s:K,s:n,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:K,s:K,s:i,s:I,s:N,s:N,"
+        "s:N}",
         /* Vulkan objects alive: one VkBuffer bound to one VkDeviceMemory per allocation */
         "allocations", live, "vk_buffers", live, "vk_memory", live,
         "allocated_bytes", (unsigned long long)live_bytes,
@@ -98,5 +106,7 @@ ct_device_stats(CtDevice *self, PyObject *unused)
         "completed", (unsigned long long)counter,
         /* lanes for streams (lane.c) and the distinct queues they are spread over */
         "lanes", CT_LANES, "lane_queues", (unsigned int)self->nqueues,
-        "counters", counters, "knobs", knobs);
+        "counters", counters, "knobs", knobs,
+        /* the copy lane's queue family (queues.c), None without one */
+        "copy_queue", copy_queue);
 }

@@ -15,6 +15,9 @@ job's value, `synchronize()` and the memory pool keep one integer per submission
 `after=` and the implicit rule of the launch path (a launch waits for the last write of the
 arrays it reads and the last use of the arrays it writes) become waits on the device, never
 host waits. Lanes overlap in device time where they have distinct queues (not on lavapipe).
+A stream's copies go to the device's copy engines (a transfer-only queue family, the *copy
+lane*) where it has one, overlapping kernels on the compute queue; stream order holds across
+the two queues (native/lane.c, docs/streams.md).
 
 The launch paths stay as fast as before: they test `SCOPED[0]` (how many `with stream:` blocks
 are open in any thread) and the two keywords, and only then look at the thread's stack.

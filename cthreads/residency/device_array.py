@@ -514,10 +514,11 @@ class DeviceArray:
             return
         staging = device.buffer(self.nbytes, usage="download")
         try:
-            value = device.submit(
-                [("copy", source, staging, self.nbytes, 0, 0)], keep=(source, staging)
-            )
-            if s is not None:
+            cmd = [("copy", source, staging, self.nbytes, 0, 0)]
+            if s is None:
+                value = device.submit(cmd, keep=(source, staging))
+            else:  # on the stream's lane: its copy queue where the device has one (lane.c)
+                value = device.submit(cmd, keep=(source, staging), lane=s._lane)
                 s._note(value)
             device.wait(value)
             transfer.read_into(staging, view)

@@ -1,0 +1,182 @@
+"""The copy lane (issue 16, native/lane.c, native/queues.c): copies queued on a Stream go to a
+queue of the device's transfer-only family (the DMA engines) where it has one, joined to the
+one timeline like every lane; stream order across the lane's two queues is kept by waits.
+
+Each test runs twice: on the device as configured (`auto`: on the H200 the transfer queue, on
+lavapipe, which has no transfer-only family, no copy lane: stats say None and stream copies take
+the lane's compute queue), and with `CTHREADS_COPY_QUEUE=compute`, which puts the copy lane on
+the compute family's queue: the whole mechanism (its command pool, transfer-only barriers,
+semaphore, joins, the cross-queue waits) then runs on lavapipe too, under the validation layer
+(synchronization checks on). `_direct` is switched off so that the DeviceArray copies stage
+through device copies, as on discrete GPUs, instead of the host reaching unified memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from devicehelp import QueueGate
+
+from cthreads import config, runtime
+from cthreads.errors import GpuInvalidArgument
+from cthreads.runtime import transfer
+from cthreads.gpu import DeviceArray, Stream, available, gpu, shutdown
+from cthreads.residency.device_array import DeviceArray as _DeviceArray
+
+from stream_kernels import N, add_k, scaled
+from stream_kernels import arange as _arange
+
+pytestmark = pytest.mark.skipif(not available(), reason="no Vulkan device")
+
+
+@pytest.fixture(params=["auto", "compute"])
+def copy_queue(request, monkeypatch):
+    """The copy lane's queue family on a device made for the mode (None: no copy lane)."""
+    monkeypatch.setattr(_DeviceArray, "_direct", lambda self: False)
+    if request.param == "compute":
+        shutdown()
+        monkeypatch.setenv("CTHREADS_COPY_QUEUE", "compute")
+    family = runtime.get_device().stats()["copy_queue"]
+    yield family
+    if request.param == "compute":
+        shutdown()  # (the environment is restored after this: the next device is as before)
+
+
+def _counters() -> dict:
+    return runtime.get_device().stats()["counters"]
+
+
+def test_stats_report_the_copy_queue(copy_queue, request):
+    device = runtime.get_device()
+    knob = device.stats()["knobs"]["copy_queue"]  # (CTHREADS_COPY_QUEUE: auto 1, 0, compute 2)
+    if "compute" in request.node.name:
+        assert knob == 2 and copy_queue is not None
+    elif knob == 0:
+        assert copy_queue is None
+    elif device.info.type == "cpu":
+        assert copy_queue is None  # lavapipe: one family, graphics + compute + transfer
+    elif device.info.nvidia:
+        assert copy_queue is not None  # NVIDIA lists a transfer-only family (copy engines)
+
+
+def test_an_upload_on_one_stream_is_read_by_a_kernel_on_another(copy_queue):
+    up, use = Stream(), Stream()
+    d = DeviceArray.from_numpy(np.zeros(N, np.float32))
+    y = DeviceArray(N, "f32")
+    host = _arange() + 7
+    with QueueGate() as gate:
+        gpu(add_k, N, 0.0, d)  # the default stream still uses d: copy_from stages
+        before = _counters()
+        d.copy_from(host, stream=up)
+        job = gpu(scaled, N, 2.0, d, y, stream=use)  # reads d: after the upload (array rule)
+        after = _counters()
+        assert after["copy_submits"] - before["copy_submits"] == (copy_queue is not None)
+        assert after["lane_submits"] - before["lane_submits"] == 2
+        assert not job.done()
+        gate.open()
+        job.join()
+    np.testing.assert_array_equal(y.numpy(stream=use), 2 * host)
+
+
+def test_a_download_after_a_kernel_on_the_stream(copy_queue):
+    s = Stream()
+    x = DeviceArray.from_numpy(_arange())
+    for _ in range(3):
+        gpu(add_k, N, 1.0, x, stream=s)
+    before = _counters()["copy_submits"]
+    out = np.empty(N, np.float32)
+    x.copy_to(out, stream=s)  # the host waits for the kernels; the copy goes on s's lane
+    assert _counters()["copy_submits"] - before == (copy_queue is not None)
+    np.testing.assert_array_equal(out, _arange() + 3)
+    np.testing.assert_array_equal(x.numpy(stream=s), _arange() + 3)
+
+
+def test_a_copy_after_a_kernel_on_its_stream_waits_for_it_without_a_named_dependency(copy_queue):
+    """A raw copy submit names no dependency: only stream order makes it read the kernel's
+    result, a device wait where the copy lane is on another queue than the kernel."""
+    device = runtime.get_device()
+    s = Stream()
+    x = DeviceArray.from_numpy(_arange())
+    y = DeviceArray(N, "f32")
+    out = device.buffer(4 * N, usage="download")
+    try:
+        with QueueGate() as gate:
+            gpu(scaled, N, 3.0, x, y, stream=s)
+            before = _counters()["lane_waits"]
+            value = device.submit(
+                [("copy", y.buffer, out, 4 * N, 0, 0)], keep=(y.buffer, out), lane=s._lane
+            )
+            assert _counters()["lane_waits"] - before == (copy_queue is not None)
+            assert not device.wait(value, timeout=0)
+            gate.open()
+            assert device.wait(value, timeout=60)
+        got = np.empty(N, np.float32)
+        transfer.read_into(out, memoryview(got).cast("B"))
+        np.testing.assert_array_equal(got, 3 * _arange())
+    finally:
+        out.release()
+
+
+def test_a_stream_alternating_uploads_and_kernels_keeps_its_order(copy_queue):
+    s, other = Stream(), Stream()
+    x = DeviceArray.from_numpy(np.zeros(N, np.float32))
+    y = DeviceArray.from_numpy(np.zeros(N, np.float32))
+    for k in range(6):
+        x.copy_from(np.full(N, k, np.float32), stream=s)
+        gpu(add_k, N, 1.0, x, stream=s)  # x = k + 1
+        gpu(scaled, N, 1.0, x, y, stream=other)  # y = x, on another lane (array rule)
+        gpu(add_k, N, 0.5, y, stream=other)
+    np.testing.assert_array_equal(y.numpy(stream=other), np.full(N, 6.5, np.float32))
+    np.testing.assert_array_equal(x.numpy(stream=s), np.full(N, 6.0, np.float32))
+
+
+def test_a_failed_copy_submission_raises_and_the_copy_lane_stays_usable(copy_queue):
+    from cthreads.errors import VulkanOutOfMemory
+
+    device = runtime.get_device()
+    s = Stream()
+    x = DeviceArray.from_numpy(_arange())
+    device._dev._inject_submit_error(-2)  # VK_ERROR_OUT_OF_DEVICE_MEMORY
+    with pytest.raises(VulkanOutOfMemory):  # a fill: the copy lane's, where there is one
+        device.submit([("fill", x.buffer, 0, 4 * N, 0)], keep=(x.buffer,), lane=s._lane)
+    job = gpu(add_k, N, 1.0, x, stream=s)  # the copy semaphore and the timeline went on
+    job.join()
+    np.testing.assert_array_equal(x.numpy(stream=s), _arange() + 1)  # the fill did not run
+
+
+def test_shutdown_with_copies_and_kernels_queued_on_streams(copy_queue):
+    device = runtime.get_device()
+    streams = [Stream() for _ in range(3)]
+    xs = [DeviceArray.from_numpy(_arange()) for _ in streams]
+    staging = device.buffer(4 * N, usage="upload")
+    staging.write(memoryview(_arange() + 5).cast("B"))
+    for _ in range(4):
+        for s, x in zip(streams, xs):
+            gpu(add_k, N, 1.0, x, stream=s)
+            value = device.submit(
+                [("copy", staging, x.buffer, 4 * N, 0, 0)],
+                keep=(staging, x.buffer),
+                lane=s._lane,
+                after=x.last_use,
+            )
+            x.last_use = x.last_write = value
+    staging.release()
+    shutdown()  # the copies and kernels complete, then everything is destroyed: no hang
+    z = DeviceArray.from_numpy(_arange())  # the next device has its copy lane again
+    s = Stream()
+    z.copy_from(_arange() * 2, stream=s)
+    np.testing.assert_array_equal(z.numpy(stream=s), _arange() * 2)
+    assert runtime.get_device().stats()["copy_queue"] == copy_queue
+
+
+@pytest.mark.parametrize(("raw", "knob"), [("auto", 1), ("AUTO", 1), ("0", 0), ("compute", 2)])
+def test_the_copy_queue_variable_takes_its_words(monkeypatch, raw, knob):
+    monkeypatch.setenv("CTHREADS_COPY_QUEUE", raw)
+    assert config.native_knobs()["copy_queue"] == knob
+
+
+@pytest.mark.parametrize("raw", ["dma", "3", "-1", "0.5"])
+def test_a_bad_copy_queue_value_is_refused_naming_the_variable(monkeypatch, raw):
+    monkeypatch.setenv("CTHREADS_COPY_QUEUE", raw)
+    with pytest.raises(GpuInvalidArgument, match="CTHREADS_COPY_QUEUE.*auto, 0 or compute"):
+        config.native_knobs()
