@@ -268,6 +268,14 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
             ct_pause_without_gil();
             continue;
         }
+        int counted = wait_value != 0;
+        /* On a queue other than queue 0, also wait for the newest completed value: work that
+           completed on another queue (pooled staging memory, an array whose last use is done)
+           is ordered before this submission only by the host having seen it complete, which
+           synchronization validation cannot see (H200, 2026-12-02: WRITE_RACING_WRITE between
+           two copies on two queues). The value has been signalled: the wait costs nothing. */
+        if (wait_value == 0 && (copy || dev->lane_queue[lane] != dev->queue))
+            wait_value = LOAD(dev->completed);
         ct_lock(dev, &dev->state_lock);
         if (dev->pending >= 0) {
             pthread_mutex_unlock(&dev->state_lock);
@@ -306,7 +314,7 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
         VkResult ended = dev->fn.vkEndCommandBuffer(cb);
         dev->cnt.lane_submits++;
         dev->cnt.copy_submits += (uint64_t)copy;
-        if (wait_value)
+        if (counted)
             dev->cnt.lane_waits++;
         dev->active++;
         Py_BEGIN_ALLOW_THREADS
