@@ -41,7 +41,8 @@
 #define CT_INSTANCE_OPT_FUNCS(X)           \
     X(vkCreateDebugUtilsMessengerEXT)      \
     X(vkDestroyDebugUtilsMessengerEXT)     \
-    X(vkGetPhysicalDeviceExternalBufferProperties)
+    X(vkGetPhysicalDeviceExternalBufferProperties) \
+    X(vkGetPhysicalDeviceExternalSemaphoreProperties)
 
 /* resolved with vkGetDeviceProcAddr(device, ...) */
 #define CT_DEVICE_FUNCS(X)                 \
@@ -164,6 +165,7 @@ typedef struct CtAlloc {
 #define CT_BATCH_MAX_CMDS 256      /* a pending batch is submitted once it holds this many... */
 #define CT_BATCH_MAX_BYTES (64ull << 20) /* ...or this many bytes of copies and fills */
 #define CT_LANES 4                 /* lane 0 = the default stream; 1..3 = streams (lane.c) */
+#define CT_EXT_SEMS 8              /* semaphores shared with CUDA per device (external.c) */
 
 enum { CT_SLOT_FREE = 0, CT_SLOT_OPEN = 1, CT_SLOT_SUBMITTED = 2 };
 
@@ -260,7 +262,13 @@ typedef struct {
     uint32_t timestamp_bits;
     /* external memory (external.c): NULL when VK_KHR_external_memory_fd is not enabled */
     PFN_vkGetMemoryFdKHR get_memory_fd;
-    uint8_t device_uuid[VK_UUID_SIZE];
+    /* semaphores CUDA imports (external.c): NULL without VK_KHR_external_semaphore_fd; made
+       at the first CUDA exchange, never at device open; ext_alias[k] is ext_sem[k] imported
+       back (waits on what CUDA signals go there), destroyed with the device */
+    PFN_vkGetSemaphoreFdKHR get_semaphore_fd;
+    PFN_vkImportSemaphoreFdKHR import_semaphore_fd;
+    VkSemaphore ext_sem[CT_EXT_SEMS], ext_alias[CT_EXT_SEMS];
+    int n_ext_sem;
     /* memory */
     CtAlloc *all;
     CtAlloc *pools[VK_MAX_MEMORY_TYPES][CT_NCLASS];
@@ -412,7 +420,13 @@ int ct_has_device_ext(CtInstance *inst, VkPhysicalDevice pd, const char *name);
 
 /* external.c */
 int ct_external_wanted(CtInstance *inst, VkPhysicalDevice pd);
-void ct_external_init(CtDevice *dev, int enabled);
+int ct_external_semaphore_wanted(CtInstance *inst, VkPhysicalDevice pd);
+void ct_external_init(CtDevice *dev, int enabled, int semaphores);
+void ct_external_destroy(CtDevice *dev);
+PyObject *ct_device_export_semaphore(CtDevice *dev, PyObject *unused);
+PyObject *ct_device_semaphore_submit(CtDevice *dev, PyObject *args, PyObject *kw);
+PyObject *ct_device_semaphore_value(CtDevice *dev, PyObject *arg);
+void ct_format_uuid(const uint8_t *uuid, char out[2 * VK_UUID_SIZE + 5]);
 const void *ct_external_buffer_info(VkExternalMemoryBufferCreateInfo *ext);
 const void *ct_external_memory_info(VkExportMemoryAllocateInfo *exp,
                                     VkMemoryDedicatedAllocateInfo *ded, VkBuffer buffer,

@@ -8,11 +8,11 @@ the launch runs on that, and a parameter the kernel writes is copied back the sa
 host never sees the data. A CUDA view of a DeviceArray's own memory (`torch.from_dlpack(d)`)
 is the array itself: no copy at all.
 
-Order (first slice, host-side waits): the copy in is queued on the producer's stream (the CAI
-`stream` field; torch's current stream for a torch tensor) and waited for on the host before
-the launch is queued; a launch that writes a CUDA argument is waited for on the host before its
-copy back is queued on the producer's stream, so CUDA work queued there after `gpu()` returns
-sees the results. Exported timeline semaphores (no host waits) are the next step.
+Order: the copy in is queued on the producer's stream (the CAI `stream` field; torch's current
+stream for a torch tensor) and comes before the launch; the copy back of a written argument is
+queued on that stream after the launch, so CUDA work queued there after `gpu()` returns sees
+the results. Each of those hand-offs is handoff.py's: on the GPU through exported timeline
+semaphores where the driver allows it, else a wait on the host.
 
 Nothing here runs for a device that is not `cuda_capable`: passing a CUDA object there raises
 GpuInvalidArgument that says why, without loading libcuda.
@@ -29,7 +29,7 @@ from typing import Any
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..residency.arena import SELF_RECORD_TYPES
 from ..runtime import formats
-from . import cuda, cuda_capable, exports, why_not_capable
+from . import cuda, cuda_capable, exports, handoff, why_not_capable
 
 _PLAIN = (list, tuple, bytes, bytearray, memoryview, str, int, float, bool, type(None))
 _CUDA_DEVICE_TYPES = (2, 13)  # kDLCUDA, kDLCUDAManaged
@@ -316,32 +316,34 @@ def _check(param: Any, f: Foreign, ctx: cuda.Context) -> None:
 # ---- staging: exported arrays that CUDA copies into, reused across launches ---------------
 
 _pool_lock = threading.Lock()
-_idle: dict[tuple, list] = {}
+_idle: dict[tuple, list] = {}  # key -> [(array, the CUDA stream that last copied from it)]
 _IDLE_PER_KEY = 4
 
 
-def _take(device: Any, shape: tuple, dtype: Any) -> Any:
+def _take(device: Any, shape: tuple, dtype: Any, ctx: Any, stream: int | None) -> Any:
     from ..residency.device_array import DeviceArray
 
     key = (id(device), device.generation, shape, dtype.str)
     with _pool_lock:
         free = _idle.get(key)
-        arr = free.pop() if free else None
+        arr, last = free.pop() if free else (None, None)
     if arr is None or arr.released:
         arr = DeviceArray(shape, dtype, exportable=True)
-    # a launch still reading it must finish before CUDA overwrites it
-    device.wait(arr.last_use)
+    elif last is not None and last != stream:
+        ctx.synchronize(last)  # a copy back from it on another stream is done (rare)
+    # a launch still reading it finishes before CUDA overwrites it
+    handoff.ours_to_cuda(device, ctx, arr.last_use, [stream])
     return arr
 
 
-def _give(device: Any, arr: Any) -> None:
+def _give(device: Any, arr: Any, stream: int | None = None) -> None:
     key = (id(device), device.generation, arr.shape, arr.dtype.str)
     with _pool_lock:
         for k in [k for k in _idle if k[1] != device.generation]:
             del _idle[k]  # arrays of a device that was shut down
         free = _idle.setdefault(key, [])
         if len(free) < _IDLE_PER_KEY:
-            free.append(arr)
+            free.append((arr, stream))
             return
     arr.release()
 
@@ -365,17 +367,17 @@ def stage(param: Any, value: Any, device: Any) -> Staged:
     _check(param, f, ctx)
     own = exports.array_at(f.ptr, f.nbytes)
     if own is not None and own._device is device:
-        # a view of our own memory: wait until what CUDA queued on it finished
-        ctx.synchronize(f.stream)
+        # a view of our own memory: what CUDA queued on it comes first
+        handoff.cuda_to_ours(device, ctx, f.stream)
         return Staged(f, own, False)
     import numpy
 
     elem = numpy.dtype(formats.of(param.type.elem).dtype.split(" ")[0])
-    arr = _take(device, f.shape, elem)
+    arr = _take(device, f.shape, elem, ctx, f.stream)
     try:
         dst = exports.mapping(arr).ptr
         ctx.copy(dst, f.ptr, f.nbytes, f.stream)
-        ctx.synchronize(f.stream)
+        handoff.cuda_to_ours(device, ctx, f.stream)
     except BaseException:
         _give(device, arr)
         raise
@@ -385,11 +387,12 @@ def stage(param: Any, value: Any, device: Any) -> Staged:
 def finish(staged: list[tuple[Any, Staged]], value: int, device: Any) -> None:
     """After the launch (timeline `value`): copy written staging arrays back on their producer's
     stream, and make CUDA views of our memory safe for CUDA work queued from now on."""
-    # host wait (first slice): results exist before CUDA reads them, and a view of our own
-    # memory is no longer read by the launch when CUDA writes it next
-    if any(param.writes or not s.copied for param, s in staged):
-        device.wait(value)
     ctx = cuda.context_for(device) if staged else None
+    # results exist before CUDA reads them, and a view of our own memory is no longer read by
+    # the launch when CUDA writes it next (on the producers' streams)
+    streams = [s.foreign.stream for param, s in staged if param.writes or not s.copied]
+    if streams:
+        handoff.ours_to_cuda(device, ctx, value, streams)
     try:
         for param, s in staged:
             if s.copied and param.writes:
@@ -401,9 +404,9 @@ def finish(staged: list[tuple[Any, Staged]], value: int, device: Any) -> None:
                 ctx.synchronize(s.foreign.stream)
                 s.foreign.keep.clear()
     finally:
-        for _, s in staged:
+        for param, s in staged:
             if s.copied:
-                _give(device, s.array)
+                _give(device, s.array, s.foreign.stream if param.writes else None)
 
 
 def launch(prep: Any, device: Any, args: tuple, plan: Any, run: Any, **options: Any) -> Any:
@@ -475,12 +478,15 @@ def from_cuda(obj: Any) -> Any:
         )
     own = exports.array_at(f.ptr, f.nbytes)
     if own is not None and own._device is device and own.shape == f.shape:
-        ctx.synchronize(f.stream)
+        handoff.cuda_to_ours(device, ctx, f.stream)
         return own
     arr = DeviceArray(f.shape, numpy.dtype(f.dtype), exportable=True)
     if f.nbytes:
-        device.wait(arr.last_use)  # its zero fill, queued on our side, lands first
+        # its zero fill, queued on our side, lands first
+        handoff.ours_to_cuda(device, ctx, arr.last_use, [f.stream])
         ctx.copy(exports.mapping(arr).ptr, f.ptr, f.nbytes, f.stream)
-        ctx.synchronize(f.stream)
+        handoff.cuda_to_ours(device, ctx, f.stream)
+        if f.keep:  # a DLPack producer's memory must outlive the copy
+            ctx.synchronize(f.stream)
     f.keep.clear()
     return arr
