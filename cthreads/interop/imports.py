@@ -359,7 +359,7 @@ class Staged:
 
 def stage(param: Any, value: Any, device: Any) -> Staged:
     """`value` (a CUDA object) as a DeviceArray for parameter `param` (checked), its data in
-    place once the producer's queued work finished."""
+    place once the producer's queued work finished (the caller hands off from its stream)."""
     if not cuda_capable(device):
         raise not_capable(param.name, value, device)
     ctx = cuda.context_for(device)
@@ -367,9 +367,7 @@ def stage(param: Any, value: Any, device: Any) -> Staged:
     _check(param, f, ctx)
     own = exports.array_at(f.ptr, f.nbytes)
     if own is not None and own._device is device:
-        # a view of our own memory: what CUDA queued on it comes first
-        handoff.cuda_to_ours(device, ctx, f.stream)
-        return Staged(f, own, False)
+        return Staged(f, own, False)  # a view of our own memory: used in place
     import numpy
 
     elem = numpy.dtype(formats.of(param.type.elem).dtype.split(" ")[0])
@@ -377,7 +375,6 @@ def stage(param: Any, value: Any, device: Any) -> Staged:
     try:
         dst = exports.mapping(arr).ptr
         ctx.copy(dst, f.ptr, f.nbytes, f.stream)
-        handoff.cuda_to_ours(device, ctx, f.stream)
     except BaseException:
         _give(device, arr)
         raise
@@ -428,6 +425,10 @@ def launch(prep: Any, device: Any, args: tuple, plan: Any, run: Any, **options: 
                 s = seen[id(value)] = stage(param, value, device)
                 staged.append((param, s))
                 new[param.index] = s.array
+        if staged:  # what CUDA queued on the producers' streams comes first (once per stream)
+            ctx = cuda.context_for(device)
+            for stream in dict.fromkeys(s.foreign.stream for _, s in staged):
+                handoff.cuda_to_ours(device, ctx, stream)
         job = run(prep, device, tuple(new), **options)
     except BaseException:
         for _, s in staged:
