@@ -7,6 +7,7 @@
   CUDA allocated cannot be imported into Vulkan, so it travels device to device through CUDA
   into an exported staging array (and back for written parameters), never through the host;
   a CUDA view of a DeviceArray's own memory is used as it is.
+- `describe`: what a CUDA object holds (its CUDA Array Interface or DLPack capsule, read).
 - `handoff`: the order at each exchange: on the GPU through exported timeline semaphores
   imported into CUDA where the driver allows it (`handoff_mode()` says which, and why not).
 - `cuda`: the driver API through ctypes, loaded at first use.

@@ -19,7 +19,7 @@ import pytest
 
 from cthreads import _native
 from cthreads.gpu import DeviceArray, GlobalIdx, Gpu, GpuInvalidArgument, gpu
-from cthreads.interop import cuda_capable, imports
+from cthreads.interop import cuda_capable, describe, imports
 from cthreads.runtime import get_device
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -341,14 +341,14 @@ def test_cuda_objects_are_recognised_without_touching_them():
 
 
 def test_cuda_array_interface_is_read():
-    f = imports.describe(FakeCuda(6, "<f8"), "x")
+    f = describe.describe(FakeCuda(6, "<f8"), "x")
     assert (f.ptr, f.shape, f.dtype, f.stream, f.readonly) == (
         0x7F0000000000, (6,), np.dtype("f8"), 7, False
     )  # fmt: skip
     assert f.nbytes == 48 and f.contiguous
     assert f.label(0) == "test_no_cuda.FakeCuda of float64 on cuda:0"
-    assert not imports.describe(FakeCuda(6, "<f4", strides=(8,)), "x").contiguous
-    assert imports.describe(FakeCuda(1, "<f4", strides=(8,)), "x").contiguous
+    assert not describe.describe(FakeCuda(6, "<f4", strides=(8,)), "x").contiguous
+    assert describe.describe(FakeCuda(1, "<f4", strides=(8,)), "x").contiguous
 
 
 @pytest.mark.parametrize(
@@ -361,4 +361,4 @@ def test_cuda_array_interface_is_read():
     ],
 )
 def test_contiguity(shape, strides, ok):
-    assert imports._contiguous(shape, strides, 4) is ok
+    assert describe._contiguous(shape, strides, 4) is ok
