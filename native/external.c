@@ -189,19 +189,27 @@ ct_device_export_semaphore(CtDevice *dev, PyObject *unused)
     int fd = -1, back = -1;
     const char *what = "vkCreateSemaphore (exportable timeline)";
     VkResult r = make_timeline(dev, &exp, &sem);
-    if (r == VK_SUCCESS && (what = "vkGetSemaphoreFdKHR", r = semaphore_fd(dev, sem, &back)) ==
-                               VK_SUCCESS)
-        r = (what = "vkCreateSemaphore (alias)", make_timeline(dev, NULL, &alias));
+    if (r == VK_SUCCESS) {
+        what = "vkGetSemaphoreFdKHR";
+        r = semaphore_fd(dev, sem, &back);
+    }
+    if (r == VK_SUCCESS) {
+        what = "vkCreateSemaphore (alias)";
+        r = make_timeline(dev, NULL, &alias);
+    }
     if (r == VK_SUCCESS) {
         VkImportSemaphoreFdInfoKHR imp = {
             .sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR, .semaphore = alias,
             .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT, .fd = back};
         what = "vkImportSemaphoreFdKHR";
-        if ((r = dev->import_semaphore_fd(dev->device, &imp)) == VK_SUCCESS)
+        r = dev->import_semaphore_fd(dev->device, &imp);
+        if (r == VK_SUCCESS)
             back = -1; /* the alias owns it now */
     }
-    if (r == VK_SUCCESS)
-        r = (what = "vkGetSemaphoreFdKHR", semaphore_fd(dev, sem, &fd));
+    if (r == VK_SUCCESS) {
+        what = "vkGetSemaphoreFdKHR";
+        r = semaphore_fd(dev, sem, &fd); /* a second fd of the same payload: CUDA's */
+    }
     PyObject *out = r == VK_SUCCESS ? Py_BuildValue("(ii)", dev->n_ext_sem, fd) : NULL;
     if (out == NULL) {
         if (back >= 0)
