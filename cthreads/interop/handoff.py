@@ -111,6 +111,17 @@ def cuda_to_ours(device: Any, ctx: cuda.Context, stream: int | None) -> None:
     ctx.synchronize(stream)
 
 
+def stamp(device: Any, arr: Any) -> None:
+    """After `cuda_to_ours`, for an array handed back to the user (`from_cuda`): a timeline
+    value behind the GPU-side wait becomes its last write, so a launch on a stream's lane
+    (lanes wait on timeline values only, not on queue 0's other submissions) still comes
+    after what CUDA queued. Nothing to do after a host wait."""
+    if _gpu(device) is not None:
+        value = device.submit([])
+        arr.last_use = max(arr.last_use, value)
+        arr.last_write = max(arr.last_write, value)
+
+
 def ours_to_cuda(device: Any, ctx: cuda.Context, value: int, streams: list) -> None:
     """Our work up to timeline `value` comes before CUDA work queued on `streams` from now on
     (in mode "host": before any CUDA work)."""

@@ -283,6 +283,7 @@ def from_cuda(obj: Any) -> Any:
     own = exports.array_at(f.ptr, f.nbytes)
     if own is not None and own._device is device and own.shape == f.shape:
         handoff.cuda_to_ours(device, ctx, f.stream)
+        handoff.stamp(device, own)
         return own
     arr = DeviceArray(f.shape, numpy.dtype(f.dtype), exportable=True)
     if f.nbytes:
@@ -290,6 +291,7 @@ def from_cuda(obj: Any) -> Any:
         handoff.ours_to_cuda(device, ctx, arr.last_use, [f.stream])
         ctx.copy(exports.mapping(arr).ptr, f.ptr, f.nbytes, f.stream)
         handoff.cuda_to_ours(device, ctx, f.stream)
+        handoff.stamp(device, arr)
         if f.keep:  # a DLPack producer's memory must outlive the copy
             ctx.synchronize(f.stream)
     f.keep.clear()

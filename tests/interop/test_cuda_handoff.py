@@ -113,3 +113,17 @@ def test_staged_tensors_under_load(dev):
         x.fill_(float(step))
         gpu(saxpy, N, 2.0, x, y)
         assert float(y.sum()) == 2.0 * N * step * (step + 1) / 2
+
+
+def test_from_cuda_then_a_launch_on_a_stream(dev):
+    from cthreads.gpu import Stream
+
+    d = DeviceArray(N, "f32", exportable=True)
+    t = torch.from_dlpack(d)
+    torch.cuda._sleep(SLEEP_CYCLES)
+    t.fill_(4.0)
+    same = DeviceArray.from_cuda(t)  # the hand-off; a lane waits on timeline values only
+    assert same is d
+    out = DeviceArray(N, "f32", exportable=True)
+    gpu(saxpy, N, 1.0, same, out, stream=Stream())
+    np.testing.assert_array_equal(out.numpy(), np.full(N, 4.0, np.float32))
