@@ -43,6 +43,11 @@ class _Gpu:
         self.inbound: dict[int | None, _Link] = {}
 
 
+def _queue(device: Any, index: int, *, wait: int = 0, signal: int = 0) -> None:
+    """One command-less submission on our queue 0 (native/external.c; tests replace it)."""
+    device._dev.semaphore_submit(index, wait=wait, signal=signal)
+
+
 _lock = threading.Lock()
 _state: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Device -> _Gpu | str
 
@@ -104,7 +109,7 @@ def cuda_to_ours(device: Any, ctx: cuda.Context, stream: int | None) -> None:
                     link = g.inbound[stream] = _Link(device, g.ctx)
                 link.value += 1
                 link.cuda.signal(link.value, stream)
-                device._dev.semaphore_submit(link.index, wait=link.value)
+                _queue(device, link.index, wait=link.value)
             return
         except GpuInvalidArgument as exc:
             _fall_back(device, exc)  # (a signal that went out is harmless: nothing waits)
@@ -133,7 +138,7 @@ def ours_to_cuda(device: Any, ctx: cuda.Context, value: int, streams: list) -> N
             with g.lock:
                 link = g.outbound
                 link.value += 1
-                device._dev.semaphore_submit(link.index, signal=link.value)
+                _queue(device, link.index, signal=link.value)
                 for stream in dict.fromkeys(streams):
                     link.cuda.wait(link.value, stream)
             return
