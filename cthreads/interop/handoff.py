@@ -48,6 +48,11 @@ def _queue(device: Any, index: int, *, wait: int = 0, signal: int = 0) -> None:
     device._dev.semaphore_submit(index, wait=wait, signal=signal)
 
 
+def _reached(device: Any, value: int) -> bool:
+    """Whether our timeline passed `value` already (then a hand-off has nothing to order)."""
+    return value == 0 or device.completed() >= value
+
+
 _lock = threading.Lock()
 _state: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Device -> _Gpu | str
 
@@ -130,7 +135,7 @@ def stamp(device: Any, arr: Any) -> None:
 def ours_to_cuda(device: Any, ctx: cuda.Context, value: int, streams: list) -> None:
     """Our work up to timeline `value` comes before CUDA work queued on `streams` from now on
     (in mode "host": before any CUDA work)."""
-    if value == 0 or device.completed() >= value:
+    if _reached(device, value):
         return
     g = _gpu(device)
     if g is not None:
