@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import weakref
 from typing import Any
 
 from .. import config
@@ -323,6 +324,14 @@ class Mapping:
         self.ptr = 0
 
 
+def _destroy_semaphore(ctx: Context, ext: Any) -> None:
+    try:
+        with ctx as drv:
+            drv.cuDestroyExternalSemaphore(ext)
+    except Exception:  # noqa: BLE001 - a finalizer: the CUDA context may be gone
+        pass
+
+
 class Semaphore:
     """An exported Vulkan timeline semaphore (its fd) imported into CUDA: `signal` / `wait`
     queue a value on a CUDA stream (None: the legacy default stream); nothing waits on the
@@ -346,25 +355,17 @@ class Semaphore:
                 os.close(fd)  # CUDA owns the fd only once the import succeeded
                 drv.check(r, "cuImportExternalSemaphore")
         self._ext = ext
+        # dropped with its device's hand-off state (that device was shut down: waited idle)
+        weakref.finalize(self, _destroy_semaphore, ctx, ext).atexit = False
 
     def signal(self, value: int, stream: int | None) -> None:
-        params = _SignalParams()
-        params.params.fence.value = value
-        with self.ctx as drv:
-            drv.check(
-                drv.cuSignalExternalSemaphoresAsync(
-                    ctypes.byref(self._ext), ctypes.byref(params), 1, stream or None
-                ),
-                "cuSignalExternalSemaphoresAsync",
-            )
+        self._queue("cuSignalExternalSemaphoresAsync", _SignalParams(), value, stream)
 
     def wait(self, value: int, stream: int | None) -> None:
-        params = _WaitParams()
+        self._queue("cuWaitExternalSemaphoresAsync", _WaitParams(), value, stream)
+
+    def _queue(self, name: str, params: Any, value: int, stream: int | None) -> None:
         params.params.fence.value = value
         with self.ctx as drv:
-            drv.check(
-                drv.cuWaitExternalSemaphoresAsync(
-                    ctypes.byref(self._ext), ctypes.byref(params), 1, stream or None
-                ),
-                "cuWaitExternalSemaphoresAsync",
-            )
+            fn = getattr(drv, name)
+            drv.check(fn(ctypes.byref(self._ext), ctypes.byref(params), 1, stream or None), name)
