@@ -8,8 +8,9 @@ imports them, so a hand-off is two queued operations and no host wait:
   ours -> CUDA: a submission after the launch signals w on the outbound semaphore (only our
   queue signals it), then the consumer's stream waits for w (`cuWaitExternalSemaphoresAsync`).
 Values rise per semaphore under one lock per device. Mode "host" (no such driver or extension,
-libcuda refusing, a semaphore failing to import, every semaphore in use): the first slice's host
-waits, `cuStreamSynchronize` and a wait on our timeline; `mode(device)` says which and why.
+libcuda refusing, a semaphore failing to import or a hand-off failing): the first slice's host
+waits, `cuStreamSynchronize` and a wait on our timeline (an eighth producer stream and beyond
+waits so too); `mode(device)` says which and why.
 """
 
 from __future__ import annotations
@@ -102,15 +103,12 @@ def mode(device: Any = None) -> tuple[str, str]:
 def cuda_to_ours(device: Any, ctx: cuda.Context, stream: int | None) -> None:
     """Work queued on `stream` so far comes before our launches queued from now on."""
     g = _gpu(device)
-    if g is not None:
+    # (past _STREAMS_MAX streams, a new one waits on the host; the others keep their semaphores)
+    if g is not None and (stream in g.inbound or len(g.inbound) < _STREAMS_MAX):
         try:
             with g.lock:
                 link = g.inbound.get(stream)
                 if link is None:
-                    if len(g.inbound) >= _STREAMS_MAX:
-                        raise GpuInvalidArgument(
-                            f"more than {_STREAMS_MAX} CUDA streams handed work to cthreads"
-                        )
                     link = g.inbound[stream] = _Link(device, g.ctx)
                 link.value += 1
                 link.cuda.signal(link.value, stream)
