@@ -13,8 +13,10 @@ y (y.sum()). Modes:
 and the parts alone: the torch work of a step (torch only) and the kernel on DeviceArrays
 (cthreads only), each timed over `steps` steps with one wait at the end.
 Overhead per hand-off = (step time of the mode - torch part - kernel part) / 2 (two hand-offs
-a step: torch -> ours, ours -> torch). The first slice waits on the host at each hand-off, so
-this overhead includes draining the GPU twice a step. Best of `--repeat`; results checked.
+a step: torch -> ours, ours -> torch). The hand-off mode is printed (`cthreads.interop.
+handoff_mode()`): "gpu" waits through exported timeline semaphores, no host wait per step;
+"host" (with its reason) waits on the host at each hand-off, so the overhead includes draining
+the GPU twice a step. Best of `--repeat`; results checked.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import time
 import numpy as np
 from _common import package_label
 
+import cthreads.interop as interop
 from cthreads.gpu import DeviceArray, GlobalIdx, Gpu, device_name, gpu
 
 
@@ -99,6 +102,7 @@ def run(n: int, steps: int, repeat: int) -> dict:
     parts = {"torch_only_s": _best(torch_only, repeat), "cthreads_only_s": _best(ours_only, repeat)}
     base = parts["torch_only_s"] + parts["cthreads_only_s"]
     out: dict = {"n": n, "steps": steps, "device": device_name(), "package": package_label()}
+    out["handoff_mode"], out["handoff_reason"] = interop.handoff_mode()
     out.update(parts)
     for name, fn in (
         ("zero_copy", pipeline(vx, vy)),
@@ -132,6 +136,8 @@ def main() -> None:
     ):
         sys.exit("bench/interop.py needs an NVIDIA GPU that both torch and cthreads see")
     res = run(args.n, args.steps, args.repeat)
+    why = f" ({res['handoff_reason']})" if res["handoff_reason"] else ""
+    print(f"hand-off mode: {res['handoff_mode']}{why}")
     for key in ("zero_copy", "staged", "host"):
         r = res[key]
         print(

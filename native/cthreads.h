@@ -72,6 +72,7 @@ typedef struct CtAlloc {
 #define CT_BATCH_MAX_CMDS 256      /* a pending batch is submitted once it holds this many... */
 #define CT_BATCH_MAX_BYTES (64ull << 20) /* ...or this many bytes of copies and fills */
 #define CT_LANES 4                 /* lane 0 = the default stream; 1..3 = streams (lane.c) */
+#define CT_EXT_SEMS 8              /* semaphores shared with CUDA per device (external.c) */
 
 /* CT_KIND_EXPORT: device memory CUDA can import (external.c); only with get_memory_fd */
 enum { CT_KIND_DEVICE = 0, CT_KIND_UPLOAD = 1, CT_KIND_DOWNLOAD = 2, CT_KIND_EXPORT = 3, CT_NKINDS = 4 };

@@ -5,7 +5,8 @@
  *          knobs: dict | None = None)          knobs: the policy knobs (knobs.c, config.py)
  *   Device.buffer(nbytes: int, kind: int = 0) -> Buffer   kind 0 device, 1 upload, 2 download,
  *                                                          3 export (external.c)
- *   Device.external() -> dict (external.c)
+ *   Device.external() -> dict; export_semaphore(); semaphore_submit(); semaphore_value()
+ *                                       (external.c: what CUDA imports)
  *   Device.pipeline(spirv, push_size, spec=None, entry="main") -> Pipeline    (pipeline.c)
  *   Device.pipeline_cache_data() -> bytes                                     (pipeline.c)
  *   Device.submit(commands, keep=(), timed=False) -> int                      (submit.c)
@@ -167,7 +168,7 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     int coopmat = have.has_coopmat_ext && have.cm.cooperativeMatrix;
     if (coopmat)
         v12.pNext = &cm;
-    const char *exts[3];
+    const char *exts[4];
     uint32_t next = 0;
     if (have.has_atomic_float_ext)
         exts[next++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
@@ -175,6 +176,10 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     int external = ct_external_wanted(inst, self->phys);
     if (external)
         exts[next++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+    /* semaphores CUDA can import (external.c): only with the memory, only where listed */
+    int ext_sems = external && ct_external_semaphore_wanted(inst, self->phys);
+    if (ext_sems)
+        exts[next++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
     if (coopmat)
         exts[next++] = "VK_KHR_cooperative_matrix";
     /* the lanes' queues and the copy lane's (queues.c) */
@@ -212,7 +217,7 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     CT_DEVICE_FUNCS(CT_CHECK_DEV)
 #undef CT_CHECK_DEV
     ct_queues_fetch(self);
-    ct_external_init(self, external);
+    ct_external_init(self, external, ext_sems);
 
     if (ct_memory_choose_types(self) < 0)
         goto done;
@@ -376,7 +381,14 @@ static PyMethodDef Device_methods[] = {
     {"elapsed_ms", (PyCFunction)ct_device_elapsed_ms, METH_O, "elapsed_ms(value) -> float | None"},
     {"wait_idle", (PyCFunction)ct_device_wait_idle, METH_NOARGS, "wait_idle() -> None"},
     {"external", (PyCFunction)ct_device_external, METH_NOARGS,
-     "external() -> dict: memory_fd (export buffers possible), device_uuid (external.c)"},
+     "external() -> dict: memory_fd, semaphore_fd (what CUDA can import; external.c)"},
+    {"export_semaphore", (PyCFunction)ct_device_export_semaphore, METH_NOARGS,
+     "export_semaphore() -> (index, fd): a timeline semaphore CUDA can import (external.c)"},
+    {"semaphore_submit", (PyCFunction)(void (*)(void))ct_device_semaphore_submit,
+     METH_VARARGS | METH_KEYWORDS,
+     "semaphore_submit(index, wait=0, signal=0): wait/signal it on queue 0 (external.c)"},
+    {"semaphore_value", (PyCFunction)ct_device_semaphore_value, METH_O,
+     "semaphore_value(index) -> int: its counter (external.c)"},
     {"trim", (PyCFunction)Device_trim, METH_NOARGS, "trim() -> None: free idle pooled memory"},
     {"stats", (PyCFunction)ct_device_stats, METH_NOARGS,
      "stats() -> dict: Vulkan objects alive, pool and batch counters"},

@@ -110,7 +110,13 @@ typedef struct {
     uint32_t timestamp_bits;
     /* external memory (external.c): NULL when VK_KHR_external_memory_fd is not enabled */
     PFN_vkGetMemoryFdKHR get_memory_fd;
-    uint8_t device_uuid[VK_UUID_SIZE];
+    /* semaphores CUDA imports (external.c): NULL without VK_KHR_external_semaphore_fd; made
+       at the first CUDA exchange, never at device open; ext_alias[k] is ext_sem[k] imported
+       back (waits on what CUDA signals go there), destroyed with the device */
+    PFN_vkGetSemaphoreFdKHR get_semaphore_fd;
+    PFN_vkImportSemaphoreFdKHR import_semaphore_fd;
+    VkSemaphore ext_sem[CT_EXT_SEMS], ext_alias[CT_EXT_SEMS];
+    int n_ext_sem;
     /* memory */
     CtAlloc *all;
     CtAlloc *pools[VK_MAX_MEMORY_TYPES][CT_NCLASS];

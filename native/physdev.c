@@ -272,14 +272,8 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
     char uuid[2 * VK_UUID_SIZE + 1];
     for (unsigned i = 0; i < VK_UUID_SIZE; i++)
         snprintf(uuid + 2 * i, 3, "%02x", p2.properties.pipelineCacheUUID[i]);
-    /* 8-4-4-4-12 hex groups, as nvidia-smi prints it after "GPU-" */
     char devuuid[2 * VK_UUID_SIZE + 5];
-    char *w = devuuid;
-    for (unsigned i = 0; i < VK_UUID_SIZE; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            *w++ = '-';
-        w += snprintf(w, 3, "%02x", idp.deviceUUID[i]);
-    }
+    ct_format_uuid(idp.deviceUUID, devuuid);
     if (put(d, "index", PyLong_FromLong(index)) < 0 ||
         put(d, "name", PyUnicode_FromString(p2.properties.deviceName)) < 0 ||
         put(d, "type", PyUnicode_FromString(type_name(p2.properties.deviceType))) < 0 ||

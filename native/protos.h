@@ -31,7 +31,13 @@ int ct_has_device_ext(CtInstance *inst, VkPhysicalDevice pd, const char *name);
 
 /* external.c */
 int ct_external_wanted(CtInstance *inst, VkPhysicalDevice pd);
-void ct_external_init(CtDevice *dev, int enabled);
+int ct_external_semaphore_wanted(CtInstance *inst, VkPhysicalDevice pd);
+void ct_external_init(CtDevice *dev, int enabled, int semaphores);
+void ct_external_destroy(CtDevice *dev);
+PyObject *ct_device_export_semaphore(CtDevice *dev, PyObject *unused);
+PyObject *ct_device_semaphore_submit(CtDevice *dev, PyObject *args, PyObject *kw);
+PyObject *ct_device_semaphore_value(CtDevice *dev, PyObject *arg);
+void ct_format_uuid(const uint8_t *uuid, char out[2 * VK_UUID_SIZE + 5]);
 const void *ct_external_buffer_info(VkExternalMemoryBufferCreateInfo *ext);
 const void *ct_external_memory_info(VkExportMemoryAllocateInfo *exp,
                                     VkMemoryDedicatedAllocateInfo *ded, VkBuffer buffer,

@@ -44,6 +44,7 @@ ct_device_destroy(CtDevice *self)
     ct_ring_destroy(self);         /* drops in-flight references (may run Python code) */
     if (self->device == VK_NULL_HANDLE) /* ...such as a finalizer calling destroy() */
         return;
+    ct_external_destroy(self);
     ct_pipelines_destroy_all(self);
     ct_memory_destroy_all(self);
     CT_DESTROY(self, PipelineCache, self->cache);

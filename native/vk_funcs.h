@@ -35,7 +35,8 @@
 #define CT_INSTANCE_OPT_FUNCS(X)           \
     X(vkCreateDebugUtilsMessengerEXT)      \
     X(vkDestroyDebugUtilsMessengerEXT)     \
-    X(vkGetPhysicalDeviceExternalBufferProperties)
+    X(vkGetPhysicalDeviceExternalBufferProperties) \
+    X(vkGetPhysicalDeviceExternalSemaphoreProperties)
 
 /* resolved with vkGetDeviceProcAddr(device, ...) */
 #define CT_DEVICE_FUNCS(X)                 \

@@ -7,6 +7,9 @@
   CUDA allocated cannot be imported into Vulkan, so it travels device to device through CUDA
   into an exported staging array (and back for written parameters), never through the host;
   a CUDA view of a DeviceArray's own memory is used as it is.
+- `describe`: what a CUDA object holds (its CUDA Array Interface or DLPack capsule, read).
+- `handoff`: the order at each exchange: on the GPU through exported timeline semaphores
+  imported into CUDA where the driver allows it (`handoff_mode()` says which, and why not).
 - `cuda`: the driver API through ctypes, loaded at first use.
 
 Whether a device can take part is decided from Vulkan facts only (`cuda_capable`), so nothing
@@ -46,3 +49,11 @@ def why_not_capable(device: Any) -> str:
     if info.vendor_id != NVIDIA_VENDOR_ID:
         return f"cthreads runs on {info.name!r}, which is not an NVIDIA GPU, so CUDA cannot reach its memory"
     return f"the Vulkan driver of {info.name!r} does not list VK_KHR_external_memory_fd"
+
+
+def handoff_mode(device: Any = None) -> tuple[str, str]:
+    """How hand-offs with CUDA on `device` (default: the current one) wait: ("gpu", "") through
+    exported timeline semaphores, or ("host", why not). On NVIDIA this loads libcuda."""
+    from .handoff import mode
+
+    return mode(device)

@@ -7,7 +7,8 @@ No CUDA toolkit is needed to build or run cthreads: the few structs below are th
 `context_for(device)` finds the CUDA device whose UUID is the Vulkan device's deviceUUID (they are
 equal on NVIDIA) and retains its primary context, the one torch, CuPy and JAX use, so pointers
 are valid in all of them. `Mapping` imports an 'export' buffer's fd into that context and keeps
-the imported memory and its device pointer alive until `close()`.
+the imported memory and its device pointer alive until `close()`; `Semaphore` imports an
+exported Vulkan timeline semaphore and queues signals and waits of it on a CUDA stream.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import weakref
 from typing import Any
 
 from .. import config
@@ -25,6 +27,7 @@ CUDA_LIBRARY_ENV = "CTHREADS_CUDA_LIBRARY"  # another path to libcuda.so.1 (test
 _OPAQUE_FD = 1  # CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
 _DEDICATED = 1  # CUDA_EXTERNAL_MEMORY_DEDICATED: our export allocations are dedicated ones
 _ATTR_DEVICE_ORDINAL = 9  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+_TIMELINE_FD = 9  # CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD (CUDA 11.2+)
 
 
 class _Win32(ctypes.Structure):
@@ -54,6 +57,61 @@ class _BufferDesc(ctypes.Structure):  # CUDA_EXTERNAL_MEMORY_BUFFER_DESC
     ]
 
 
+class _SemaphoreHandleDesc(ctypes.Structure):  # CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC (96 bytes)
+    _fields_ = [
+        ("type", ctypes.c_int),
+        ("handle", _Handle),  # (the same union as memory's: fd, win32, an NvSci pointer)
+        ("flags", ctypes.c_uint),
+        ("reserved", ctypes.c_uint * 16),
+    ]
+
+
+class _Fence(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_ulonglong)]
+
+
+class _NvSciSync(ctypes.Union):
+    _fields_ = [("fence", ctypes.c_void_p), ("reserved", ctypes.c_ulonglong)]
+
+
+class _SignalMutex(ctypes.Structure):
+    _fields_ = [("key", ctypes.c_ulonglong)]
+
+
+class _WaitMutex(ctypes.Structure):
+    _fields_ = [("key", ctypes.c_ulonglong), ("timeoutMs", ctypes.c_uint)]
+
+
+class _SignalInner(ctypes.Structure):
+    _fields_ = [
+        ("fence", _Fence),
+        ("nvSciSync", _NvSciSync),
+        ("keyedMutex", _SignalMutex),
+        ("reserved", ctypes.c_uint * 12),
+    ]
+
+
+class _WaitInner(ctypes.Structure):
+    _fields_ = [
+        ("fence", _Fence),
+        ("nvSciSync", _NvSciSync),
+        ("keyedMutex", _WaitMutex),
+        ("reserved", ctypes.c_uint * 10),
+    ]
+
+
+class _SignalParams(ctypes.Structure):  # CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS (144 bytes)
+    _fields_ = [
+        ("params", _SignalInner),
+        ("flags", ctypes.c_uint),
+        ("reserved", ctypes.c_uint * 16),
+    ]
+
+
+class _WaitParams(ctypes.Structure):  # CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS (144 bytes)
+    _fields_ = [("params", _WaitInner), ("flags", ctypes.c_uint), ("reserved", ctypes.c_uint * 16)]
+
+
 _P = ctypes.c_void_p
 _U64 = ctypes.c_uint64
 # name -> argtypes; the first name found of each tuple is bound (the _v2 ABI where there is one)
@@ -74,6 +132,20 @@ _SIGNATURES: list[tuple[tuple[str, ...], list]] = [
     (("cuStreamSynchronize",), [_P]),
     (("cuPointerGetAttribute",), [_P, ctypes.c_int, _U64]),
 ]
+# bound where the driver has them (CUDA 10+; timeline semaphores CUDA 11.2+): the GPU-side
+# hand-off needs them, the exchange itself does not (handoff.py falls back to host waits)
+_SEMAPHORE_SIGNATURES: list[tuple[tuple[str, ...], list]] = [
+    (("cuImportExternalSemaphore",), [ctypes.POINTER(_P), ctypes.POINTER(_SemaphoreHandleDesc)]),
+    (
+        ("cuSignalExternalSemaphoresAsync",),
+        [ctypes.POINTER(_P), ctypes.POINTER(_SignalParams), ctypes.c_uint, _P],
+    ),
+    (
+        ("cuWaitExternalSemaphoresAsync",),
+        [ctypes.POINTER(_P), ctypes.POINTER(_WaitParams), ctypes.c_uint, _P],
+    ),
+    (("cuDestroyExternalSemaphore",), [_P]),
+]
 
 _lock = threading.Lock()
 _driver: Any = None
@@ -84,12 +156,16 @@ class _Driver:
     """The bound entry points (attribute per short name: `cuMemFree`, ...)."""
 
     def __init__(self, lib: Any) -> None:
-        for names, argtypes in _SIGNATURES:
+        self.semaphores = True  # whether every _SEMAPHORE_SIGNATURES entry point is there
+        for names, argtypes in _SIGNATURES + _SEMAPHORE_SIGNATURES:
             for name in names:
                 fn = getattr(lib, name, None)
                 if fn is not None:
                     break
             else:
+                if (names, argtypes) in _SEMAPHORE_SIGNATURES:
+                    self.semaphores = False
+                    continue
                 raise GpuInvalidArgument(
                     f"the CUDA driver library has no {names[0]}: it is older than the exchange "
                     "with CUDA needs (CUDA 10 or later)",
@@ -176,7 +252,7 @@ class Context:
 
 def context_for(device: Any) -> Context:
     """The CUDA context of the CUDA device whose UUID is `device`'s (a runtime Device)."""
-    uuid = device._dev.external()["device_uuid"]
+    uuid = device.info.uuid.replace("-", "")
     ctx = _contexts.get(uuid)
     if ctx is not None:
         return ctx
@@ -246,3 +322,50 @@ class Mapping:
                 drv.cuMemFree(self.ptr)
             drv.cuDestroyExternalMemory(ext)
         self.ptr = 0
+
+
+def _destroy_semaphore(ctx: Context, ext: Any) -> None:
+    try:
+        with ctx as drv:
+            drv.cuDestroyExternalSemaphore(ext)
+    except Exception:  # noqa: BLE001 - a finalizer: the CUDA context may be gone
+        pass
+
+
+class Semaphore:
+    """An exported Vulkan timeline semaphore (its fd) imported into CUDA: `signal` / `wait`
+    queue a value on a CUDA stream (None: the legacy default stream); nothing waits on the
+    host."""
+
+    def __init__(self, ctx: Context, fd: int) -> None:
+        self.ctx = ctx
+        self._ext = None
+        if not ctx.drv.semaphores:
+            os.close(fd)
+            raise GpuInvalidArgument(
+                "the CUDA driver has no cuImportExternalSemaphore: it is older than CUDA 11.2",
+                hint="update the NVIDIA driver",
+            )
+        desc = _SemaphoreHandleDesc(type=_TIMELINE_FD, flags=0)
+        desc.handle.fd = fd
+        ext = _P()
+        with ctx as drv:
+            r = drv.cuImportExternalSemaphore(ctypes.byref(ext), ctypes.byref(desc))
+            if r != 0:
+                os.close(fd)  # CUDA owns the fd only once the import succeeded
+                drv.check(r, "cuImportExternalSemaphore")
+        self._ext = ext
+        # dropped with its device's hand-off state (that device was shut down: waited idle)
+        weakref.finalize(self, _destroy_semaphore, ctx, ext).atexit = False
+
+    def signal(self, value: int, stream: int | None) -> None:
+        self._queue("cuSignalExternalSemaphoresAsync", _SignalParams(), value, stream)
+
+    def wait(self, value: int, stream: int | None) -> None:
+        self._queue("cuWaitExternalSemaphoresAsync", _WaitParams(), value, stream)
+
+    def _queue(self, name: str, params: Any, value: int, stream: int | None) -> None:
+        params.params.fence.value = value
+        with self.ctx as drv:
+            fn = getattr(drv, name)
+            drv.check(fn(ctypes.byref(self._ext), ctypes.byref(params), 1, stream or None), name)

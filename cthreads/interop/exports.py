@@ -6,9 +6,10 @@ memory imported into the CUDA context of the same GPU the first time CUDA asks f
 its device pointer back to the array, so that a CUDA view of it passed to a launch is the array
 itself again (imports.py).
 
-Order (first slice, host-side waits): before the interface is handed out, every launch queued on
-the array finished (reads too: CUDA may write it next), so CUDA work queued after the exchange
-sees our writes; the interface says `stream: None` (no further synchronisation needed).
+Order: CUDA work queued after the exchange comes after every launch queued on the array (reads
+too: CUDA may write it next). `__dlpack__(stream=s)` has stream s wait for them (handoff.py: on
+the GPU where it can); `__cuda_array_interface__` names no consumer stream, so it waits on the
+host and says `stream: None` (no further synchronisation needed).
 Elsewhere the attributes are absent: `exportable()` raises AttributeError, so `hasattr` is False.
 """
 
@@ -18,7 +19,7 @@ import weakref
 from typing import Any
 
 from ..errors import GpuInvalidArgument
-from . import cuda, cuda_capable, why_not_capable
+from . import cuda, cuda_capable, handoff, why_not_capable
 
 KDLCUDA = 2  # DLPack device type
 # numpy kind -> DLPack type code (DLDataTypeCode: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBool 6)
@@ -119,8 +120,10 @@ def dlpack(
             expected="int or None",
             got=type(stream).__name__,
         )
-    # the host wait makes our writes visible to the consumer's stream, whichever it is
-    _settle(arr)
+    if stream is None or stream == -1:
+        _settle(arr)  # (no stream named: the host wait serves whichever the consumer uses)
+    else:  # the consumer's stream waits for our launches on arr
+        handoff.ours_to_cuda(arr._device, m.ctx, arr.last_use, [stream])
     dt = arr.dtype
     code = _DL_CODES[dt.kind]
     versioned = max_version is not None and int(tuple(max_version)[0]) >= 1

@@ -8,11 +8,11 @@ the launch runs on that, and a parameter the kernel writes is copied back the sa
 host never sees the data. A CUDA view of a DeviceArray's own memory (`torch.from_dlpack(d)`)
 is the array itself: no copy at all.
 
-Order (first slice, host-side waits): the copy in is queued on the producer's stream (the CAI
-`stream` field; torch's current stream for a torch tensor) and waited for on the host before
-the launch is queued; a launch that writes a CUDA argument is waited for on the host before its
-copy back is queued on the producer's stream, so CUDA work queued there after `gpu()` returns
-sees the results. Exported timeline semaphores (no host waits) are the next step.
+Order: the copy in is queued on the producer's stream (the CAI `stream` field; torch's current
+stream for a torch tensor) and comes before the launch; the copy back of a written argument is
+queued on that stream after the launch, so CUDA work queued there after `gpu()` returns sees
+the results. Each of those hand-offs is handoff.py's: on the GPU through exported timeline
+semaphores where the driver allows it, else a wait on the host.
 
 Nothing here runs for a device that is not `cuda_capable`: passing a CUDA object there raises
 GpuInvalidArgument that says why, without loading libcuda.
@@ -20,20 +20,18 @@ GpuInvalidArgument that says why, without loading libcuda.
 
 from __future__ import annotations
 
-import ctypes
-import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..residency.arena import SELF_RECORD_TYPES
 from ..runtime import formats
-from . import cuda, cuda_capable, exports, why_not_capable
+from . import cuda, cuda_capable, exports, handoff, why_not_capable
+from .describe import Foreign, describe
 
 _PLAIN = (list, tuple, bytes, bytearray, memoryview, str, int, float, bool, type(None))
 _CUDA_DEVICE_TYPES = (2, 13)  # kDLCUDA, kDLCUDAManaged
-_LEGACY_STREAM = 1  # CU_STREAM_LEGACY (also the CAI / DLPack value for it)
 
 
 def is_cuda_object(value: Any) -> bool:
@@ -56,201 +54,6 @@ def is_cuda_object(value: Any) -> bool:
     except Exception:  # noqa: BLE001 - a producer that cannot say is not ours to take
         return False
     return int(kind) in _CUDA_DEVICE_TYPES
-
-
-@dataclass
-class Foreign:
-    """What a CUDA object holds: where, how, and on which stream it was produced."""
-
-    obj: Any
-    ptr: int
-    shape: tuple
-    dtype: Any  # numpy dtype
-    readonly: bool
-    stream: int | None
-    contiguous: bool
-    keep: list = field(default_factory=list)  # a consumed DLPack capsule's owner
-
-    @property
-    def nbytes(self) -> int:
-        n = self.dtype.itemsize
-        for d in self.shape:
-            n *= d
-        return n
-
-    def label(self, ordinal: int | None = None) -> str:
-        """`torch.float64 on cuda:0`; `cupy.ndarray of float64 on cuda:0` for others."""
-        t = type(self.obj)
-        top = t.__module__.split(".")[0]
-        where = f" on cuda:{ordinal}" if ordinal is not None else " on a CUDA device"
-        if top == "torch":
-            return f"{self.obj.dtype} on {self.obj.device}"
-        return f"{top}.{t.__name__} of {self.dtype.name}{where}"
-
-
-def _torch_stream(obj: Any) -> int | None:
-    """A torch tensor's producer stream: torch's current stream on its device (torch's CAI
-    says nothing about streams)."""
-    torch = sys.modules.get("torch")
-    if torch is None or not isinstance(obj, torch.Tensor):
-        return None
-    return int(torch.cuda.current_stream(obj.device).cuda_stream) or _LEGACY_STREAM
-
-
-def _contiguous(shape: tuple, strides: Any, itemsize: int) -> bool:
-    if strides is None:
-        return True
-    want = itemsize
-    for dim, stride in zip(reversed(shape), reversed(tuple(strides))):
-        if dim != 1 and stride != want:
-            return False
-        want *= dim
-    return True
-
-
-def _refused(name: str, obj: Any, exc: BaseException) -> GpuInvalidArgument:
-    return GpuInvalidArgument(
-        f"`{name}`: the CUDA object ({type(obj).__module__}.{type(obj).__name__}) refused to "
-        f"describe its memory: {exc}",
-        param=name,
-        hint="for a torch tensor that requires grad, pass tensor.detach()",
-    )
-
-
-def describe(obj: Any, name: str) -> Foreign:
-    """Read `obj`'s CUDA Array Interface (or, lacking one, its DLPack capsule)."""
-    import numpy
-
-    try:
-        cai = obj.__cuda_array_interface__
-    except AttributeError:
-        cai = None
-    except Exception as exc:  # noqa: BLE001 - worded with the parameter's name
-        raise _refused(name, obj, exc) from None
-    if cai is not None:
-        if cai.get("mask") is not None:
-            raise GpuInvalidArgument(
-                f"`{name}` is a masked CUDA array; kernels take plain arrays",
-                param=name,
-                got="a CUDA array with a mask",
-            )
-        shape = tuple(int(d) for d in cai["shape"])
-        dtype = numpy.dtype(cai["typestr"])
-        ptr, readonly = cai["data"]
-        stream = cai.get("stream") if int(cai.get("version", 0)) >= 3 else None
-        if stream is None:
-            stream = _torch_stream(obj)
-        return Foreign(
-            obj,
-            int(ptr or 0),
-            shape,
-            dtype,
-            bool(readonly),
-            None if stream is None else int(stream),
-            _contiguous(shape, cai.get("strides"), dtype.itemsize),
-        )
-    return _from_dlpack(obj, name)
-
-
-# ---- DLPack capsules (ctypes reading of the DLManagedTensor ABI) ---------------------------
-
-
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", _DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", _DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-
-class _DLManaged(ctypes.Structure):
-    _fields_ = [
-        ("dl_tensor", _DLTensor),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-    ]
-
-
-_DL_KINDS = {0: "i", 1: "u", 2: "f", 6: "b"}
-
-
-class _Consumed:
-    """A consumed DLPack capsule: its tensor's deleter runs when this goes (after the copies
-    that read or write the memory are done)."""
-
-    def __init__(self, address: int) -> None:
-        self.address = address
-
-    def __del__(self) -> None:
-        managed = _DLManaged.from_address(self.address)
-        if managed.deleter:
-            _DELETER(managed.deleter)(self.address)
-
-
-def _from_dlpack(obj: Any, name: str) -> Foreign:
-    import numpy
-
-    api = ctypes.pythonapi
-    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    api.PyCapsule_SetName.restype = ctypes.c_int
-    api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    api.PyCapsule_IsValid.restype = ctypes.c_int
-    api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    try:
-        # the legacy default stream: the producer orders its work before it (our copy runs
-        # there and is waited for)
-        capsule = obj.__dlpack__(stream=_LEGACY_STREAM)
-    except Exception as exc:  # noqa: BLE001 - worded with the parameter's name
-        raise _refused(name, obj, exc) from None
-    if not api.PyCapsule_IsValid(capsule, b"dltensor"):
-        raise GpuInvalidArgument(
-            f"`{name}`: its __dlpack__ returned no unversioned 'dltensor' capsule",
-            param=name,
-            hint="pass an object with __cuda_array_interface__ instead",
-        )
-    address = api.PyCapsule_GetPointer(capsule, b"dltensor")
-    api.PyCapsule_SetName(capsule, b"used_dltensor")  # ours now: its destructor does nothing
-    holder = _Consumed(address)
-    t = _DLManaged.from_address(address).dl_tensor
-    ndim = t.ndim
-    shape = tuple(t.shape[i] for i in range(ndim))
-    kind = _DL_KINDS.get(t.dtype.code)
-    if kind is None or t.dtype.lanes != 1:
-        raise GpuArgumentTypeError(
-            f"`{name}`: DLPack element type (code {t.dtype.code}, {t.dtype.bits} bits, "
-            f"{t.dtype.lanes} lanes) is not one kernels take",
-            param=name,
-        )
-    dtype = numpy.dtype("bool" if kind == "b" else f"{kind}{t.dtype.bits // 8}")
-    strides = None
-    if t.strides:
-        strides = tuple(t.strides[i] * dtype.itemsize for i in range(ndim))
-    return Foreign(
-        obj,
-        int(t.data or 0) + int(t.byte_offset),
-        shape,
-        dtype,
-        False,
-        _LEGACY_STREAM,
-        _contiguous(shape, strides, dtype.itemsize),
-        [holder],
-    )
 
 
 # ---- checks against the kernel's parameter ---------------------------------------------
@@ -316,32 +119,34 @@ def _check(param: Any, f: Foreign, ctx: cuda.Context) -> None:
 # ---- staging: exported arrays that CUDA copies into, reused across launches ---------------
 
 _pool_lock = threading.Lock()
-_idle: dict[tuple, list] = {}
+_idle: dict[tuple, list] = {}  # key -> [(array, the CUDA stream that last copied from it)]
 _IDLE_PER_KEY = 4
 
 
-def _take(device: Any, shape: tuple, dtype: Any) -> Any:
+def _take(device: Any, shape: tuple, dtype: Any, ctx: Any, stream: int | None) -> Any:
     from ..residency.device_array import DeviceArray
 
     key = (id(device), device.generation, shape, dtype.str)
     with _pool_lock:
         free = _idle.get(key)
-        arr = free.pop() if free else None
+        arr, last = free.pop() if free else (None, None)
     if arr is None or arr.released:
         arr = DeviceArray(shape, dtype, exportable=True)
-    # a launch still reading it must finish before CUDA overwrites it
-    device.wait(arr.last_use)
+    elif last is not None and last != stream:
+        ctx.synchronize(last)  # a copy back from it on another stream is done (rare)
+    # a launch still reading it finishes before CUDA overwrites it
+    handoff.ours_to_cuda(device, ctx, arr.last_use, [stream])
     return arr
 
 
-def _give(device: Any, arr: Any) -> None:
+def _give(device: Any, arr: Any, stream: int | None = None) -> None:
     key = (id(device), device.generation, arr.shape, arr.dtype.str)
     with _pool_lock:
         for k in [k for k in _idle if k[1] != device.generation]:
             del _idle[k]  # arrays of a device that was shut down
         free = _idle.setdefault(key, [])
         if len(free) < _IDLE_PER_KEY:
-            free.append(arr)
+            free.append((arr, stream))
             return
     arr.release()
 
@@ -357,7 +162,7 @@ class Staged:
 
 def stage(param: Any, value: Any, device: Any) -> Staged:
     """`value` (a CUDA object) as a DeviceArray for parameter `param` (checked), its data in
-    place once the producer's queued work finished."""
+    place once the producer's queued work finished (the caller hands off from its stream)."""
     if not cuda_capable(device):
         raise not_capable(param.name, value, device)
     ctx = cuda.context_for(device)
@@ -365,17 +170,14 @@ def stage(param: Any, value: Any, device: Any) -> Staged:
     _check(param, f, ctx)
     own = exports.array_at(f.ptr, f.nbytes)
     if own is not None and own._device is device:
-        # a view of our own memory: wait until what CUDA queued on it finished
-        ctx.synchronize(f.stream)
-        return Staged(f, own, False)
+        return Staged(f, own, False)  # a view of our own memory: used in place
     import numpy
 
     elem = numpy.dtype(formats.of(param.type.elem).dtype.split(" ")[0])
-    arr = _take(device, f.shape, elem)
+    arr = _take(device, f.shape, elem, ctx, f.stream)
     try:
         dst = exports.mapping(arr).ptr
         ctx.copy(dst, f.ptr, f.nbytes, f.stream)
-        ctx.synchronize(f.stream)
     except BaseException:
         _give(device, arr)
         raise
@@ -385,11 +187,12 @@ def stage(param: Any, value: Any, device: Any) -> Staged:
 def finish(staged: list[tuple[Any, Staged]], value: int, device: Any) -> None:
     """After the launch (timeline `value`): copy written staging arrays back on their producer's
     stream, and make CUDA views of our memory safe for CUDA work queued from now on."""
-    # host wait (first slice): results exist before CUDA reads them, and a view of our own
-    # memory is no longer read by the launch when CUDA writes it next
-    if any(param.writes or not s.copied for param, s in staged):
-        device.wait(value)
     ctx = cuda.context_for(device) if staged else None
+    # results exist before CUDA reads them, and a view of our own memory is no longer read by
+    # the launch when CUDA writes it next (on the producers' streams)
+    streams = [s.foreign.stream for param, s in staged if param.writes or not s.copied]
+    if streams:
+        handoff.ours_to_cuda(device, ctx, value, streams)
     try:
         for param, s in staged:
             if s.copied and param.writes:
@@ -401,9 +204,9 @@ def finish(staged: list[tuple[Any, Staged]], value: int, device: Any) -> None:
                 ctx.synchronize(s.foreign.stream)
                 s.foreign.keep.clear()
     finally:
-        for _, s in staged:
+        for param, s in staged:
             if s.copied:
-                _give(device, s.array)
+                _give(device, s.array, s.foreign.stream if param.writes else None)
 
 
 def launch(prep: Any, device: Any, args: tuple, plan: Any, run: Any, **options: Any) -> Any:
@@ -425,6 +228,10 @@ def launch(prep: Any, device: Any, args: tuple, plan: Any, run: Any, **options: 
                 s = seen[id(value)] = stage(param, value, device)
                 staged.append((param, s))
                 new[param.index] = s.array
+        if staged:  # what CUDA queued on the producers' streams comes first (once per stream)
+            ctx = cuda.context_for(device)
+            for stream in dict.fromkeys(s.foreign.stream for _, s in staged):
+                handoff.cuda_to_ours(device, ctx, stream)
         job = run(prep, device, tuple(new), **options)
     except BaseException:
         for _, s in staged:
@@ -475,12 +282,17 @@ def from_cuda(obj: Any) -> Any:
         )
     own = exports.array_at(f.ptr, f.nbytes)
     if own is not None and own._device is device and own.shape == f.shape:
-        ctx.synchronize(f.stream)
+        handoff.cuda_to_ours(device, ctx, f.stream)
+        handoff.stamp(device, own)
         return own
     arr = DeviceArray(f.shape, numpy.dtype(f.dtype), exportable=True)
     if f.nbytes:
-        device.wait(arr.last_use)  # its zero fill, queued on our side, lands first
+        # its zero fill, queued on our side, lands first
+        handoff.ours_to_cuda(device, ctx, arr.last_use, [f.stream])
         ctx.copy(exports.mapping(arr).ptr, f.ptr, f.nbytes, f.stream)
-        ctx.synchronize(f.stream)
+        handoff.cuda_to_ours(device, ctx, f.stream)
+        handoff.stamp(device, arr)
+        if f.keep:  # a DLPack producer's memory must outlive the copy
+            ctx.synchronize(f.stream)
     f.keep.clear()
     return arr

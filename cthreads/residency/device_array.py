@@ -12,99 +12,26 @@ reads the array (a staging copy is queued behind it, or a direct write waits for
 a download waits for the newest launch that writes the array (`last_write`) and for nothing
 else when the buffer can be read where it lies.
 
-Memory goes back to the pool on `release()` or when the array is collected; the pool reuses it
+Element types and shapes are checked in elements.py; the face CUDA sees (`__dlpack__`, ...) is
+cuda_face.py's. Memory goes back to the pool on `release()` or when the array is collected; the pool reuses it
 only once the device timeline passed its last use, and a queued launch holds the array (its
 submission keeps its arguments), so neither can pull memory from under a running kernel.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import weakref
 from typing import Any
 
 from .. import interop
-from ..runtime import formats, transfer
-from ..runtime.extents import extent_items
-from . import arena
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestroy
+from ..runtime import transfer
+from . import arena
+from .cuda_face import CudaFace
+from .elements import _ELEMENTS, _KIND_NAMES, _element, _pack_of, _shape
 
-# Kernel-language names of the element types; pack codes and sizes come from runtime/formats.py.
-# kernel-language name -> (numpy dtype name, (kind, bits) of the list element type)
-_ELEMENTS = {
-    "f16": ("float16", ("float", 16)),
-    "f32": ("float32", ("float", 32)),
-    "f64": ("float64", ("float", 64)),
-    "i8": ("int8", ("int", 8)),
-    "i16": ("int16", ("int", 16)),
-    "i32": ("int32", ("int", 32)),
-    "i64": ("int64", ("int", 64)),
-    "u8": ("uint8", ("uint", 8)),
-    "u16": ("uint16", ("uint", 16)),
-    "u32": ("uint32", ("uint", 32)),
-    "u64": ("uint64", ("uint", 64)),
-    "bool": ("bool", ("bool", 32)),
-}
-_BY_NUMPY = {np_name: (name, key) for name, (np_name, key) in _ELEMENTS.items()}
-_KIND_NAMES = {key: name for name, (_, key) in _ELEMENTS.items()}
-_ACCEPTED = "f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool (or those numpy dtypes)"
-
-
-def _pack_of(key: tuple[str, int]) -> tuple[str, int]:
-    """(native pack code, bytes per element) of the list element type `key` = (kind, bits)."""
-    fmt = formats.BY_TYPE[key]
-    return fmt.pack, fmt.itemsize
-
-
-def _element(dtype: Any) -> tuple[str, tuple[str, int], Any]:
-    """(kernel-language name, (kind, bits), numpy dtype) of a user-given element type."""
-    import numpy
-
-    name = None
-    if isinstance(dtype, str) and dtype in _ELEMENTS:
-        name = dtype
-    elif hasattr(dtype, "kind") and hasattr(dtype, "bits") and not isinstance(dtype, numpy.dtype):
-        # a cthreads.gpu type (f16, u8, ...)
-        name = _KIND_NAMES.get((dtype.kind, dtype.bits))
-    if name is None:
-        try:
-            np_dtype = numpy.dtype(dtype)
-        except TypeError:
-            np_dtype = None
-        if np_dtype is not None and np_dtype.isnative and np_dtype.name in _BY_NUMPY:
-            name = _BY_NUMPY[np_dtype.name][0]
-    if name is None:
-        raise GpuArgumentTypeError(
-            f"`dtype`: DeviceArray elements are {_ACCEPTED}; got {dtype!r}",
-            param="dtype",
-            expected=_ACCEPTED,
-            got=repr(dtype),
-            hint="e.g. DeviceArray(n, 'f32') or DeviceArray(n, numpy.float32)",
-        )
-    np_name, key = _ELEMENTS[name]
-    return name, key, numpy.dtype(np_name)
-
-
-def _shape(shape: Any) -> tuple[int, ...]:
-    items = extent_items(shape)
-    if items is None:
-        raise GpuArgumentTypeError(
-            f"`shape` expects an int or a tuple of ints; got {shape!r}",
-            param="shape",
-            expected="an int or a tuple of ints",
-            got=repr(shape),
-            hint="e.g. DeviceArray((rows, cols), 'f32')",
-        )
-    dims = tuple(v.__index__() for v in items)
-    if any(d < 0 for d in dims):
-        raise GpuInvalidArgument(
-            f"`shape` extents must be >= 0; got {dims}",
-            param="shape",
-            expected="non-negative extents",
-            got=str(dims),
-        )
-    return dims
+__all__ = ["DeviceArray", "_element", "_shape"]  # (the last two: interop.imports, tests)
 
 
 def _stream_of(stream: Any, device: Any) -> Any:
@@ -123,7 +50,7 @@ def _release_buffer(buffer: Any) -> None:
         pass  # its device was shut down, and the memory with it
 
 
-class DeviceArray:
+class DeviceArray(CudaFace):
     """Device memory with a shape and an element type (row-major).
 
     >>> x = DeviceArray.from_numpy(numpy.arange(n, dtype=numpy.float32))
@@ -237,41 +164,6 @@ class DeviceArray:
             )
         out = self.numpy()
         return out if dtype is None else out.astype(dtype, copy=False)
-
-    # -- exchange with CUDA (SPEC §12, cthreads/interop) ------------------------------------------
-    # Properties that raise AttributeError where CUDA cannot see the memory (not NVIDIA), so
-    # `hasattr(d, "__cuda_array_interface__")` is False there and nothing loads libcuda.
-    @property
-    def __cuda_array_interface__(self) -> dict:
-        """CUDA Array Interface v3 over this array's own memory (NVIDIA devices only)."""
-        from ..interop import exports
-
-        return exports.cuda_array_interface(self)
-
-    @property
-    def __dlpack__(self) -> Any:
-        """`__dlpack__(stream=None, ...)`: a kDLCUDA capsule over this array's memory."""
-        from ..interop import exports
-
-        exports.exportable(self)
-        return functools.partial(exports.dlpack, self)
-
-    @property
-    def __dlpack_device__(self) -> Any:
-        from ..interop import exports
-
-        exports.exportable(self)
-        return functools.partial(exports.dlpack_device, self)
-
-    @classmethod
-    def from_cuda(cls, obj: Any) -> DeviceArray:
-        """The device array holding what CUDA object `obj` holds (`__cuda_array_interface__`
-        or `__dlpack__`: a torch tensor, a CuPy or JAX array): a CUDA view of a DeviceArray is
-        that array (no copy); anything else is copied device to device through CUDA, never
-        through the host, after the work queued on `obj`'s stream."""
-        from ..interop import imports
-
-        return imports.from_cuda(obj)
 
     # -- attributes -------------------------------------------------------------------------------
     @property

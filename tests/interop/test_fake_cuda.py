@@ -18,7 +18,7 @@ import pytest
 
 import cthreads.interop as interop
 from cthreads.gpu import DeviceArray, GlobalIdx, Gpu, GpuArgumentTypeError, GpuInvalidArgument, gpu
-from cthreads.interop import cuda, exports, imports
+from cthreads.interop import cuda, describe, exports, imports
 from cthreads.runtime import get_device
 
 
@@ -252,8 +252,8 @@ def test_driver_struct_layouts():
     assert cuda._MemoryHandleDesc.size.offset == 24
     assert cuda._MemoryHandleDesc.flags.offset == 32
     assert ctypes.sizeof(cuda._BufferDesc) == 88
-    assert ctypes.sizeof(imports._DLTensor) == 48
-    assert ctypes.sizeof(imports._DLManaged) == 64
+    assert ctypes.sizeof(describe._DLTensor) == 48
+    assert ctypes.sizeof(describe._DLManaged) == 64
 
 
 def test_same_cuda_object_twice_is_aliasing(fake):

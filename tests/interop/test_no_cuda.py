@@ -19,7 +19,7 @@ import pytest
 
 from cthreads import _native
 from cthreads.gpu import DeviceArray, GlobalIdx, Gpu, GpuInvalidArgument, gpu
-from cthreads.interop import cuda_capable, imports
+from cthreads.interop import cuda_capable, describe, imports
 from cthreads.runtime import get_device
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -193,12 +193,68 @@ def test_export_and_plain_allocations_are_pooled_apart():
     again.release()
 
 
-def test_device_uuid_is_described():
-    from cthreads.runtime import info as _info  # noqa: F401 - the runtime is initialised
+def test_device_uuid_is_described_once():
+    # one format (physdev.c): 8-4-4-4-12 hex groups; cuda.py compares it without the dashes
+    uuid = get_device().info.uuid
+    groups = uuid.split("-")
+    assert [len(g) for g in groups] == [8, 4, 4, 4, 12] and int("".join(groups), 16) >= 0
+    assert "device_uuid" not in get_device()._dev.external()
 
-    device = export_device()
-    uuid = device._dev.external()["device_uuid"]
-    assert len(uuid) == 32 and int(uuid, 16) >= 0
+
+# ---- hand-offs: semaphores CUDA imports, or host waits and why -------------------------------
+
+
+def test_handoff_mode_is_host_with_a_reason_without_cuda():
+    import cthreads.interop as interop
+
+    device = get_device()
+    if cuda_capable(device) and device._dev.external()["semaphore_fd"]:
+        pytest.skip("this device can hand off on the GPU (tests/interop/test_cuda_torch.py)")
+    got, why = interop.handoff_mode()
+    assert got == "host"
+    assert why and (device.name in why or "semaphore" in why)
+    assert interop.handoff_mode(device) == (got, why)  # (decided once per device)
+
+
+def test_cuda_semaphore_structs_have_the_driver_abi_sizes():
+    import ctypes
+
+    from cthreads.interop import cuda
+
+    # cuda.h (x86-64): the handle union is 16 bytes, 8-aligned; params blocks are 72 bytes
+    assert ctypes.sizeof(cuda._SemaphoreHandleDesc) == 96
+    assert cuda._SemaphoreHandleDesc.handle.offset == 8
+    assert cuda._SemaphoreHandleDesc.flags.offset == 24
+    for params in (cuda._SignalParams, cuda._WaitParams):
+        assert ctypes.sizeof(params) == 144
+        assert params.flags.offset == 72 and params.reserved.offset == 76
+    assert cuda._WaitParams.params.size == cuda._SignalParams.params.size == 72
+    assert ctypes.sizeof(cuda._WaitMutex) == 16  # key, timeoutMs, padding
+    assert ctypes.sizeof(cuda._MemoryHandleDesc) == 104
+    assert ctypes.sizeof(cuda._BufferDesc) == 88
+
+
+def test_semaphore_export_signals_and_waits_on_the_queue():
+    device = get_device()
+    dev = device._dev
+    if not dev.external()["semaphore_fd"]:
+        with pytest.raises(GpuInvalidArgument, match="cannot export semaphores"):
+            dev.export_semaphore()
+        pytest.skip(
+            f"{device.name!r} does not export timeline semaphores (VK_KHR_external_semaphore_fd)"
+        )
+    index, fd = dev.export_semaphore()
+    try:
+        assert fd >= 0 and os.fstat(fd) is not None
+    finally:
+        os.close(fd)
+    dev.semaphore_submit(index, signal=1)
+    dev.semaphore_submit(index, wait=1)  # (the alias: the same payload, imported back)
+    dev.semaphore_submit(index, signal=2)
+    dev.wait_idle()
+    assert dev.semaphore_value(index) == 2
+    with pytest.raises(GpuInvalidArgument, match="never exported"):
+        dev.semaphore_submit(index + 100, signal=3)
 
 
 def test_export_usage_refused_where_unsupported():
@@ -285,14 +341,14 @@ def test_cuda_objects_are_recognised_without_touching_them():
 
 
 def test_cuda_array_interface_is_read():
-    f = imports.describe(FakeCuda(6, "<f8"), "x")
+    f = describe.describe(FakeCuda(6, "<f8"), "x")
     assert (f.ptr, f.shape, f.dtype, f.stream, f.readonly) == (
         0x7F0000000000, (6,), np.dtype("f8"), 7, False
     )  # fmt: skip
     assert f.nbytes == 48 and f.contiguous
     assert f.label(0) == "test_no_cuda.FakeCuda of float64 on cuda:0"
-    assert not imports.describe(FakeCuda(6, "<f4", strides=(8,)), "x").contiguous
-    assert imports.describe(FakeCuda(1, "<f4", strides=(8,)), "x").contiguous
+    assert not describe.describe(FakeCuda(6, "<f4", strides=(8,)), "x").contiguous
+    assert describe.describe(FakeCuda(1, "<f4", strides=(8,)), "x").contiguous
 
 
 @pytest.mark.parametrize(
@@ -305,4 +361,4 @@ def test_cuda_array_interface_is_read():
     ],
 )
 def test_contiguity(shape, strides, ok):
-    assert imports._contiguous(shape, strides, 4) is ok
+    assert describe._contiguous(shape, strides, 4) is ok
