@@ -31,6 +31,8 @@ def _fill(use, elem, rows, cols, value):
 
 
 def _load(data, length, name, elem, offset, stride, rows, cols, use, col_major, oob_r):
+    if elem == "u16" and use != "acc":
+        elem = "bf16"  # bf16 bit patterns (frontend/tiles.py: tile_elem)
     t = T.load(data, length, elem, offset, stride, rows, cols, use, col_major)
     if t is None:
         oob_r(name, offset, 0)  # raises unless oob='device'
@@ -102,6 +104,8 @@ class TileTranslator(ExprTranslator):
         return self.expr(node)[0]
 
     def _elem_of(self, node: ast.expr) -> str:
+        if getattr(node, "id", getattr(node, "attr", None)) == "bf16":
+            return "bf16"  # a tile element type only, not an annotation
         t = self.annotation(node, node)
         return _ELEM.get(t, t)
 

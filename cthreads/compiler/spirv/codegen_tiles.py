@@ -16,6 +16,10 @@ unchanged). Nothing else changes meaning: atomics are relaxed and barriers carry
 acquire-release semantics in both models; Device-scope atomics (on lists) add the
 VulkanMemoryModelDeviceScope capability the Vulkan model asks for. Drivers with
 VK_KHR_cooperative_matrix have vulkanMemoryModel (Vulkan 1.2), which device.c enables.
+
+bf16 tiles (SPV_KHR_bfloat16): the component is `OpTypeFloat 16 BFloat16KHR`, declared only in
+modules that use it; the data is read and written through the list's (or shared array's) u16
+element pointer, which cooperative matrix loads and stores allow, so no bf16 buffer type exists.
 """
 
 from __future__ import annotations
@@ -33,9 +37,13 @@ from .grammar import (
     StorageClass,
 )
 from .grammar_coopmat import (
+    CAPABILITY_BFLOAT16_COOPERATIVE_MATRIX,
+    CAPABILITY_BFLOAT16_TYPE,
     CAPABILITY_COOPERATIVE_MATRIX,
     EXTENSION,
+    EXTENSION_BFLOAT16,
     CoopOp,
+    FPEncoding,
     Layout,
     Operands,
     Use,
@@ -64,11 +72,30 @@ def alignment(t: ir.TileType, col_major: bool) -> int:
 class TileGen:
     """Mixin for codegen.Codegen (needs ExprGen's helpers and StmtGen's function state)."""
 
+    def _component(self, elem: ir.Scalar) -> int:
+        if elem != ir.BF16:
+            return self.ty(elem)
+        m = self.m
+        m.capability(CAPABILITY_BFLOAT16_TYPE)
+        m.capability(CAPABILITY_BFLOAT16_COOPERATIVE_MATRIX)
+        m.extension(EXTENSION_BFLOAT16)
+        return m._type(("bf16",), Op.TypeFloat, 16, FPEncoding.BFloat16KHR)
+
+    def _element_zero(self, elem: ir.Scalar) -> int:
+        if elem != ir.BF16:
+            return self.zero(elem)
+        key = ("bf16 zero",)
+        cid = self.m._interned.get(key)
+        if cid is None:
+            cid = self.m._interned[key] = self.m.new_id()
+            Module.emit(self.m.globals, Op.Constant, self._component(elem), cid, 0)
+        return cid
+
     def tile_type(self, t: ir.TileType) -> int:
         m = self.m
         m.capability(CAPABILITY_COOPERATIVE_MATRIX)
         m.extension(EXTENSION)
-        comp = self.ty(t.elem)
+        comp = self._component(t.elem)
         u32 = m.t_int(32, False)
         ids = [m.const(u32, v) for v in (Scope.Subgroup, t.rows, t.cols, _USE[t.use])]
         key = ("coopmat", comp, *ids)
@@ -93,7 +120,7 @@ class TileGen:
         cid = self.m._interned.get(key)
         if cid is None:
             cid = self.m._interned[key] = self.m.new_id()
-            Module.emit(self.m.globals, Op.ConstantComposite, tt, cid, self.zero(t.elem))
+            Module.emit(self.m.globals, Op.ConstantComposite, tt, cid, self._element_zero(t.elem))
         return cid
 
     # ----------------------------------------------------------------------- guard
@@ -145,7 +172,11 @@ class TileGen:
     # ------------------------------------------------------------------ statements
     def visit_TileFill(self, s: ir.TileFill) -> None:
         var, tt = self.tile_vars[s.tile]
-        value = self.op(Op.CompositeConstruct, tt, self.expr(s.value))
+        t = self.k.tiles[s.tile]
+        value = self.expr(s.value)
+        if t.elem == ir.BF16:  # the frontend gives an f32 value (round to nearest even)
+            value = self.op(Op.FConvert, self._component(t.elem), value)
+        value = self.op(Op.CompositeConstruct, tt, value)
         self.ins(Op.Store, var, value)
 
     def visit_TileLoad(self, s: ir.TileLoad) -> None:
