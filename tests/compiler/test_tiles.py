@@ -285,3 +285,15 @@ def test_the_ir_printer_shows_tile_statements():
     assert "tile #old: tile[acc, f32, 16x16]" in text
     assert "#acc = tile_mma(#ta, #tb, #acc)" in text
     assert "tile_store d[" in text and "= #out" in text and "#out = #out - #old" in text
+
+
+def test_driver_shapes_of_types_tiles_lack_are_left_out_not_errors():
+    from cthreads.compiler.target import matrix_shapes
+
+    listed = [
+        {"m": 16, "n": 16, "k": 32, "a": "other", "b": "other", "c": "f32", "result": "f32"},
+        {"m": 16, "n": 16, "k": 16, "a": "f16", "b": "f16", "c": "f32", "result": "f32"},
+    ]
+    assert matrix_shapes({"cooperative_matrix": listed}) == (
+        (16, 16, 16, "f16", "f16", "f32", "f32"),
+    )
