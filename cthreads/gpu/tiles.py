@@ -71,6 +71,8 @@ _DTYPES = {
     "bf16": np.float32,  # a host bf16 tile holds the (exact) float32 values of its elements
 }
 _BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "u8": 1, "i32": 4, "u32": 4}
+_STORED = {"bf16": np.uint16}  # how an element lies in memory, where not its _DTYPES
+_WORDS = {"u16": np.uint16, "u32": np.uint32, "u64": np.uint64}  # arrays packed tiles read
 
 
 class _BF16:
@@ -201,16 +203,26 @@ def load(
     cols: int,
     use: str,
     col_major: bool,
+    word: str | None = None,
 ) -> Tile | None:
     """The tile at `offset` of `data` (indexable, `length` elements); None when it does not fit
-    (the caller gives zeros, or reports the access)."""
-    align = tile_alignment(elem, rows, cols, col_major)
-    if not tile_fits(length, offset, stride, rows, cols, col_major, align):
+    (the caller gives zeros, or reports the access). `word` ("u32", "u64"): `data` holds the
+    elements packed little-endian in words of that type, and offset, stride, length count words."""
+    stored = _STORED.get(elem, _DTYPES[elem])
+    per = _BYTES[elem]
+    unit = np.dtype(_WORDS[word]).itemsize if word else per
+    line = (rows if col_major else cols) * per
+    r_w, c_w = (line // unit, cols) if col_major else (rows, line // unit)
+    if line % unit or not tile_fits(
+        length, offset, stride, r_w, c_w, col_major, max(1, min(16, line) // unit)
+    ):
         return None
-    out = np.empty((rows, cols), dtype=np.uint16 if elem == "bf16" else _DTYPES[elem])
-    for r in range(rows):
-        for c in range(cols):
+    out = np.empty((r_w, c_w), dtype=_WORDS[word] if word else stored)
+    for r in range(r_w):
+        for c in range(c_w):
             out[r, c] = data[offset + (c * stride + r if col_major else r * stride + c)]
+    if word:  # the words' bytes, in memory order along each row (column), as elements
+        out = out.T.copy().view(stored).T if col_major else out.view(stored)
     return Tile(use, elem, from_bf16(out) if elem == "bf16" else out)
 
 
@@ -290,13 +302,19 @@ def tile_load(
     cols: int,
     use: str = "a",
     col_major: bool = False,
+    elem: Any = None,
 ) -> Tile:
     """The `rows x cols` tile whose element (r, c) is `xs[offset + r * stride + c]`
     (`col_major`: `xs[offset + c * stride + r]`), for `use` "a", "b" or "acc"; the element
-    type is the list's. Zeros when the tile does not fit in `xs` or is misaligned (module doc)."""
-    elem = _host_elem(xs, use)
-    t = load(xs, len(xs), elem, offset, stride, rows, cols, use, col_major)
-    return t if t is not None else fill(use, elem, rows, cols, 0)
+    type is the list's, or `elem` packed in the list's u32 / u64 words (offset and stride
+    count words). Zeros when the tile does not fit in `xs` or is misaligned (module doc)."""
+    own = _host_elem(xs, use)
+    word = None
+    if elem is not None and _elem_name(elem) != own:
+        word = {np.dtype(v): k for k, v in _WORDS.items()}.get(getattr(xs, "dtype", None), "u32")
+        own = _elem_name(elem)
+    t = load(xs, len(xs), own, offset, stride, rows, cols, use, col_major, word)
+    return t if t is not None else fill(use, own, rows, cols, 0)
 
 
 def tile_store(xs: Any, offset: int, stride: int, tile: Tile, col_major: bool = False) -> None:

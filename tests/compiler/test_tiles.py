@@ -31,6 +31,7 @@ from cthreads.gpu import (  # noqa: E402
     tile_mma,
     tile_store,
     u16,
+    u64,
 )
 
 H200 = "nvidia-h200"
@@ -297,3 +298,19 @@ def test_driver_shapes_of_types_tiles_lack_are_left_out_not_errors():
     assert matrix_shapes({"cooperative_matrix": listed}) == (
         (16, 16, 16, "f16", "f16", "f32", "f32"),
     )
+
+
+def test_packed_loads_read_words_and_their_misuse_is_located():
+    _newer_validate(TK.mm_packed.compile(chip=H200).spirv)
+
+    @Gpu(workgroup_size=32)
+    def short(w: list[u64]):
+        ta = tile_load(w, 0, 4, 16, 2, use="a", elem=f16)  # noqa: F841  (4 bytes a row)
+
+    assert "not a whole number of `w`'s u64 words" in str(_error(short))
+
+    @Gpu(workgroup_size=32)
+    def floats(x: list[f32]):
+        ta = tile_load(x, 0, 16, 16, 16, use="a", elem=f16)  # noqa: F841
+
+    assert "packed in u32 or u64 words; `x` holds f32" in str(_error(floats))

@@ -37,7 +37,14 @@ def test_every_bench_kernel_compiles_for_the_h200_and_validates(dtype, variant, 
 
 
 @pytest.mark.parametrize(
-    "dtype, variant", [("f16", "smem2"), ("bf16", "smem"), ("i8", "direct"), ("i8", "smem2")]
+    "dtype, variant",
+    [
+        ("f16", "smem2"),
+        ("bf16", "smem"),
+        ("bf16", "direct"),
+        ("i8", "smem2"),
+        ("f16", "smem2_elems"),
+    ],
 )
 def test_bench_kernels_multiply_like_numpy_in_the_emulator(dtype, variant, tmp_path):
     k, bm, bn = MT.kernel(dtype, variant, tmp_path)
@@ -53,6 +60,7 @@ def test_bench_kernels_multiply_like_numpy_in_the_emulator(dtype, variant, tmp_p
         conv = MT.to_bf16 if dtype == "bf16" else (lambda x: x.astype(np.float16))
         a, b = conv(va), conv(vb)
     c = np.zeros((m, n), np.int32 if dtype == "i8" else np.float32)
+    a, b = MT.as_words(a, variant), MT.as_words(b, variant)
     emulate(k, a, b, c, m, n, kk, grid=(bm // 64) * (bn // 32) * 32, subgroup_size=32)
     want = va.astype(np.int64) @ vb.astype(np.int64) if dtype == "i8" else va @ vb
     np.testing.assert_array_equal(c, want.astype(c.dtype))

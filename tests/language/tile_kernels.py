@@ -31,6 +31,7 @@ from cthreads.gpu import (
     u8,
     u16,
     u32,
+    u64,
 )
 from cthreads.gpu.tiles import from_bf16
 
@@ -232,6 +233,35 @@ def bf16_fill_store(x: list[f32], a: list[u16], b: list[u16], c: list[f32]):
     tile_store(c, 0, 16, acc)
 
 
+@Gpu(workgroup_size=WG)
+def mm_packed(a: list[u32], b: list[u64], c: list[f32], m: int, n: int, k: int):
+    """f16 A and B read packed: A two per u32 word (row-major), B four per u64 word (stored
+    transposed, so its tiles are column-major); offsets and strides count words."""
+    tm = BlockIdx.x // (n // 16)
+    tn = BlockIdx.x % (n // 16)
+    acc = tile_fill(f32, 16, 16, 0.0)
+    for kk in range(0, k, 16):
+        ta = tile_load(a, (tm * 16 * k + kk) // 2, k // 2, 16, 16, use="a", elem=f16)
+        tb = tile_load(b, (tn * 16 * k + kk) // 4, k // 4, 16, 16, "b", True, f16)
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, tm * 16 * n + tn * 16, n, acc)
+
+
+def _packed():
+    m = n = k = 32
+
+    def make(rng):
+        a, b = _f16(rng, (m, k)), _f16(rng, (k, n))
+        bt = np.ascontiguousarray(b.T)
+        return [a.view(np.uint32), bt.view(np.uint64), np.zeros((m, n), np.float32), m, n, k]
+
+    def ref(args):
+        a, bt = args[0].view(np.float16), args[1].view(np.float16)
+        return [_mm(a, bt.T, np.float32)]
+
+    return make, ref
+
+
 _SHAPE_BODIES = {
     ("f16", "f32"): sh_f16_f32,
     ("f16", "f16"): sh_f16_f16,
@@ -345,6 +375,7 @@ def _bf16_fill():
 
 
 FORMS["bf16_fill_store"] = (bf16_fill_store, *_bf16_fill(), (1, 2, 3), WG)
+FORMS["packed"] = (mm_packed, *_packed(), (2,), 4 * WG)
 
 
 def _h200_shapes():

@@ -10,6 +10,9 @@ target (compile.py, `matrix_shape_error`); here only what holds on every device.
 bfloat16 operands: numpy has no bf16, so its data lives in `list[u16]` (and u16 shared arrays) as
 bit patterns; a tile loaded from one with use "a" or "b" holds bf16 (integer tiles of 16 bits do
 not exist), and `tile_fill(bf16, ...)` names the type (`ir.BF16`, a tile element type only).
+
+Packed loads: `tile_load(ws, ..., elem=f16)` reads a tile whose elements lie packed in the u32 or
+u64 words of `ws` (offset and stride count words), so data can be copied a word at a time.
 """
 
 from __future__ import annotations
@@ -26,13 +29,13 @@ OPERAND_TYPES = (ir.F16, ir.BF16, ir.I8, ir.U8)
 ACCUMULATOR_TYPES = (ir.F32, ir.F16, ir.I32, ir.U32)
 _FORMS = {
     "tile_fill": 'acc = tile_fill(f32, 16, 16, 0.0) (type, rows, cols, value, use="acc")',
-    "tile_load": 'a = tile_load(xs, offset, stride, 16, 16, use="a", col_major=False)',
+    "tile_load": 'a = tile_load(xs, offset, stride, 16, 16, use="a", col_major=False, elem=None)',
     "tile_store": "tile_store(xs, offset, stride, acc, col_major=False) on a line of its own",
     "tile_mma": "acc = tile_mma(a, b, acc)",
 }
 _PARAMS = {
     "tile_fill": (("elem", "rows", "cols", "value", "use"), 3),
-    "tile_load": (("xs", "offset", "stride", "rows", "cols", "use", "col_major"), 5),
+    "tile_load": (("xs", "offset", "stride", "rows", "cols", "use", "col_major", "elem"), 5),
     "tile_store": (("xs", "offset", "stride", "tile", "col_major"), 4),
     "tile_mma": (("a", "b", "c"), 3),
 }
@@ -260,16 +263,39 @@ class TileLowering:
     def _load(self, target, call, args, line) -> list[ir.Stmt]:
         form = _FORMS["tile_load"]
         use = self._use(args.get("use"), "tile_load")
-        shared, index, elem, _ = self._array(args["xs"], "tile_load")
-        elem = tile_elem(elem, use)
-        self._check_elem(args["xs"], use, elem, form)
+        shared, index, word, shown = self._array(args["xs"], "tile_load")
+        elem = tile_elem(word, use)
+        if args.get("elem") is not None:
+            elem = self._packed_elem(args["elem"], word, shown, form)
+        self._check_elem(args.get("elem") or args["xs"], use, elem, form)
         offset = self._int(args["offset"], "offset", form)
         stride = self._int(args["stride"], "stride", form)
         rows = self._dim(args["rows"], "rows", form)
         cols = self._dim(args["cols"], "cols", form)
         col = self._flag(args.get("col_major"), "tile_load")
+        line_bytes = (rows if col else cols) * elem.bits // 8
+        if line_bytes % (word.bits // 8):
+            self.fail(
+                call,
+                f"a {'column' if col else 'row'} of this tile is {line_bytes} bytes, not a whole "
+                f"number of {shown}'s {word} words",
+                "a tile whose rows (columns, col_major) fill whole words",
+            )
         name = self._bind(target, TileType(use, elem, rows, cols), call)
         return [ir.TileLoad(name, shared, index, offset, stride, col, line)]
+
+    def _packed_elem(self, node: ast.expr, word: ir.Scalar, shown: str, form: str) -> ir.Scalar:
+        """The element type `elem=` names: the array's own, or one packed in its u32/u64 words."""
+        elem = _fill_type(node)
+        if not isinstance(elem, ir.Scalar):
+            self.fail(node, "elem= is an element type (f16, bf16, i8, u8, ...)", form)
+        if elem != tile_elem(word, "a") and word not in (ir.U32, ir.U64):
+            self.fail(
+                node,
+                f"elem={elem} reads tile elements packed in u32 or u64 words; {shown} holds {word}",
+                "a list[u32] / list[u64] (or shared u32 / u64 array) of the packed data, or no elem=",
+            )
+        return elem
 
     def _mma(self, target, call, args, line) -> list[ir.Stmt]:
         form = _FORMS["tile_mma"]

@@ -20,6 +20,8 @@ VK_KHR_cooperative_matrix have vulkanMemoryModel (Vulkan 1.2), which device.c en
 bf16 tiles (SPV_KHR_bfloat16): the component is `OpTypeFloat 16 BFloat16KHR`, declared only in
 modules that use it; the data is read and written through the list's (or shared array's) u16
 element pointer, which cooperative matrix loads and stores allow, so no bf16 buffer type exists.
+Packed loads (`tile_load(..., elem=f16)` from u32 / u64 words) work the same way: the pointer is
+the words', and offset, stride, length and alignment count words (`_unit`).
 """
 
 from __future__ import annotations
@@ -61,12 +63,14 @@ def vulkan_memory_model(m: Module, kernel: ir.Kernel) -> None:
 _USE = {"a": Use.MatrixAKHR, "b": Use.MatrixBKHR, "acc": Use.MatrixAccumulatorKHR}
 
 
-def alignment(t: ir.TileType, col_major: bool) -> int:
-    """Elements `offset` and `stride` must be multiples of (the lesser of 16 bytes and one
-    row's, or column's, size; Vulkan's VUID-RuntimeSpirv-OpCooperativeMatrixLoadKHR-08986)."""
+def alignment(t: ir.TileType, col_major: bool, unit: int | None = None) -> int:
+    """Array elements (of `unit` bytes; default the tile's element size) that `offset` and
+    `stride` must be multiples of: the lesser of 16 bytes and one row's, or column's, size
+    (Vulkan's VUID-RuntimeSpirv-OpCooperativeMatrixLoadKHR-08986)."""
     size = t.elem.bits // 8
+    unit = unit or size
     line = (t.rows if col_major else t.cols) * size
-    return max(1, min(16, line) // size)
+    return max(1, min(16, line) // unit)
 
 
 class TileGen:
@@ -129,7 +133,9 @@ class TileGen:
         b, i32 = self.t_bool, self.t_i32
         off, stride = self.expr(s.offset), self.expr(s.stride)
         major, inner = (t.cols, t.rows) if s.col_major else (t.rows, t.cols)
-        align = alignment(t, s.col_major)
+        unit = self._unit(s)  # bytes of one array element: a packed word holds several
+        inner = inner * (t.elem.bits // 8) // unit  # array elements per row (column)
+        align = alignment(t, s.col_major, unit)
         conds = [
             self.op(Op.SGreaterThanEqual, b, off, self.c0),
             self.op(Op.SGreaterThanEqual, b, stride, self.c0),
@@ -152,6 +158,11 @@ class TileGen:
             ok = self.op(Op.LogicalAnd, b, ok, c)
         return off, stride, ok
 
+    def _unit(self, s) -> int:
+        """Bytes of one element of the array a tile access reads or writes."""
+        info = self.shared_info[s.array] if s.shared else self.lists[s.array]
+        return info.elem.bits // 8
+
     def _tile_pointer(self, s, off: int) -> tuple[int, tuple[int, ...]]:
         """The element pointer at `off` and the memory operands of the access."""
         if s.shared:
@@ -159,9 +170,8 @@ class TileGen:
             return self.op(Op.AccessChain, info.elem_ptr, info.var, off), ()
         li = self.lists[s.array]
         ptr = self.op(Op.AccessChain, li.elem_ptr, li.base, self.c0, off)
-        t = self.k.tiles[s.tile]
-        size = t.elem.bits // 8
-        return ptr, (MemoryAccess.Aligned, alignment(t, s.col_major) * size)
+        t, unit = self.k.tiles[s.tile], self._unit(s)
+        return ptr, (MemoryAccess.Aligned, alignment(t, s.col_major, unit) * unit)
 
     def _length(self, s) -> int:
         return self.shared_info[s.array].size_id if s.shared else self.lists[s.array].len
