@@ -19,6 +19,9 @@ parameters, u16 shared arrays); an "a" or "b" tile loaded from one holds bf16 (`
 the bits from floats, rounding to nearest even; `from_bf16(bits)` gives float32 back), and
 `tile_fill(bf16, ...)` rounds its value the same way.
 
+Packed loads: `tile_load(ws, off, ld, 16, 16, use="a", elem=f16)` reads the tile's elements
+packed little-endian in the u32 / u64 words of `ws`; offset, stride and the fit rule count words.
+
 Every invocation of the subgroup must reach each tile operation together with the same offset,
 stride and scalar (uniform control flow), as with `__sync_threads()` in a workgroup.
 
