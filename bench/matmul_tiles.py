@@ -15,7 +15,9 @@ comma-separated, or `all`) differ in where the tiles come from:
   elements against bank conflicts), a barrier, the multiply-adds from there, a barrier;
 - `smem2` (default): two shared buffers: the copy of the next K block is issued before the
   multiply-adds of the current one, one barrier per step;
-- `smem2_4sg`: smem2 with 2 x 2 subgroups (128 x 64 blocks); `smem_k64`: smem with BK = 64;
+- `regs`: smem2 with the next block's global loads held in registers (4 words of A and 4 of B
+  per invocation) across the current block's multiply-adds, stored to shared memory after them;
+- `smem2_4sg`: smem2 with 2 x 2 subgroups (128 x 64 blocks); `smem_k128`: smem with twice BK;
 - `smem2_elems`: smem2 copying one element per access instead of one u64 word.
 
 Copies move u64 words (4 f16 / bf16 or 8 int8 elements; the operands are passed as `.view(
@@ -83,7 +85,15 @@ def mm(a: list[$WORD], b: list[$WORD], c: list[$ACC], m: int, n: int, k: int):
     acc21 = tile_fill($ACC, 16, 16)
     acc30 = tile_fill($ACC, 16, 16)
     acc31 = tile_fill($ACC, 16, 16)
-    if STAGE == 2:  # the first block into buffer 0
+    x0: $WORD = 0  # STAGE 3: the next block's words of a (x) and b (y) held in registers
+    x1: $WORD = 0
+    x2: $WORD = 0
+    x3: $WORD = 0
+    y0: $WORD = 0
+    y1: $WORD = 0
+    y2: $WORD = 0
+    y3: $WORD = 0
+    if STAGE >= 2:  # the first block into buffer 0
         for e in range(t, BM * KW, WG):
             sa[(e // KW) * LDA + e % KW] = a[(bm + e // KW) * kw + e % KW]
         for e in range(t, BK * NW, WG):
@@ -98,6 +108,16 @@ def mm(a: list[$WORD], b: list[$WORD], c: list[$ACC], m: int, n: int, k: int):
                 sa[ao + (e // KW) * LDA + e % KW] = a[(bm + e // KW) * kw + (kk + BK) // E + e % KW]
             for e in range(t, BK * NW, WG):
                 sb[bo + (e // NW) * LDB + e % NW] = b[(kk + BK + e // NW) * nw + bn // E + e % NW]
+        if STAGE == 3:  # the next block's loads issued now, stored after the multiply-adds
+            nk = min(kk + BK, k - BK)  # the last step reloads its own block (never stored)
+            x0 = a[(bm + t // KW) * kw + nk // E + t % KW]
+            x1 = a[(bm + (t + WG) // KW) * kw + nk // E + (t + WG) % KW]
+            x2 = a[(bm + (t + 2 * WG) // KW) * kw + nk // E + (t + 2 * WG) % KW]
+            x3 = a[(bm + (t + 3 * WG) // KW) * kw + nk // E + (t + 3 * WG) % KW]
+            y0 = b[(nk + t // NW) * nw + bn // E + t % NW]
+            y1 = b[(nk + (t + WG) // NW) * nw + bn // E + (t + WG) % NW]
+            y2 = b[(nk + (t + 2 * WG) // NW) * nw + bn // E + (t + 2 * WG) % NW]
+            y3 = b[(nk + (t + 3 * WG) // NW) * nw + bn // E + (t + 3 * WG) % NW]
         if STAGE == 1:
             for e in range(t, BM * KW, WG):
                 sa[(e // KW) * LDA + e % KW] = a[(bm + e // KW) * kw + kk // E + e % KW]
@@ -131,6 +151,17 @@ def mm(a: list[$WORD], b: list[$WORD], c: list[$ACC], m: int, n: int, k: int):
             acc21 = tile_mma(a2, b1, acc21)
             acc30 = tile_mma(a3, b0, acc30)
             acc31 = tile_mma(a3, b1, acc31)
+        if STAGE == 3 and kk + BK < k:
+            ao = (1 - cur) * BM * LDA
+            bo = (1 - cur) * BK * LDB
+            sa[ao + (t // KW) * LDA + t % KW] = x0
+            sa[ao + ((t + WG) // KW) * LDA + (t + WG) % KW] = x1
+            sa[ao + ((t + 2 * WG) // KW) * LDA + (t + 2 * WG) % KW] = x2
+            sa[ao + ((t + 3 * WG) // KW) * LDA + (t + 3 * WG) % KW] = x3
+            sb[bo + (t // NW) * LDB + t % NW] = y0
+            sb[bo + ((t + WG) // NW) * LDB + (t + WG) % NW] = y1
+            sb[bo + ((t + 2 * WG) // NW) * LDB + (t + 2 * WG) % NW] = y2
+            sb[bo + ((t + 3 * WG) // NW) * LDB + (t + 3 * WG) % NW] = y3
         if STAGE != 0:
             __sync_threads()
     o = (bm + wr) * n + bn + wc
@@ -144,14 +175,16 @@ def mm(a: list[$WORD], b: list[$WORD], c: list[$ACC], m: int, n: int, k: int):
     tile_store(c, o + 48 * n + 16, n, acc31)
 ''')
 
-# variant -> (STAGE, SGR, SGC, BK, words: copies move u64 words, or single elements)
+# variant -> (STAGE, SGR, SGC, bytes of K per block row, words: copies move u64 words, or
+# single elements); BK = those bytes / element size (f16: 64 bytes = 32 elements, int8: 64)
 VARIANTS = {
-    "direct": (0, 2, 4, 32, True),
-    "smem": (1, 2, 4, 32, True),
-    "smem2": (2, 2, 4, 32, True),
-    "smem2_elems": (2, 2, 4, 32, False),
-    "smem2_4sg": (2, 2, 2, 32, True),
-    "smem_k64": (1, 2, 4, 64, True),
+    "direct": (0, 2, 4, 64, True),
+    "smem": (1, 2, 4, 64, True),
+    "smem2": (2, 2, 4, 64, True),
+    "regs": (3, 2, 4, 64, True),
+    "smem2_elems": (2, 2, 4, 64, False),
+    "smem2_4sg": (2, 2, 2, 64, True),
+    "smem_k128": (1, 2, 4, 128, True),
 }
 # dtype -> (tile element type, its list/shared type unpacked, accumulator, TK, bytes per element)
 TYPES = {
@@ -172,13 +205,15 @@ def kernel(dtype: str, variant: str, gen_dir: Path = _GEN_DIR):
     """(kernel, BM, BN): the KERNEL text for `dtype` and `variant`, written to a module file
     (the compiler reads a kernel's source) and imported."""
     tile, elem, acc, tk, size = TYPES[dtype]
-    stage, sgr, sgc, bk, words = VARIANTS[variant]
-    bm, bn = 64 * sgr, 32 * sgc
+    stage, sgr, sgc, k_bytes, words = VARIANTS[variant]
+    bm, bn, bk, wg = 64 * sgr, 32 * sgc, k_bytes // size, 32 * sgr * sgc
     epw = 8 // size if words else 1
+    if stage == 3 and not bm * bk // epw == bk * bn // epw == 4 * wg:
+        raise ValueError(f"variant {variant}: STAGE 3 moves 4 words of a and of b per invocation")
     pad = _PAD_BYTES // (8 if words else size)
     text = KERNEL.substitute(
         TILE=tile, WORD="u64" if words else elem, ACC=acc, VARIANT=variant, STAGE=stage,
-        NBUF=2 if stage == 2 else 1, SGC=sgc, BK=bk, TK=tk, BM=bm, BN=bn, WG=32 * sgr * sgc,
+        NBUF=2 if stage >= 2 else 1, SGC=sgc, BK=bk, TK=tk, BM=bm, BN=bn, WG=wg,
         EPW=epw, LDA=bk // epw + pad, LDB=bn // epw + pad,
     )  # fmt: skip
     name = f"matmul_tiles_{dtype}_{variant}"

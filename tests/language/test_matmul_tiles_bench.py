@@ -44,11 +44,14 @@ def test_every_bench_kernel_compiles_for_the_h200_and_validates(dtype, variant, 
         ("bf16", "direct"),
         ("i8", "smem2"),
         ("f16", "smem2_elems"),
+        ("f16", "regs"),
+        ("i8", "regs"),
     ],
 )
 def test_bench_kernels_multiply_like_numpy_in_the_emulator(dtype, variant, tmp_path):
     k, bm, bn = MT.kernel(dtype, variant, tmp_path)
-    m, n, kk = bm, bn, 2 * MT.VARIANTS[variant][3]  # two K blocks: the double buffer swaps
+    m, n = bm, bn
+    kk = 3 * MT.VARIANTS[variant][3] // MT.TYPES[dtype][4]  # three K blocks: buffers swap
     rng = np.random.default_rng(3)
     if dtype == "i8":
         a = rng.integers(-128, 128, (m, kk), dtype=np.int8)
