@@ -1,7 +1,7 @@
 """f16, bf16 and int8 matmul on the matrix units, next to torch.matmul / torch._int_mm.
 
     python bench/matmul_tiles.py [--sizes 4096,8192] [--dtypes f16,bf16,i8]
-                                 [--variants smem2] [--launches 10] [--json out.json]
+                                 [--variants smem2,regs | all] [--launches 10] [--json out.json]
 
 The kernel is written in the kernel language with matrix tiles (docs/language-extensions.md).
 A workgroup of SGR x SGC subgroups (32 invocations each) computes a (64 SGR) x (32 SGC) block of
@@ -13,7 +13,7 @@ comma-separated, or `all`) differ in where the tiles come from:
 - `direct`: straight from the lists (L1/L2 serve the reuse between subgroups);
 - `smem`: the workgroup first copies the A and B blocks into shared arrays (rows padded by PAD
   elements against bank conflicts), a barrier, the multiply-adds from there, a barrier;
-- `smem2` (default): two shared buffers: the copy of the next K block is issued before the
+- `smem2`: two shared buffers: the copy of the next K block is issued before the
   multiply-adds of the current one, one barrier per step;
 - `regs`: smem2 with the next block's global loads held in registers (4 words of A and 4 of B
   per invocation) across the current block's multiply-adds, stored to shared memory after them;
@@ -264,22 +264,24 @@ def _inputs(s: int, dtype: str):
 
 
 def _torch(va: np.ndarray, vb: np.ndarray, dtype: str, launches: int):
-    """(ms per torch op on dtype tensors, the reference result as numpy) or (None, None)."""
+    """(ms per torch op on dtype tensors, the reference as numpy, max(|A| @ |B|)), each None
+    without torch and CUDA."""
     try:
         import torch
     except ImportError:
-        return None, None
+        return None, None, None
     if not torch.cuda.is_available():
-        return None, None
+        return None, None, None
     ta, tb = torch.from_numpy(va).cuda(), torch.from_numpy(vb).cuda()
     if dtype == "i8":
         op, x, y = torch._int_mm, ta, tb
-        ref = torch._int_mm(ta, tb)
+        ref, bound = torch._int_mm(ta, tb), None
     else:
         tdt = torch.float16 if dtype == "f16" else torch.bfloat16
         op, x, y = torch.matmul, ta.to(tdt), tb.to(tdt)
         torch.backends.cuda.matmul.allow_tf32 = False  # the reference in plain float32
         ref = torch.matmul(ta, tb)
+        bound = float((ta.abs() @ tb.abs()).max())
     op(x, y)
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -288,46 +290,57 @@ def _torch(va: np.ndarray, vb: np.ndarray, dtype: str, launches: int):
         op(x, y)
     end.record()
     torch.cuda.synchronize()
-    return start.elapsed_time(end) / launches, ref.cpu().numpy()
+    return start.elapsed_time(end) / launches, ref.cpu().numpy(), bound
 
 
-def bench(s: int, dtype: str, variant: str, launches: int, shapes: set) -> dict:
-    row: dict = {"bench": f"matmul_{dtype}", "variant": variant, "m": s, "n": s, "k": s}
+def _numpy(va: np.ndarray, vb: np.ndarray, dtype: str):
+    """(reference, max(|A| @ |B|)) on the host, for small sizes without torch."""
+    if dtype == "i8":
+        return va.astype(np.int64) @ vb.astype(np.int64), None
+    return va.astype(np.float64) @ vb, float((np.abs(va) @ np.abs(vb)).max())
+
+
+def bench(s: int, dtype: str, variants: list[str], launches: int, shapes: set) -> list[dict]:
+    """One row per variant for an s x s x s `dtype` matmul (inputs and torch's run shared)."""
+    head = {"bench": f"matmul_{dtype}", "m": s, "n": s, "k": s}
     if _NEEDS[dtype] not in shapes:
-        row["skipped"] = f"no {_NEEDS[dtype]} multiply-add in this device's matrix_shapes()"
-        return row
-    k, bm, bn = kernel(dtype, variant)
+        why = f"no {_NEEDS[dtype]} multiply-add in this device's matrix_shapes()"
+        rows = [dict(head, variant=v, skipped=why) for v in variants]
+        for row in rows:
+            print(json.dumps(row), flush=True)
+        return rows
     ka, kb, va, vb = _inputs(s, dtype)
-    c = np.zeros((s, s), np.int32 if dtype == "i8" else np.float32)
-    with GpuArena() as arena:
-        ka, kb = as_words(ka, variant), as_words(kb, variant)
-        arena.bind(a=ka, b=kb, c=c)
-        grid = (s // bm) * (s // bn) * (bm // 64) * (bn // 32) * 32
-        wall, dev = _time(k, (ka, kb, c, s, s, s), grid, launches)
-        arena.sync("c")
-    t_ms, ref = _torch(va, vb, dtype, launches)
+    t_ms, ref, bound = _torch(va, vb, dtype, launches)
     if ref is None and s <= 2048:
-        ref = (
-            va.astype(np.int64) @ vb.astype(np.int64)
-            if dtype == "i8"
-            else va.astype(np.float64) @ vb
-        )
-    best = dev if dev is not None else wall
-    flop = 2.0 * s**3
-    row.update(ours_wall_ms=wall, ours_device_ms=dev, ours_TFLOPs=flop / best / 1e9, torch_ms=t_ms)
-    if t_ms:
-        row.update(torch_TFLOPs=flop / t_ms / 1e9, ours_over_torch=t_ms / best)
-    if ref is None:
-        row["check"] = "no reference (no torch and too large for numpy here)"
-    elif dtype == "i8":
-        bad = int(np.count_nonzero(c != ref))
-        row.update(tolerance="exact (int32 sums)", mismatches=bad, ok=bad == 0)
-    else:
-        bound = float((np.abs(va) @ np.abs(vb)).max())
-        tol = s * 2.0**-23 * bound
-        err = float(np.abs(c.astype(np.float64) - ref).max())
-        row.update(max_abs_error=err, tolerance=tol, ok=err <= tol)
-    return row
+        ref, bound = _numpy(va, vb, dtype)
+    rows = []
+    for variant in variants:
+        row = dict(head, variant=variant)
+        k, bm, bn = kernel(dtype, variant)
+        c = np.zeros((s, s), np.int32 if dtype == "i8" else np.float32)
+        wa, wb = as_words(ka, variant), as_words(kb, variant)
+        with GpuArena() as arena:
+            arena.bind(a=wa, b=wb, c=c)
+            grid = (s // bm) * (s // bn) * (bm // 64) * (bn // 32) * 32
+            wall, dev = _time(k, (wa, wb, c, s, s, s), grid, launches)
+            arena.sync("c")
+        best = dev if dev is not None else wall
+        flop = 2.0 * s**3
+        row.update(ours_wall_ms=wall, ours_device_ms=dev, ours_TFLOPs=flop / best / 1e9)
+        if t_ms:
+            row.update(torch_ms=t_ms, torch_TFLOPs=flop / t_ms / 1e9, ours_over_torch=t_ms / best)
+        if ref is None:
+            row["check"] = "no reference (no torch and too large for numpy here)"
+        elif dtype == "i8":
+            bad = int(np.count_nonzero(c != ref))
+            row.update(tolerance="exact (int32 sums)", mismatches=bad, ok=bad == 0)
+        else:
+            tol = s * 2.0**-23 * bound
+            err = float(np.abs(c.astype(np.float64) - ref).max())
+            row.update(max_abs_error=err, tolerance=tol, ok=err <= tol)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
 
 
 def main() -> int:
@@ -335,12 +348,16 @@ def main() -> int:
     ap.add_argument("--sizes", default="4096,8192")
     ap.add_argument("--dtypes", default="f16,bf16,i8")
     ap.add_argument(
-        "--variants", default="smem2", help=f"comma-separated, or all: {list(VARIANTS)}"
+        "--variants", default="smem2,regs", help=f"comma-separated, or all: {list(VARIANTS)}"
     )
     ap.add_argument("--launches", type=int, default=10)
     ap.add_argument("--json")
     opts = ap.parse_args()
     variants = list(VARIANTS) if opts.variants == "all" else opts.variants.split(",")
+    dtypes = opts.dtypes.split(",")
+    bad = [v for v in variants if v not in VARIANTS] + [d for d in dtypes if d not in TYPES]
+    if bad:
+        ap.error(f"unknown {bad}: variants are {list(VARIANTS)} or all, dtypes {list(TYPES)}")
     print(f"# {device_name()}", flush=True)
     shapes = {tuple(x) for x in matrix_shapes()}
     if not shapes:
@@ -348,10 +365,8 @@ def main() -> int:
         return 0
     rows = []
     for s in (int(v) for v in opts.sizes.split(",") if v):
-        for dtype in opts.dtypes.split(","):
-            for variant in variants:
-                rows.append(bench(s, dtype, variant, opts.launches, shapes))
-                print(json.dumps(rows[-1]), flush=True)
+        for dtype in dtypes:
+            rows += bench(s, dtype, variants, opts.launches, shapes)
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump({"device": device_name(), "rows": rows}, f, indent=1)
