@@ -11,8 +11,8 @@ TK-wide slice (16 for f16/bf16, 32 for int8) and issues 8 `tile_mma`. Variants (
 comma-separated, or `all`) differ in where the tiles come from:
 
 - `direct`: straight from the lists (L1/L2 serve the reuse between subgroups);
-- `smem`: the workgroup first copies the A and B blocks into shared arrays (rows padded by PAD
-  elements against bank conflicts), a barrier, the multiply-adds from there, a barrier;
+- `smem`: the workgroup first copies the A and B blocks into shared arrays (rows padded by 16
+  bytes against bank conflicts), a barrier, the multiply-adds from there, a barrier;
 - `smem2`: two shared buffers: the copy of the next K block is issued before the
   multiply-adds of the current one, one barrier per step;
 - `regs`: smem2 with the next block's global loads held in registers (4 words of A and 4 of B
@@ -23,10 +23,11 @@ comma-separated, or `all`) differ in where the tiles come from:
 Copies move u64 words (4 f16 / bf16 or 8 int8 elements; the operands are passed as `.view(
 np.uint64)`), and tiles are loaded from the words with `tile_load(..., elem=f16)`.
 
-bf16 data is held as bit patterns in uint16 arrays (`cthreads.gpu.to_bf16`); the kernel reads
-them from `list[u16]` / u16 shared arrays, which tiles load as bf16. The three element types
-share one kernel text (`KERNEL`, written out per type and variant into a module the compiler reads:
-shared arrays and parameters need their element type, and the sizes are module constants). M, N, K must be multiples of the block sizes.
+bf16 data is held as bit patterns in uint16 arrays (`cthreads.gpu.to_bf16`), read as u64 words
+(or, for `smem2_elems`, from `list[u16]`, which tiles load as bf16). The three element types
+share one kernel text (`KERNEL`, written out per type and variant into a module the compiler
+reads: parameters and shared arrays need their element type written, and the sizes are module
+constants). M, N, K must be multiples of the block sizes (128 and the K block).
 
 Each output row: our device time (timestamps) and wall time per launch, TFLOP/s (TOP/s for
 int8), torch's time for the same operation on CUDA tensors in the same run (`torch.matmul` of
