@@ -18,7 +18,9 @@ comma-separated, or `all`) differ in where the tiles come from:
 - `regs`: smem2 with the next block's global loads held in registers (4 words of A and 4 of B
   per invocation) across the current block's multiply-adds, stored to shared memory after them;
 - `smem2_4sg`: smem2 with 2 x 2 subgroups (128 x 64 blocks); `smem_k128`: smem with twice BK;
-- `smem2_elems`: smem2 copying one element per access instead of one u64 word.
+- `smem2_elems`: smem2 copying one element per access instead of one u64 word;
+- `regs_g1`: regs launching blocks row by row (the others group 8 block rows, so workgroups
+  running together share A rows and B columns in L2).
 
 Copies move u64 words (4 f16 / bf16 or 8 int8 elements; the operands are passed as `.view(
 np.uint64)`), and tiles are loaded from the words with `tile_load(..., elem=f16)`.
@@ -59,7 +61,7 @@ from cthreads.gpu import tile_fill, tile_load, tile_mma, tile_store
 from cthreads.gpu import $TILE, $WORD, $ACC
 from cthreads.sync import __sync_threads
 
-STAGE, NBUF, SGC, BK, TK = $STAGE, $NBUF, $SGC, $BK, $TK
+STAGE, NBUF, SGC, BK, TK, GM = $STAGE, $NBUF, $SGC, $BK, $TK, $GM
 BM, BN, WG = $BM, $BN, $WG
 E = $EPW  # tile elements per $WORD word: the copies move words, the tile loads unpack them
 KW, NW = BK // E, BN // E  # words per row of an A block, of a B block
@@ -74,8 +76,13 @@ def mm(a: list[$WORD], b: list[$WORD], c: list[$ACC], m: int, n: int, k: int):
     sg = subgroup_id()
     wr = (sg // SGC) * 64  # this subgroup's 64 x 32 part of the block
     wc = (sg % SGC) * 32
-    bm = (BlockIdx.x // (n // BN)) * BM
-    bn = (BlockIdx.x % (n // BN)) * BN
+    # blocks in groups of GM block rows, column by column inside a group, so the workgroups
+    # running together share rows of A and columns of B in L2
+    per_group = GM * (n // BN)
+    first = (BlockIdx.x // per_group) * GM
+    rows_here = min(m // BM - first, GM)
+    bm = (first + (BlockIdx.x % per_group) % rows_here) * BM
+    bn = ((BlockIdx.x % per_group) // rows_here) * BN
     kw = k // E  # words per row of a, of b
     nw = n // E
     acc00 = tile_fill($ACC, 16, 16)
@@ -177,15 +184,17 @@ def mm(a: list[$WORD], b: list[$WORD], c: list[$ACC], m: int, n: int, k: int):
 ''')
 
 # variant -> (STAGE, SGR, SGC, bytes of K per block row, words: copies move u64 words, or
-# single elements); BK = those bytes / element size (f16: 64 bytes = 32 elements, int8: 64)
+# single elements, GM: block rows per group of the launch order); BK = those bytes / element
+# size (f16: 64 bytes = 32 elements, int8: 64)
 VARIANTS = {
-    "direct": (0, 2, 4, 64, True),
-    "smem": (1, 2, 4, 64, True),
-    "smem2": (2, 2, 4, 64, True),
-    "regs": (3, 2, 4, 64, True),
-    "smem2_elems": (2, 2, 4, 64, False),
-    "smem2_4sg": (2, 2, 2, 64, True),
-    "smem_k128": (1, 2, 4, 128, True),
+    "direct": (0, 2, 4, 64, True, 8),
+    "smem": (1, 2, 4, 64, True, 8),
+    "smem2": (2, 2, 4, 64, True, 8),
+    "regs": (3, 2, 4, 64, True, 8),
+    "regs_g1": (3, 2, 4, 64, True, 1),
+    "smem2_elems": (2, 2, 4, 64, False, 8),
+    "smem2_4sg": (2, 2, 2, 64, True, 8),
+    "smem_k128": (1, 2, 4, 128, True, 8),
 }
 # dtype -> (tile element type, its list/shared type unpacked, accumulator, TK, bytes per element)
 TYPES = {
@@ -206,7 +215,7 @@ def kernel(dtype: str, variant: str, gen_dir: Path = _GEN_DIR):
     """(kernel, BM, BN): the KERNEL text for `dtype` and `variant`, written to a module file
     (the compiler reads a kernel's source) and imported."""
     tile, elem, acc, tk, size = TYPES[dtype]
-    stage, sgr, sgc, k_bytes, words = VARIANTS[variant]
+    stage, sgr, sgc, k_bytes, words, gm = VARIANTS[variant]
     bm, bn, bk, wg = 64 * sgr, 32 * sgc, k_bytes // size, 32 * sgr * sgc
     epw = 8 // size if words else 1
     if stage == 3 and not bm * bk // epw == bk * bn // epw == 4 * wg:
@@ -215,7 +224,7 @@ def kernel(dtype: str, variant: str, gen_dir: Path = _GEN_DIR):
     text = KERNEL.substitute(
         TILE=tile, WORD="u64" if words else elem, ACC=acc, VARIANT=variant, STAGE=stage,
         NBUF=2 if stage >= 2 else 1, SGC=sgc, BK=bk, TK=tk, BM=bm, BN=bn, WG=wg,
-        EPW=epw, LDA=bk // epw + pad, LDB=bn // epw + pad,
+        EPW=epw, LDA=bk // epw + pad, LDB=bn // epw + pad, GM=gm,
     )  # fmt: skip
     name = f"matmul_tiles_{dtype}_{variant}"
     path = gen_dir / f"{name}.py"

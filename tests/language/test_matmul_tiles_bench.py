@@ -37,20 +37,21 @@ def test_every_bench_kernel_compiles_for_the_h200_and_validates(dtype, variant, 
 
 
 @pytest.mark.parametrize(
-    "dtype, variant",
+    "dtype, variant, blocks",
     [
-        ("f16", "smem2"),
-        ("bf16", "smem"),
-        ("bf16", "direct"),
-        ("i8", "smem2"),
-        ("f16", "smem2_elems"),
-        ("f16", "regs"),
-        ("i8", "regs"),
+        ("f16", "smem2", 1),
+        ("bf16", "smem", 1),
+        ("bf16", "direct", 1),
+        ("i8", "smem2", 1),
+        ("f16", "smem2_elems", 1),
+        ("f16", "regs", 2),  # 2 x 2 blocks: the grouped launch order maps each once
+        ("i8", "regs", 1),
+        ("bf16", "regs_g1", 2),
     ],
 )
-def test_bench_kernels_multiply_like_numpy_in_the_emulator(dtype, variant, tmp_path):
+def test_bench_kernels_multiply_like_numpy_in_the_emulator(dtype, variant, blocks, tmp_path):
     k, bm, bn = MT.kernel(dtype, variant, tmp_path)
-    m, n = bm, bn
+    m, n = blocks * bm, blocks * bn
     kk = 3 * MT.VARIANTS[variant][3] // MT.TYPES[dtype][4]  # three K blocks: buffers swap
     rng = np.random.default_rng(3)
     if dtype == "i8":
@@ -64,6 +65,7 @@ def test_bench_kernels_multiply_like_numpy_in_the_emulator(dtype, variant, tmp_p
         a, b = conv(va), conv(vb)
     c = np.zeros((m, n), np.int32 if dtype == "i8" else np.float32)
     a, b = MT.as_words(a, variant), MT.as_words(b, variant)
-    emulate(k, a, b, c, m, n, kk, grid=(bm // 64) * (bn // 32) * 32, subgroup_size=32)
+    grid = (m // bm) * (n // bn) * (bm // 64) * (bn // 32) * 32
+    emulate(k, a, b, c, m, n, kk, grid=grid, subgroup_size=32)
     want = va.astype(np.int64) @ vb.astype(np.int64) if dtype == "i8" else va @ vb
     np.testing.assert_array_equal(c, want.astype(c.dtype))
