@@ -110,6 +110,18 @@ typedef struct {
     VkBool32 cooperativeMatrixRobustBufferAccess;
 } CtCoopMatFeatures;
 
+/* VkPhysicalDeviceShaderBfloat16FeaturesKHR (VK_KHR_shader_bfloat16, bf16 tiles; Debian 12's
+ * headers predate it): sType 1000141000 */
+#define CT_STYPE_BFLOAT16_FEATURES ((VkStructureType)1000141000)
+#define CT_BFLOAT16_EXT "VK_KHR_shader_bfloat16"
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 shaderBFloat16Type;
+    VkBool32 shaderBFloat16DotProduct;
+    VkBool32 shaderBFloat16CooperativeMatrix;
+} CtBf16Features;
+
 /* features of a physical device (chained structs valid only for api >= 1.2) */
 typedef struct {
     VkPhysicalDeviceFeatures2 f2;
@@ -119,6 +131,8 @@ typedef struct {
     int has_atomic_float_ext;
     CtCoopMatFeatures cm;       /* valid when has_coopmat_ext */
     int has_coopmat_ext;        /* VK_KHR_cooperative_matrix (tile kernels) */
+    CtBf16Features bf16;        /* valid when has_bf16_ext */
+    int has_bf16_ext;           /* VK_KHR_shader_bfloat16 (bf16 tiles; only with coopmat) */
     uint32_t api;
 } CtFeatures;
 

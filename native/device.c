@@ -168,7 +168,14 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     int coopmat = have.has_coopmat_ext && have.cm.cooperativeMatrix;
     if (coopmat)
         v12.pNext = &cm;
-    const char *exts[4];
+    /* bf16 tiles (VK_KHR_shader_bfloat16): with coopmat, where the device has both features */
+    CtBf16Features bf = {.sType = CT_STYPE_BFLOAT16_FEATURES, .pNext = v12.pNext,
+                         .shaderBFloat16Type = VK_TRUE, .shaderBFloat16CooperativeMatrix = VK_TRUE};
+    int bf16 = coopmat && have.has_bf16_ext && have.bf16.shaderBFloat16Type &&
+               have.bf16.shaderBFloat16CooperativeMatrix;
+    if (bf16)
+        v12.pNext = &bf;
+    const char *exts[5];
     uint32_t next = 0;
     if (have.has_atomic_float_ext)
         exts[next++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
@@ -182,6 +189,8 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
         exts[next++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
     if (coopmat)
         exts[next++] = "VK_KHR_cooperative_matrix";
+    if (bf16)
+        exts[next++] = CT_BFLOAT16_EXT;
     /* the lanes' queues and the copy lane's (queues.c) */
     float prio[CT_LANES] = {1.0f, 1.0f, 1.0f, 1.0f};
     VkDeviceQueueCreateInfo qci[2];

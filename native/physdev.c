@@ -73,10 +73,15 @@ scope_name(int32_t s)
 }
 
 /* The device's cooperative matrix shapes as a list of dicts {m, n, k, a, b, c, result,
- * saturating, scope} (empty without the extension); NULL with an exception set. */
+ * saturating, scope} (empty without the extension); NULL with an exception set. Shapes with
+ * bf16 components only where device.c can enable them (VK_KHR_shader_bfloat16's
+ * shaderBFloat16CooperativeMatrix): a kernel compiled for a listed shape must run. */
 static PyObject *
-cooperative_matrix_shapes(CtInstance *inst, VkPhysicalDevice pd)
+cooperative_matrix_shapes(CtInstance *inst, VkPhysicalDevice pd, const CtFeatures *f)
 {
+    const int32_t bf16 = 1000141000; /* VK_COMPONENT_TYPE_BFLOAT16_KHR */
+    int bf16_ok = f->has_bf16_ext && f->bf16.shaderBFloat16Type &&
+                  f->bf16.shaderBFloat16CooperativeMatrix;
     PyObject *out = PyList_New(0);
     if (out == NULL || inst->validation || !ct_has_device_ext(inst, pd, CT_COOPMAT_EXT))
         return out;
@@ -95,6 +100,9 @@ cooperative_matrix_shapes(CtInstance *inst, VkPhysicalDevice pd)
     VkResult r = get(pd, &n, p);
     if (r == VK_SUCCESS || r == VK_INCOMPLETE) {
         for (uint32_t i = 0; i < n; i++) {
+            if (!bf16_ok && (p[i].AType == bf16 || p[i].BType == bf16 || p[i].CType == bf16 ||
+                             p[i].ResultType == bf16))
+                continue;
             PyObject *e = Py_BuildValue(
                 "{s:I,s:I,s:I,s:s,s:s,s:s,s:s,s:O,s:s}", "m", p[i].MSize, "n", p[i].NSize, "k",
                 p[i].KSize, "a", component_name(p[i].AType), "b", component_name(p[i].BType), "c",
@@ -138,6 +146,12 @@ ct_query_features(CtInstance *inst, VkPhysicalDevice pd, CtFeatures *f)
     if (f->has_coopmat_ext) { /* appended at the chain's end */
         f->cm.pNext = f->v12.pNext;
         f->v12.pNext = &f->cm;
+    }
+    f->has_bf16_ext = f->has_coopmat_ext && ct_has_device_ext(inst, pd, CT_BFLOAT16_EXT);
+    f->bf16.sType = CT_STYPE_BFLOAT16_FEATURES;
+    if (f->has_bf16_ext) {
+        f->bf16.pNext = f->v12.pNext;
+        f->v12.pNext = &f->bf16;
     }
     inst->fn.vkGetPhysicalDeviceFeatures2(pd, &f->f2);
 }
@@ -392,7 +406,7 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
         putb(feat, "external_memory_fd", ct_external_wanted(inst, pd)) < 0)
         goto fail;
     {
-        PyObject *shapes = cooperative_matrix_shapes(inst, pd);
+        PyObject *shapes = cooperative_matrix_shapes(inst, pd, &f);
         if (shapes == NULL || PyDict_SetItemString(d, "cooperative_matrix", shapes) < 0 ||
             putb(feat, "cooperative_matrix", PyList_GET_SIZE(shapes) > 0) < 0) {
             Py_XDECREF(shapes);

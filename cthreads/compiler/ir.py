@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from .ir_types import (  # noqa: F401 - re-exported: ir is where the IR's names are imported from
+    BF16,
     BOOL,
     F16,
     F32,
@@ -346,7 +347,8 @@ class TileType:
 
 @dataclass(frozen=True)
 class TileFill(Stmt):
-    """`tile = tile_fill(...)`: every element `value` (already of the tile's element type)."""
+    """`tile = tile_fill(...)`: every element `value` (of the tile's element type; f32 for a bf16
+    tile, which codegen converts)."""
 
     tile: str
     value: Expr

@@ -22,6 +22,8 @@ class Scalar:
     bits: int = 32
 
     def __str__(self) -> str:
+        if self.kind == "bfloat":
+            return "bf16"
         return (
             "bool"
             if self.kind == "bool"
@@ -53,6 +55,10 @@ U8 = Scalar("uint", 8)
 I16 = Scalar("int", 16)
 U16 = Scalar("uint", 16)
 BOOL = Scalar("bool", 32)
+# bfloat16: only the element type of "a" / "b" matrix tiles (frontend/tiles.py), never a value or
+# list element type (its data lives in list[u16] as bit patterns); is_float is False on purpose,
+# so no scalar rule of the language applies to it by accident
+BF16 = Scalar("bfloat", 16)
 
 
 @dataclass(frozen=True)

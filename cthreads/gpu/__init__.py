@@ -61,7 +61,16 @@ from .subgroup import (
     subgroup_shuffle_xor,
     subgroup_size,
 )
-from .tiles import MatrixShape, tile_fill, tile_load, tile_mma, tile_store
+from .tiles import (
+    MatrixShape,
+    bf16,
+    from_bf16,
+    tile_fill,
+    tile_load,
+    tile_mma,
+    tile_store,
+    to_bf16,
+)
 from .types import f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 
 
@@ -134,6 +143,7 @@ __all__ = [
     "atomic_xor",
     "autotune",
     "available",
+    "bf16",
     "compile",
     "current_device",
     "device",
@@ -142,6 +152,7 @@ __all__ = [
     "f16",
     "f32",
     "f64",
+    "from_bf16",
     "gpu",
     "i8",
     "i16",
@@ -174,6 +185,7 @@ __all__ = [
     "tile_load",
     "tile_mma",
     "tile_store",
+    "to_bf16",
     "u8",
     "u16",
     "u32",

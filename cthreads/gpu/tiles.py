@@ -4,14 +4,23 @@ A tile is a small matrix that the invocations of one subgroup hold together, spr
 registers in a layout only the driver knows (a cooperative matrix, SPV_KHR_cooperative_matrix):
 the hardware's matrix units multiply them. Three uses, fixed when the tile is made:
 
-- `"a"`: the left operand, M x K elements of f16 / i8 / u8;
+- `"a"`: the left operand, M x K elements of f16 / bf16 / i8 / u8;
 - `"b"`: the right operand, K x N elements of the same type;
 - `"acc"`: an accumulator, M x N elements of f32 / f16 (float operands) or i32 / u32 (ints).
 
 `tile_mma(a, b, c)` is `a @ b + c`, a new accumulator. `t * s` scales an accumulator by a scalar,
 `t + u` / `t - u` add two of one type. Which shapes and types exist is the device's choice
-(`cthreads.gpu.matrix_shapes()`; the H200 has 16x16x16, 16x8x16 and 16x8x8 for f16 and 16x{16,8}x32
-for i8/u8); a kernel asking for one the device lacks is a compile error naming the line.
+(`cthreads.gpu.matrix_shapes()`; the H200 has 16x16x16, 16x8x16 and 16x8x8 for f16, 16x16x16 for
+bf16 -> f32 and 16x{16,8}x32 for i8/u8); a kernel asking for one the device lacks is a compile
+error naming the line.
+
+bfloat16: numpy has no bf16, so bf16 data is held as its bit patterns in uint16 arrays (`list[u16]`
+parameters, u16 shared arrays); an "a" or "b" tile loaded from one holds bf16 (`to_bf16(x)` makes
+the bits from floats, rounding to nearest even; `from_bf16(bits)` gives float32 back), and
+`tile_fill(bf16, ...)` rounds its value the same way.
+
+Packed loads: `tile_load(ws, off, ld, 16, 16, use="a", elem=f16)` reads the tile's elements
+packed little-endian in the u32 / u64 words of `ws`; offset, stride and the fit rule count words.
 
 Every invocation of the subgroup must reach each tile operation together with the same offset,
 stride and scalar (uniform control flow), as with `__sync_threads()` in a workgroup.
@@ -25,7 +34,7 @@ out-of-range list accesses follow (SPEC §5.6).
 
 On the host (a kernel called as plain Python, or `cthreads.testing.emulate`) a tile is a `Tile`
 holding all its elements, and the arithmetic is exact and documented, the same everywhere:
-products of f16 (or i8/u8) elements are exact, they are added in order k = 0 .. K-1 onto the
+products of f16 / bf16 (or i8/u8) elements are exact, they are added in order k = 0 .. K-1 onto the
 accumulator in float32 with one rounding per addition (ints: exactly, wrapped to 32 bits), and an
 f16 accumulator is rounded to f16 once at the end of each `tile_mma`. Matrix units may add in
 another order or with more precision, so a device result can differ from the host's by float32
@@ -53,7 +62,7 @@ class MatrixShape(NamedTuple):
 
 
 USES = ("a", "b", "acc")
-OPERAND_TYPES = ("f16", "i8", "u8")  # elements of "a" / "b" tiles
+OPERAND_TYPES = ("f16", "bf16", "i8", "u8")  # elements of "a" / "b" tiles
 ACCUMULATOR_TYPES = ("f32", "f16", "i32", "u32")
 _DTYPES = {
     "f16": np.float16,
@@ -62,8 +71,42 @@ _DTYPES = {
     "u8": np.uint8,
     "i32": np.int32,
     "u32": np.uint32,
+    "bf16": np.float32,  # a host bf16 tile holds the (exact) float32 values of its elements
 }
-_BYTES = {"f16": 2, "f32": 4, "i8": 1, "u8": 1, "i32": 4, "u32": 4}
+_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "u8": 1, "i32": 4, "u32": 4}
+_STORED = {"bf16": np.uint16}  # how an element lies in memory, where not its _DTYPES
+_WORDS = {"u16": np.uint16, "u32": np.uint32, "u64": np.uint64}  # arrays packed tiles read
+
+
+class _BF16:
+    """`bf16`, the element type of bfloat16 tiles (`tile_fill(bf16, 16, 16, use="a")`); not a
+    scalar type of the language: bf16 data lives in u16 lists as bit patterns (`to_bf16`)."""
+
+    __gpu_builtin__ = "tile-type"
+    name = "bf16"
+
+    def __repr__(self) -> str:
+        return "bf16"
+
+    def __reduce__(self) -> str:
+        return "bf16"
+
+
+bf16 = _BF16()
+
+
+def to_bf16(x: Any) -> np.ndarray:
+    """The bfloat16 bit patterns (uint16, same shape) of `x` rounded from float32 to nearest
+    even; NaN stays NaN (quiet), infinities and overflow give infinities."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    nan = (u & 0x7FFFFFFF) > 0x7F800000
+    return np.where(nan, (u >> 16) | 0x40, rounded).astype(np.uint16)
+
+
+def from_bf16(bits: Any) -> np.ndarray:
+    """The float32 values of bfloat16 bit patterns (uint16 array or ints): exact."""
+    return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
 
 
 def _elem_name(elem: Any) -> str:
@@ -140,7 +183,9 @@ def _wrap32(values: np.ndarray, elem: str) -> np.ndarray:
 
 def fill(use: str, elem: str, rows: int, cols: int, value: Any) -> Tile:
     dt = _DTYPES[elem]
-    if elem in ("f16", "f32"):
+    if elem == "bf16":
+        v = from_bf16(to_bf16(float(value)))[()]
+    elif elem in ("f16", "f32"):
         v = dt(float(value))
     else:
         bits = 8 if elem in ("i8", "u8") else 32
@@ -161,17 +206,27 @@ def load(
     cols: int,
     use: str,
     col_major: bool,
+    word: str | None = None,
 ) -> Tile | None:
     """The tile at `offset` of `data` (indexable, `length` elements); None when it does not fit
-    (the caller gives zeros, or reports the access)."""
-    align = tile_alignment(elem, rows, cols, col_major)
-    if not tile_fits(length, offset, stride, rows, cols, col_major, align):
+    (the caller gives zeros, or reports the access). `word` ("u32", "u64"): `data` holds the
+    elements packed little-endian in words of that type, and offset, stride, length count words."""
+    stored = _STORED.get(elem, _DTYPES[elem])
+    per = _BYTES[elem]
+    unit = np.dtype(_WORDS[word]).itemsize if word else per
+    line = (rows if col_major else cols) * per
+    r_w, c_w = (line // unit, cols) if col_major else (rows, line // unit)
+    if line % unit or not tile_fits(
+        length, offset, stride, r_w, c_w, col_major, max(1, min(16, line) // unit)
+    ):
         return None
-    out = np.empty((rows, cols), dtype=_DTYPES[elem])
-    for r in range(rows):
-        for c in range(cols):
+    out = np.empty((r_w, c_w), dtype=_WORDS[word] if word else stored)
+    for r in range(r_w):
+        for c in range(c_w):
             out[r, c] = data[offset + (c * stride + r if col_major else r * stride + c)]
-    return Tile(use, elem, out)
+    if word:  # the words' bytes, in memory order along each row (column), as elements
+        out = out.T.copy().view(stored).T if col_major else out.view(stored)
+    return Tile(use, elem, from_bf16(out) if elem == "bf16" else out)
 
 
 def store(
@@ -184,9 +239,10 @@ def store(
     if not tile_fits(length, offset, stride, rows, cols, col_major, align):
         return False
     conv = convert or (lambda v: v.item())
+    values = to_bf16(tile.data) if tile.elem == "bf16" else tile.data  # bf16: the bit patterns
     for r in range(rows):
         for c in range(cols):
-            data[offset + (c * stride + r if col_major else r * stride + c)] = conv(tile.data[r, c])
+            data[offset + (c * stride + r if col_major else r * stride + c)] = conv(values[r, c])
     return True
 
 
@@ -223,6 +279,8 @@ def add(x: Tile, y: Tile, subtract: bool) -> Tile:
 
 def _host_elem(xs: Any, use: str) -> str:
     dtype = getattr(xs, "dtype", None)
+    if dtype == np.uint16 and use != "acc":
+        return "bf16"  # bf16 bit patterns (no 16-bit integer tiles exist)
     if dtype is not None:
         for name, dt in _DTYPES.items():
             if dtype == dt:
@@ -234,7 +292,7 @@ def _host_elem(xs: Any, use: str) -> str:
 
 
 def tile_fill(elem: Any, rows: int, cols: int, value: Any = 0, use: str = "acc") -> Tile:
-    """A `rows x cols` tile of `elem` (f16, f32, i8, u8, i32, u32) with every element `value`;
+    """A `rows x cols` tile of `elem` (f16, bf16, f32, i8, u8, i32, u32), every element `value`;
     `use` "acc" (default), "a" or "b"."""
     return fill(use, _elem_name(elem), rows, cols, value)
 
@@ -247,13 +305,19 @@ def tile_load(
     cols: int,
     use: str = "a",
     col_major: bool = False,
+    elem: Any = None,
 ) -> Tile:
     """The `rows x cols` tile whose element (r, c) is `xs[offset + r * stride + c]`
     (`col_major`: `xs[offset + c * stride + r]`), for `use` "a", "b" or "acc"; the element
-    type is the list's. Zeros when the tile does not fit in `xs` or is misaligned (module doc)."""
-    elem = _host_elem(xs, use)
-    t = load(xs, len(xs), elem, offset, stride, rows, cols, use, col_major)
-    return t if t is not None else fill(use, elem, rows, cols, 0)
+    type is the list's, or `elem` packed in the list's u32 / u64 words (offset and stride
+    count words). Zeros when the tile does not fit in `xs` or is misaligned (module doc)."""
+    own = _host_elem(xs, use)
+    word = None
+    if elem is not None and _elem_name(elem) != own:
+        word = {np.dtype(v): k for k, v in _WORDS.items()}.get(getattr(xs, "dtype", None), "u32")
+        own = _elem_name(elem)
+    t = load(xs, len(xs), own, offset, stride, rows, cols, use, col_major, word)
+    return t if t is not None else fill(use, own, rows, cols, 0)
 
 
 def tile_store(xs: Any, offset: int, stride: int, tile: Tile, col_major: bool = False) -> None:
@@ -274,6 +338,9 @@ for _name, _f in TILE_FUNCTIONS.items():
 __all__ = [
     "MatrixShape",
     "Tile",
+    "bf16",
+    "from_bf16",
+    "to_bf16",
     "tile_alignment",
     "tile_fill",
     "tile_load",

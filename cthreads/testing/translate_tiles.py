@@ -20,7 +20,7 @@ TILE_TAGS = frozenset(T.TILE_FUNCTIONS)
 _ELEM = {"float": "f32", "int": "i32"}
 _PARAMS = {
     "tile_fill": ("elem", "rows", "cols", "value", "use"),
-    "tile_load": ("xs", "offset", "stride", "rows", "cols", "use", "col_major"),
+    "tile_load": ("xs", "offset", "stride", "rows", "cols", "use", "col_major", "elem"),
     "tile_store": ("xs", "offset", "stride", "tile", "col_major"),
     "tile_mma": ("a", "b", "c"),
 }
@@ -30,8 +30,13 @@ def _fill(use, elem, rows, cols, value):
     return T.fill(use, elem, rows, cols, value)
 
 
-def _load(data, length, name, elem, offset, stride, rows, cols, use, col_major, oob_r):
-    t = T.load(data, length, elem, offset, stride, rows, cols, use, col_major)
+def _load(data, length, name, elem, offset, stride, rows, cols, use, col_major, oob_r, want):
+    if elem == "u16" and use != "acc":
+        elem = "bf16"  # bf16 bit patterns (frontend/tiles.py: tile_elem)
+    word = None
+    if want is not None and want != elem:  # elem=: packed in the list's words
+        word, elem = elem, want
+    t = T.load(data, length, elem, offset, stride, rows, cols, use, col_major, word)
     if t is None:
         oob_r(name, offset, 0)  # raises unless oob='device'
         t = T.fill(use, elem, rows, cols, 0)
@@ -102,6 +107,8 @@ class TileTranslator(ExprTranslator):
         return self.expr(node)[0]
 
     def _elem_of(self, node: ast.expr) -> str:
+        if getattr(node, "id", getattr(node, "attr", None)) == "bf16":
+            return "bf16"  # a tile element type only, not an annotation
         t = self.annotation(node, node)
         return _ELEM.get(t, t)
 
@@ -127,6 +134,7 @@ class TileTranslator(ExprTranslator):
             if arr is None:
                 raise self.error(v, "tile_load() reads a list parameter or a shared array")
             src, data, length, elem = arr
+            want = self._elem_of(a["elem"]) if "elem" in a else None
             if src in self.lists:
                 self.read.add(src)
             code = (
@@ -134,7 +142,7 @@ class TileTranslator(ExprTranslator):
                 f"{self.index(a['offset'])}, {self.index(a['stride'])}, "
                 f"{self.expr(a['rows'])[0]}, {self.expr(a['cols'])[0]}, "
                 f"{self._const_text(a.get('use'), 'a')}, "
-                f"{self._const_text(a.get('col_major'), False)}, _ct_oob_r)"
+                f"{self._const_text(a.get('col_major'), False)}, _ct_oob_r, {want!r})"
             )
         elif what == "tile_mma":
             a = self.tile_args(v, what)

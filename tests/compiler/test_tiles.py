@@ -30,6 +30,8 @@ from cthreads.gpu import (  # noqa: E402
     tile_load,
     tile_mma,
     tile_store,
+    u16,
+    u64,
 )
 
 H200 = "nvidia-h200"
@@ -46,9 +48,12 @@ def _newer_validate(spirv: bytes) -> None:
     tools.validate(spirv)
 
 
-@pytest.mark.parametrize("form", sorted(TK.FORMS))
+ALL_FORMS = {**TK.FORMS, **TK.SHAPE_FORMS}
+
+
+@pytest.mark.parametrize("form", sorted(ALL_FORMS))
 def test_every_tile_form_compiles_for_the_h200_and_validates(form):
-    kernel = TK.FORMS[form][0]
+    kernel = ALL_FORMS[form][0]
     build = kernel.compile(chip=H200)
     assert tools.newer_extension(build.spirv) == G.EXTENSION
     words = memoryview(build.spirv).cast("I")
@@ -77,6 +82,53 @@ def test_tile_modules_use_the_vulkan_memory_model_and_others_keep_glsl450():
     assert "OpMemoryModel PhysicalStorageBuffer64 GLSL450" in tools.disassemble(
         plain.compile(chip=H200).spirv
     )
+
+
+def test_every_h200_matrix_shape_has_a_form():
+    assert len(TK.SHAPE_FORMS) == len(TK._h200_shapes()) == 11
+
+
+def test_bf16_tiles_declare_the_bfloat16_type_and_read_through_u16_pointers():
+    build = TK.SHAPE_FORMS["shape_16x16x16_bf16_f32"][0].compile(chip=H200)
+    words = list(memoryview(build.spirv).cast("I"))
+    caps, floats, i = set(), [], 5
+    while i < len(words):
+        n, op = words[i] >> 16, words[i] & 0xFFFF
+        if op == 17:  # OpCapability
+            caps.add(words[i + 1])
+        if op == 22:  # OpTypeFloat: (width, encoding or none)
+            floats.append(tuple(words[i + 2 : i + n]))
+        i += n
+    assert (16, G.FPEncoding.BFloat16KHR) in floats
+    assert {G.CAPABILITY_BFLOAT16_TYPE, G.CAPABILITY_BFLOAT16_COOPERATIVE_MATRIX} <= caps
+    assert G.EXTENSION_BFLOAT16.encode() in build.spirv
+    _newer_validate(build.spirv)
+    f16_build = TK.mm_f16_f32.compile(chip=H200)  # no bf16 anywhere else
+    assert G.EXTENSION_BFLOAT16.encode() not in f16_build.spirv
+
+
+def test_bf16_host_conversion_rounds_to_nearest_even():
+    import numpy as np
+
+    from cthreads.gpu import from_bf16, to_bf16
+
+    x = np.array([1.0, 1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-8 + 2**-20, -2.5, 3.4e38, np.inf])
+    bits = to_bf16(x)
+    assert bits.dtype == np.uint16
+    assert list(from_bf16(bits)) == [1.0, 1.0, 1 + 2**-6, 1 + 2**-7, -2.5, np.inf, np.inf]
+    nan = to_bf16(np.float32("nan"))
+    assert np.isnan(from_bf16(nan))
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    finite = every[np.isfinite(from_bf16(every))]
+    assert np.array_equal(to_bf16(from_bf16(finite)), finite)  # every bf16 value round-trips
+
+
+def test_bf16_is_for_operand_tiles_only():
+    @Gpu(workgroup_size=32)
+    def bad(h: list[u16]):
+        acc = tile_load(h, 0, 16, 16, 16, use="acc")  # noqa: F841
+
+    assert "accumulator tiles hold f32, f16, i32, u32 elements; this is u16" in str(_error(bad))
 
 
 def test_signed_integer_tiles_say_so_in_the_multiply_add():
@@ -168,7 +220,10 @@ def test_a_multiply_add_combination_the_device_lacks_is_an_error():
     "body, words",
     [
         ("acc = tile_fill(f32, 16, 16, 0.0)\n    x[0] = acc", "is a tile"),
-        ("ta = tile_load(x, 0, 16, 16, 16)\n", "tiles hold f16, i8, u8 elements; this is f32"),
+        (
+            "ta = tile_load(x, 0, 16, 16, 16)\n",
+            "tiles hold f16, bf16, i8, u8 elements; this is f32",
+        ),
         ("acc = tile_fill(f32, 16, 16)\n    acc2 = acc", "cannot be copied"),
         ("acc = tile_fill(f32, 16, 16)\n    acc = tile_fill(f32, 16, 8)", "keeps the type"),
         ("acc = tile_fill(f32, 16, 16)\n    tile_store(h, 0, 16, acc)", "holds f16 elements"),
@@ -231,3 +286,31 @@ def test_the_ir_printer_shows_tile_statements():
     assert "tile #old: tile[acc, f32, 16x16]" in text
     assert "#acc = tile_mma(#ta, #tb, #acc)" in text
     assert "tile_store d[" in text and "= #out" in text and "#out = #out - #old" in text
+
+
+def test_driver_shapes_of_types_tiles_lack_are_left_out_not_errors():
+    from cthreads.compiler.target import matrix_shapes
+
+    listed = [
+        {"m": 16, "n": 16, "k": 32, "a": "other", "b": "other", "c": "f32", "result": "f32"},
+        {"m": 16, "n": 16, "k": 16, "a": "f16", "b": "f16", "c": "f32", "result": "f32"},
+    ]
+    assert matrix_shapes({"cooperative_matrix": listed}) == (
+        (16, 16, 16, "f16", "f16", "f32", "f32"),
+    )
+
+
+def test_packed_loads_read_words_and_their_misuse_is_located():
+    _newer_validate(TK.mm_packed.compile(chip=H200).spirv)
+
+    @Gpu(workgroup_size=32)
+    def short(w: list[u64]):
+        ta = tile_load(w, 0, 4, 16, 2, use="a", elem=f16)  # noqa: F841  (4 bytes a row)
+
+    assert "not a whole number of `w`'s u64 words" in str(_error(short))
+
+    @Gpu(workgroup_size=32)
+    def floats(x: list[f32]):
+        ta = tile_load(x, 0, 16, 16, 16, use="a", elem=f16)  # noqa: F841
+
+    assert "packed in u32 or u64 words; `x` holds f32" in str(_error(floats))

@@ -1,5 +1,6 @@
-"""bench/matmul_tiles.py's kernel (4 subgroups, 2 x 4 accumulators each) computes the right
-product: run in the emulator at a small size, since only the H200 runs it at speed."""
+"""bench/matmul_tiles.py's kernels (f16, bf16, int8; every variant) compile for the H200 and pass
+spirv-val 2025.5, and compute the right product in the emulator at small sizes (with subgroups
+of 32, as on the H200), since only the H200 runs them at speed."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from cthreads.compiler.spirv import tools
 from cthreads.testing import emulate
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "matmul_tiles.py"
@@ -20,16 +23,49 @@ def _bench():
     return mod
 
 
-def test_the_bench_kernel_multiplies_like_numpy_in_the_emulator():
-    mod = _bench()
-    m, n, k = 64, 128, 32
+MT = _bench()
+
+
+@pytest.mark.parametrize("dtype", sorted(MT.TYPES))
+@pytest.mark.parametrize("variant", sorted(MT.VARIANTS))
+def test_every_bench_kernel_compiles_for_the_h200_and_validates(dtype, variant, tmp_path):
+    k, _, _ = MT.kernel(dtype, variant, tmp_path)
+    spirv = k.compile(chip="nvidia-h200").spirv
+    if tools.newer_tool("spirv-val") is None:
+        pytest.skip("no spirv-val that knows SPV_KHR_cooperative_matrix (tools_new installs one)")
+    tools.validate(spirv)
+
+
+@pytest.mark.parametrize(
+    "dtype, variant, blocks",
+    [
+        ("f16", "smem2", 1),
+        ("bf16", "smem", 1),
+        ("bf16", "direct", 1),
+        ("i8", "smem2", 1),
+        ("f16", "smem2_elems", 1),
+        ("f16", "regs", 2),  # 2 x 2 blocks: the grouped launch order maps each once
+        ("i8", "regs", 1),
+        ("bf16", "regs_g1", 2),
+    ],
+)
+def test_bench_kernels_multiply_like_numpy_in_the_emulator(dtype, variant, blocks, tmp_path):
+    k, bm, bn = MT.kernel(dtype, variant, tmp_path)
+    m, n = blocks * bm, blocks * bn
+    kk = 3 * MT.VARIANTS[variant][3] // MT.TYPES[dtype][4]  # three K blocks: buffers swap
     rng = np.random.default_rng(3)
-    a = (rng.integers(-4, 5, (m, k)) / 2).astype(np.float16)
-    b = (rng.integers(-4, 5, (k, n)) / 2).astype(np.float16)
-    c = np.zeros((m, n), np.float32)
-    emulate(mod.mm_tiles, a, b, c, m, n, k, grid=mod.grid(m, n), subgroup_size=32)
-    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
-
-
-def test_the_bench_kernel_compiles_for_the_h200():
-    assert len(_bench().mm_tiles.compile(chip="nvidia-h200").spirv) > 0
+    if dtype == "i8":
+        a = rng.integers(-128, 128, (m, kk), dtype=np.int8)
+        b = rng.integers(-128, 128, (kk, n), dtype=np.int8)
+        va, vb = a, b
+    else:  # small integers and halves: every sum exact in float32
+        va = (rng.integers(-4, 5, (m, kk)) / 2).astype(np.float32)
+        vb = (rng.integers(-4, 5, (kk, n)) / 2).astype(np.float32)
+        conv = MT.to_bf16 if dtype == "bf16" else (lambda x: x.astype(np.float16))
+        a, b = conv(va), conv(vb)
+    c = np.zeros((m, n), np.int32 if dtype == "i8" else np.float32)
+    a, b = MT.as_words(a, variant), MT.as_words(b, variant)
+    grid = (m // bm) * (n // bn) * (bm // 64) * (bn // 32) * 32
+    emulate(k, a, b, c, m, n, kk, grid=grid, subgroup_size=32)
+    want = va.astype(np.int64) @ vb.astype(np.int64) if dtype == "i8" else va @ vb
+    np.testing.assert_array_equal(c, want.astype(c.dtype))

@@ -4,6 +4,8 @@ Each kernel runs one subgroup of 32 per workgroup and one output tile per workgr
 (`BlockIdx.x` = tile index, row-major over the output's tiles). `FORMS` lists, per kernel, how
 to make its arguments and the numpy reference, so the compile tests (tests/compiler), the
 emulator tests (tests/testing) and the H200 execution test (tests/gpu) share them.
+`SHAPE_FORMS` has one more kernel per matrix shape the nvidia-h200 profile lists (the same body
+per element-type pair, sized by `@Gpu(constants=...)`), `shape_forms(shapes)` those of a device.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from cthreads.gpu import (
     BlockIdx,
     Gpu,
     ThreadIdx,
+    bf16,
     f16,
     f32,
     i8,
@@ -24,9 +27,13 @@ from cthreads.gpu import (
     tile_load,
     tile_mma,
     tile_store,
+    to_bf16,
     u8,
+    u16,
     u32,
+    u64,
 )
+from cthreads.gpu.tiles import from_bf16
 
 WG = 32
 
@@ -153,6 +160,132 @@ def mm_shared(a: list[f16], b: list[f16], c: list[f32], m: int, n: int, k: int):
         c[(tm * 16 + e // 16) * n + tn * 16 + e % 16] = sc[e]
 
 
+# --------------------------------------------- one kernel per matrix shape (TM x TN x TK)
+TM = TN = TK = 16  # module defaults; each shape kernel binds its own with constants=
+
+
+def sh_f16_f32(a: list[f16], b: list[f16], c: list[f32], m: int, n: int, k: int):
+    tm = BlockIdx.x // (n // TN)
+    tn = BlockIdx.x % (n // TN)
+    acc = tile_fill(f32, TM, TN, 0.0)
+    for kk in range(0, k, TK):
+        ta = tile_load(a, tm * TM * k + kk, k, TM, TK, use="a")
+        tb = tile_load(b, kk * n + tn * TN, n, TK, TN, use="b")
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, tm * TM * n + tn * TN, n, acc)
+
+
+def sh_f16_f16(a: list[f16], b: list[f16], c: list[f16], m: int, n: int, k: int):
+    tm = BlockIdx.x // (n // TN)
+    tn = BlockIdx.x % (n // TN)
+    acc = tile_fill(f16, TM, TN, 0.0)
+    for kk in range(0, k, TK):
+        ta = tile_load(a, tm * TM * k + kk, k, TM, TK, use="a")
+        tb = tile_load(b, kk * n + tn * TN, n, TK, TN, use="b")
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, tm * TM * n + tn * TN, n, acc)
+
+
+def sh_bf16_f32(a: list[u16], b: list[u16], c: list[f32], m: int, n: int, k: int):
+    """bf16 operands held as bit patterns in u16 lists."""
+    tm = BlockIdx.x // (n // TN)
+    tn = BlockIdx.x % (n // TN)
+    acc = tile_fill(f32, TM, TN, 0.0)
+    for kk in range(0, k, TK):
+        ta = tile_load(a, tm * TM * k + kk, k, TM, TK, use="a")
+        tb = tile_load(b, kk * n + tn * TN, n, TK, TN, use="b")
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, tm * TM * n + tn * TN, n, acc)
+
+
+def sh_i8_i32(a: list[i8], b: list[i8], c: list[i32], m: int, n: int, k: int):
+    tm = BlockIdx.x // (n // TN)
+    tn = BlockIdx.x % (n // TN)
+    acc = tile_fill(i32, TM, TN)
+    for kk in range(0, k, TK):
+        ta = tile_load(a, tm * TM * k + kk, k, TM, TK, use="a")
+        tb = tile_load(b, kk * n + tn * TN, n, TK, TN, use="b")
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, tm * TM * n + tn * TN, n, acc)
+
+
+def sh_u8_u32(a: list[u8], b: list[u8], c: list[u32], m: int, n: int, k: int):
+    tm = BlockIdx.x // (n // TN)
+    tn = BlockIdx.x % (n // TN)
+    acc = tile_fill(u32, TM, TN)
+    for kk in range(0, k, TK):
+        ta = tile_load(a, tm * TM * k + kk, k, TM, TK, use="a")
+        tb = tile_load(b, kk * n + tn * TN, n, TK, TN, use="b")
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, tm * TM * n + tn * TN, n, acc)
+
+
+@Gpu(workgroup_size=WG)
+def bf16_fill_store(x: list[f32], a: list[u16], b: list[u16], c: list[f32]):
+    """A bf16 "a" tile filled from a runtime f32 (rounded to nearest even), stored as bits; an
+    "a" x "b" product of fills into c."""
+    ta = tile_fill(bf16, 16, 16, x[0], use="a")
+    tb = tile_fill(bf16, 16, 16, 2.0, use="b")
+    tile_store(a, 0, 16, ta)
+    tile_store(b, 0, 16, tb)
+    acc = tile_fill(f32, 16, 16, 0.0)
+    acc = tile_mma(ta, tb, acc)
+    tile_store(c, 0, 16, acc)
+
+
+@Gpu(workgroup_size=WG)
+def mm_packed(a: list[u32], b: list[u64], c: list[f32], m: int, n: int, k: int):
+    """f16 A and B read packed: A two per u32 word (row-major), B four per u64 word (stored
+    transposed, so its tiles are column-major); offsets and strides count words."""
+    tm = BlockIdx.x // (n // 16)
+    tn = BlockIdx.x % (n // 16)
+    acc = tile_fill(f32, 16, 16, 0.0)
+    for kk in range(0, k, 16):
+        ta = tile_load(a, (tm * 16 * k + kk) // 2, k // 2, 16, 16, use="a", elem=f16)
+        tb = tile_load(b, (tn * 16 * k + kk) // 4, k // 4, 16, 16, "b", True, f16)
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, tm * 16 * n + tn * 16, n, acc)
+
+
+def _packed():
+    m = n = k = 32
+
+    def make(rng):
+        a, b = _f16(rng, (m, k)), _f16(rng, (k, n))
+        bt = np.ascontiguousarray(b.T)
+        return [a.view(np.uint32), bt.view(np.uint64), np.zeros((m, n), np.float32), m, n, k]
+
+    def ref(args):
+        a, bt = args[0].view(np.float16), args[1].view(np.float16)
+        return [_mm(a, bt.T, np.float32)]
+
+    return make, ref
+
+
+_SHAPE_BODIES = {
+    ("f16", "f32"): sh_f16_f32,
+    ("f16", "f16"): sh_f16_f16,
+    ("bf16", "f32"): sh_bf16_f32,
+    ("i8", "i32"): sh_i8_i32,
+    ("u8", "u32"): sh_u8_u32,
+}
+_NP = {"f16": np.float16, "bf16": "bf16", "i8": np.int8, "u8": np.uint8}
+_NP_ACC = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "u32": np.uint32}
+
+
+def shape_forms(shapes) -> dict:
+    """name -> form (as FORMS) for each (M, N, K, A, B, C, Result) whose types have a body."""
+    out = {}
+    for m, n, k, a, b, c, r in shapes:
+        body = _SHAPE_BODIES.get((a, c))
+        if body is None or a != b or c != r:
+            continue
+        kernel = Gpu(workgroup_size=WG, constants={"TM": m, "TN": n, "TK": k})(body)
+        make, ref = _std(_NP[a], _NP_ACC[c], m, n, m=2 * m, n=2 * n, k=2 * k)
+        out[f"shape_{m}x{n}x{k}_{a}_{c}"] = (kernel, make, ref, (2,), 4 * WG)
+    return out
+
+
 def _f16(rng, shape):
     # small integers and halves: every product and partial sum is exact in float32, so any
     # summation order gives the numpy result exactly
@@ -165,7 +298,9 @@ def _mm(a, b, dt):
 
 def _std(adt, cdt, tm, tn, m=32, n=32, k=32):
     def make(rng):
-        if adt == np.float16:
+        if adt == "bf16":  # the same exact values as f16, as bf16 bit patterns
+            a, b = to_bf16(_f16(rng, (m, k))), to_bf16(_f16(rng, (k, n)))
+        elif adt == np.float16:
             a, b = _f16(rng, (m, k)), _f16(rng, (k, n))
         else:
             lo, hi = (-128, 128) if adt == np.int8 else (0, 256)
@@ -175,6 +310,8 @@ def _std(adt, cdt, tm, tn, m=32, n=32, k=32):
 
     def ref(args):
         a, b = args[0], args[1]
+        if adt == "bf16":
+            return [_mm(from_bf16(a), from_bf16(b), cdt)]
         if adt == np.float16:
             return [_mm(a, b, cdt)]
         return [(a.astype(np.int64) @ b.astype(np.int64)).astype(cdt)]
@@ -221,3 +358,30 @@ FORMS = {
     "epilogue": (mm_epilogue, *_epilogue(), (3,), 4 * WG),
     "shared": (mm_shared, *_std(np.float16, np.float32, 16, 16), (2,), 4 * WG),
 }
+
+
+def _bf16_fill():
+    def make(rng):
+        x = np.array([1.00390625 + 2.0**-9], np.float32)  # between two bf16 values: rounds up
+        z = np.zeros(256, np.uint16)
+        return [x, z, z.copy(), np.zeros(256, np.float32)]
+
+    def ref(args):
+        a = to_bf16(np.full(256, args[0][0], np.float32))
+        b = to_bf16(np.full(256, 2.0, np.float32))
+        return [a, b, np.full(256, 16 * float(from_bf16(a[0])) * 2.0, np.float32)]
+
+    return make, ref
+
+
+FORMS["bf16_fill_store"] = (bf16_fill_store, *_bf16_fill(), (1, 2, 3), WG)
+FORMS["packed"] = (mm_packed, *_packed(), (2,), 4 * WG)
+
+
+def _h200_shapes():
+    from cthreads.compiler import profiles
+
+    return profiles.load("nvidia-h200")[2].matrix_shapes
+
+
+SHAPE_FORMS = shape_forms(_h200_shapes())

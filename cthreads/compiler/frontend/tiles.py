@@ -6,6 +6,13 @@ subgroup operations: the value of an assignment to a plain name (`acc = tile_mma
 the type of its first assignment (use, element type, shape) and is never part of an ordinary
 expression. Shapes and element types are checked against the device's list when compiling for a
 target (compile.py, `matrix_shape_error`); here only what holds on every device.
+
+bfloat16 operands: numpy has no bf16, so its data lives in `list[u16]` (and u16 shared arrays) as
+bit patterns; a tile loaded from one with use "a" or "b" holds bf16 (integer tiles of 16 bits do
+not exist), and `tile_fill(bf16, ...)` names the type (`ir.BF16`, a tile element type only).
+
+Packed loads: `tile_load(ws, ..., elem=f16)` reads a tile whose elements lie packed in the u32 or
+u64 words of `ws` (offset and stride count words), so data can be copied a word at a time.
 """
 
 from __future__ import annotations
@@ -18,17 +25,17 @@ from . import typerules as tr
 from .signature import type_from_node
 
 TILE_NAMES = frozenset(("tile_fill", "tile_load", "tile_store", "tile_mma"))
-OPERAND_TYPES = (ir.F16, ir.I8, ir.U8)
+OPERAND_TYPES = (ir.F16, ir.BF16, ir.I8, ir.U8)
 ACCUMULATOR_TYPES = (ir.F32, ir.F16, ir.I32, ir.U32)
 _FORMS = {
     "tile_fill": 'acc = tile_fill(f32, 16, 16, 0.0) (type, rows, cols, value, use="acc")',
-    "tile_load": 'a = tile_load(xs, offset, stride, 16, 16, use="a", col_major=False)',
+    "tile_load": 'a = tile_load(xs, offset, stride, 16, 16, use="a", col_major=False, elem=None)',
     "tile_store": "tile_store(xs, offset, stride, acc, col_major=False) on a line of its own",
     "tile_mma": "acc = tile_mma(a, b, acc)",
 }
 _PARAMS = {
     "tile_fill": (("elem", "rows", "cols", "value", "use"), 3),
-    "tile_load": (("xs", "offset", "stride", "rows", "cols", "use", "col_major"), 5),
+    "tile_load": (("xs", "offset", "stride", "rows", "cols", "use", "col_major", "elem"), 5),
     "tile_store": (("xs", "offset", "stride", "tile", "col_major"), 4),
     "tile_mma": (("a", "b", "c"), 3),
 }
@@ -37,6 +44,21 @@ _DEFAULT_USE = {"tile_fill": "acc", "tile_load": "a"}
 
 def allowed_types(use: str) -> tuple[ir.Scalar, ...]:
     return ACCUMULATOR_TYPES if use == "acc" else OPERAND_TYPES
+
+
+def tile_elem(list_elem: ir.Scalar, use: str) -> ir.Scalar:
+    """The element type of a `use` tile read from a list of `list_elem`: u16 bits are bf16."""
+    return ir.BF16 if list_elem == ir.U16 and use != "acc" else list_elem
+
+
+def _floating(elem: ir.Scalar) -> bool:
+    return elem.is_float or elem == ir.BF16
+
+
+def _fill_type(node: ast.expr):
+    """The element type tile_fill's first argument names (`bf16` is a tile-only type)."""
+    name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
+    return ir.BF16 if name == "bf16" else type_from_node(node)
 
 
 def _names(types) -> str:
@@ -200,7 +222,7 @@ class TileLowering:
         form = _FORMS[name]
         tile, t = self._tile(args["tile"], name)
         shared, index, elem, shown = self._array(args["xs"], name)
-        if elem != t.elem:
+        if tile_elem(elem, t.use) != t.elem:
             self.fail(
                 args["xs"],
                 f"{shown} holds {elem} elements; the tile `{tile}` holds {t.elem}",
@@ -219,12 +241,12 @@ class TileLowering:
                 f"{what} tiles hold {_names(allowed_types(use))} elements; this is {elem}",
                 form,
             )
-        if not tr.is_legacy(elem):
+        if not tr.is_legacy(elem) and elem != ir.BF16:  # bf16: the list's u16 was noted
             self.ctx.note_type(elem, node)
 
     def _fill(self, target, call, args, line) -> list[ir.Stmt]:
         form = _FORMS["tile_fill"]
-        elem = type_from_node(args["elem"])
+        elem = _fill_type(args["elem"])
         if not isinstance(elem, ir.Scalar):
             self.fail(args["elem"], "the first argument of tile_fill() is an element type", form)
         use = self._use(args.get("use"), "tile_fill")
@@ -232,23 +254,48 @@ class TileLowering:
         rows = self._dim(args["rows"], "rows", form)
         cols = self._dim(args["cols"], "cols", form)
         vnode = args.get("value")
-        value = tr.const(0, elem) if vnode is None else self.x.expr(vnode)
-        value = self.coerce(vnode or call, value, elem, f"an element of a {elem} tile")
+        vtype = ir.F32 if elem == ir.BF16 else elem  # a bf16 fill converts an f32 (codegen)
+        value = tr.const(0, vtype) if vnode is None else self.x.expr(vnode)
+        value = self.coerce(vnode or call, value, vtype, f"an element of a {elem} tile")
         name = self._bind(target, TileType(use, elem, rows, cols), call)
         return [ir.TileFill(name, value, line)]
 
     def _load(self, target, call, args, line) -> list[ir.Stmt]:
         form = _FORMS["tile_load"]
         use = self._use(args.get("use"), "tile_load")
-        shared, index, elem, _ = self._array(args["xs"], "tile_load")
-        self._check_elem(args["xs"], use, elem, form)
+        shared, index, word, shown = self._array(args["xs"], "tile_load")
+        elem = tile_elem(word, use)
+        if args.get("elem") is not None:
+            elem = self._packed_elem(args["elem"], word, shown, form)
+        self._check_elem(args.get("elem") or args["xs"], use, elem, form)
         offset = self._int(args["offset"], "offset", form)
         stride = self._int(args["stride"], "stride", form)
         rows = self._dim(args["rows"], "rows", form)
         cols = self._dim(args["cols"], "cols", form)
         col = self._flag(args.get("col_major"), "tile_load")
+        line_bytes = (rows if col else cols) * elem.bits // 8
+        if line_bytes % (word.bits // 8):
+            self.fail(
+                call,
+                f"a {'column' if col else 'row'} of this tile is {line_bytes} bytes, not a whole "
+                f"number of {shown}'s {word} words",
+                "a tile whose rows (columns, col_major) fill whole words",
+            )
         name = self._bind(target, TileType(use, elem, rows, cols), call)
         return [ir.TileLoad(name, shared, index, offset, stride, col, line)]
+
+    def _packed_elem(self, node: ast.expr, word: ir.Scalar, shown: str, form: str) -> ir.Scalar:
+        """The element type `elem=` names: the array's own, or one packed in its u32/u64 words."""
+        elem = _fill_type(node)
+        if not isinstance(elem, ir.Scalar):
+            self.fail(node, "elem= is an element type (f16, bf16, i8, u8, ...)", form)
+        if elem != tile_elem(word, "a") and word not in (ir.U32, ir.U64):
+            self.fail(
+                node,
+                f"elem={elem} reads tile elements packed in u32 or u64 words; {shown} holds {word}",
+                "a list[u32] / list[u64] (or shared u32 / u64 array) of the packed data, or no elem=",
+            )
+        return elem
 
     def _mma(self, target, call, args, line) -> list[ir.Stmt]:
         form = _FORMS["tile_mma"]
@@ -264,11 +311,11 @@ class TileLowering:
                 f"c {tc.rows}x{tc.cols} (a M x K, b K x N, c M x N)",
                 form,
             )
-        if ta.elem.is_float != tc.elem.is_float:
+        if _floating(ta.elem) != tc.elem.is_float:
             self.fail(
                 call,
                 f"{ta.elem} operands accumulate into "
-                f"{'f32 or f16' if ta.elem.is_float else 'i32 or u32'}; `{c}` holds {tc.elem}",
+                f"{'f32 or f16' if _floating(ta.elem) else 'i32 or u32'}; `{c}` holds {tc.elem}",
                 form,
             )
         name = self._bind(target, tc, call)

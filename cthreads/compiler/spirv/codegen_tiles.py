@@ -16,6 +16,12 @@ unchanged). Nothing else changes meaning: atomics are relaxed and barriers carry
 acquire-release semantics in both models; Device-scope atomics (on lists) add the
 VulkanMemoryModelDeviceScope capability the Vulkan model asks for. Drivers with
 VK_KHR_cooperative_matrix have vulkanMemoryModel (Vulkan 1.2), which device.c enables.
+
+bf16 tiles (SPV_KHR_bfloat16): the component is `OpTypeFloat 16 BFloat16KHR`, declared only in
+modules that use it; the data is read and written through the list's (or shared array's) u16
+element pointer, which cooperative matrix loads and stores allow, so no bf16 buffer type exists.
+Packed loads (`tile_load(..., elem=f16)` from u32 / u64 words) work the same way: the pointer is
+the words', and offset, stride, length and alignment count words (`_unit`).
 """
 
 from __future__ import annotations
@@ -33,9 +39,13 @@ from .grammar import (
     StorageClass,
 )
 from .grammar_coopmat import (
+    CAPABILITY_BFLOAT16_COOPERATIVE_MATRIX,
+    CAPABILITY_BFLOAT16_TYPE,
     CAPABILITY_COOPERATIVE_MATRIX,
     EXTENSION,
+    EXTENSION_BFLOAT16,
     CoopOp,
+    FPEncoding,
     Layout,
     Operands,
     Use,
@@ -53,22 +63,43 @@ def vulkan_memory_model(m: Module, kernel: ir.Kernel) -> None:
 _USE = {"a": Use.MatrixAKHR, "b": Use.MatrixBKHR, "acc": Use.MatrixAccumulatorKHR}
 
 
-def alignment(t: ir.TileType, col_major: bool) -> int:
-    """Elements `offset` and `stride` must be multiples of (the lesser of 16 bytes and one
-    row's, or column's, size; Vulkan's VUID-RuntimeSpirv-OpCooperativeMatrixLoadKHR-08986)."""
+def alignment(t: ir.TileType, col_major: bool, unit: int | None = None) -> int:
+    """Array elements (of `unit` bytes; default the tile's element size) that `offset` and
+    `stride` must be multiples of: the lesser of 16 bytes and one row's, or column's, size
+    (Vulkan's VUID-RuntimeSpirv-OpCooperativeMatrixLoadKHR-08986)."""
     size = t.elem.bits // 8
+    unit = unit or size
     line = (t.rows if col_major else t.cols) * size
-    return max(1, min(16, line) // size)
+    return max(1, min(16, line) // unit)
 
 
 class TileGen:
     """Mixin for codegen.Codegen (needs ExprGen's helpers and StmtGen's function state)."""
 
+    def _component(self, elem: ir.Scalar) -> int:
+        if elem != ir.BF16:
+            return self.ty(elem)
+        m = self.m
+        m.capability(CAPABILITY_BFLOAT16_TYPE)
+        m.capability(CAPABILITY_BFLOAT16_COOPERATIVE_MATRIX)
+        m.extension(EXTENSION_BFLOAT16)
+        return m._type(("bf16",), Op.TypeFloat, 16, FPEncoding.BFloat16KHR)
+
+    def _element_zero(self, elem: ir.Scalar) -> int:
+        if elem != ir.BF16:
+            return self.zero(elem)
+        key = ("bf16 zero",)
+        cid = self.m._interned.get(key)
+        if cid is None:
+            cid = self.m._interned[key] = self.m.new_id()
+            Module.emit(self.m.globals, Op.Constant, self._component(elem), cid, 0)
+        return cid
+
     def tile_type(self, t: ir.TileType) -> int:
         m = self.m
         m.capability(CAPABILITY_COOPERATIVE_MATRIX)
         m.extension(EXTENSION)
-        comp = self.ty(t.elem)
+        comp = self._component(t.elem)
         u32 = m.t_int(32, False)
         ids = [m.const(u32, v) for v in (Scope.Subgroup, t.rows, t.cols, _USE[t.use])]
         key = ("coopmat", comp, *ids)
@@ -93,7 +124,7 @@ class TileGen:
         cid = self.m._interned.get(key)
         if cid is None:
             cid = self.m._interned[key] = self.m.new_id()
-            Module.emit(self.m.globals, Op.ConstantComposite, tt, cid, self.zero(t.elem))
+            Module.emit(self.m.globals, Op.ConstantComposite, tt, cid, self._element_zero(t.elem))
         return cid
 
     # ----------------------------------------------------------------------- guard
@@ -102,7 +133,9 @@ class TileGen:
         b, i32 = self.t_bool, self.t_i32
         off, stride = self.expr(s.offset), self.expr(s.stride)
         major, inner = (t.cols, t.rows) if s.col_major else (t.rows, t.cols)
-        align = alignment(t, s.col_major)
+        unit = self._unit(s)  # bytes of one array element: a packed word holds several
+        inner = inner * (t.elem.bits // 8) // unit  # array elements per row (column)
+        align = alignment(t, s.col_major, unit)
         conds = [
             self.op(Op.SGreaterThanEqual, b, off, self.c0),
             self.op(Op.SGreaterThanEqual, b, stride, self.c0),
@@ -125,6 +158,11 @@ class TileGen:
             ok = self.op(Op.LogicalAnd, b, ok, c)
         return off, stride, ok
 
+    def _unit(self, s) -> int:
+        """Bytes of one element of the array a tile access reads or writes."""
+        info = self.shared_info[s.array] if s.shared else self.lists[s.array]
+        return info.elem.bits // 8
+
     def _tile_pointer(self, s, off: int) -> tuple[int, tuple[int, ...]]:
         """The element pointer at `off` and the memory operands of the access."""
         if s.shared:
@@ -132,9 +170,8 @@ class TileGen:
             return self.op(Op.AccessChain, info.elem_ptr, info.var, off), ()
         li = self.lists[s.array]
         ptr = self.op(Op.AccessChain, li.elem_ptr, li.base, self.c0, off)
-        t = self.k.tiles[s.tile]
-        size = t.elem.bits // 8
-        return ptr, (MemoryAccess.Aligned, alignment(t, s.col_major) * size)
+        t, unit = self.k.tiles[s.tile], self._unit(s)
+        return ptr, (MemoryAccess.Aligned, alignment(t, s.col_major, unit) * unit)
 
     def _length(self, s) -> int:
         return self.shared_info[s.array].size_id if s.shared else self.lists[s.array].len
@@ -145,7 +182,11 @@ class TileGen:
     # ------------------------------------------------------------------ statements
     def visit_TileFill(self, s: ir.TileFill) -> None:
         var, tt = self.tile_vars[s.tile]
-        value = self.op(Op.CompositeConstruct, tt, self.expr(s.value))
+        t = self.k.tiles[s.tile]
+        value = self.expr(s.value)
+        if t.elem == ir.BF16:  # the frontend gives an f32 value (round to nearest even)
+            value = self.op(Op.FConvert, self._component(t.elem), value)
+        value = self.op(Op.CompositeConstruct, tt, value)
         self.ins(Op.Store, var, value)
 
     def visit_TileLoad(self, s: ir.TileLoad) -> None:
