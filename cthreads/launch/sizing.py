@@ -52,15 +52,17 @@ def resident_invocations(info: Any) -> int:
 
 def spread_below(plan: LaunchPlan, width: int, info: Any) -> int:
     """The problem size below which a kernel of `plan`, built `width` invocations wide, is
-    dispatched one invocation per element rather than one per block of its vector form: while
-    the blocks (n / elements-per-invocation invocations) would not fill the device, n
-    invocations fill more of it (issue 14). 0 for scalar kernels and unknown devices."""
+    dispatched one invocation per element rather than one per block of its vector form: half
+    the device's resident invocations, where even one element per invocation leaves it half
+    empty (issue 14). Measured on the H200 (bench/small_saxpy.py, 2026-12-02): spreading won
+    2-3 % at 2^16 and lost up to 33 % at 2^18-2^20, where the vector form's wider loads pay
+    for its fewer invocations. 0 for scalar kernels and unknown devices."""
     per = plan.per_group // width
     if per <= 1:
         return 0
     if SPREAD_BELOW is not None:
         return SPREAD_BELOW
-    return per * resident_invocations(info)
+    return resident_invocations(info) // 2
 
 
 def grid_stride_groups(plan: LaunchPlan, width: int, total: int, info: Any) -> int:

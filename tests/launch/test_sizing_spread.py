@@ -25,9 +25,9 @@ def vec_plan(max_x: int = MAX_GROUPS[0]) -> SimpleNamespace:
     return SimpleNamespace(per_group=4 * WIDTH, max_groups=(max_x, 65535, 65535))
 
 
-def test_the_threshold_is_four_times_the_devices_resident_invocations():
+def test_the_threshold_is_half_the_devices_resident_invocations():
     assert sizing.resident_invocations(H200) == 132 * 2048
-    assert sizing.spread_below(vec_plan(), WIDTH, H200) == 4 * 132 * 2048
+    assert sizing.spread_below(vec_plan(), WIDTH, H200) == 132 * 2048 // 2
     assert sizing.spread_below(vec_plan(), WIDTH, UNKNOWN) == 0  # no profile: never spread
     assert sizing.spread_below(vec_plan(), WIDTH, CPU) == 0  # CPU devices never spread
     scalar = SimpleNamespace(per_group=WIDTH, max_groups=MAX_GROUPS)
@@ -39,8 +39,9 @@ def test_the_threshold_is_four_times_the_devices_resident_invocations():
     [
         (1, 1),
         (1 << 16, (1 << 16) // WIDTH),  # small: one invocation per element
-        (4 * 132 * 2048 - 1, -(-(4 * 132 * 2048 - 1) // WIDTH)),
-        (4 * 132 * 2048, 4 * 132 * 2048 // (4 * WIDTH)),  # from the threshold on: blocks of 4
+        (132 * 1024 - 1, -(-(132 * 1024 - 1) // WIDTH)),
+        (132 * 1024, 132 * 1024 // (4 * WIDTH)),  # from the threshold on: blocks of 4
+        (1 << 18, (1 << 18) // (4 * WIDTH)),  # where the vector form measured faster
         (1 << 26, (1 << 26) // (4 * WIDTH)),
     ],
 )
