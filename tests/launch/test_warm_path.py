@@ -52,6 +52,7 @@ WARM_MAY_LOAD = {
     "cthreads.compiler.artifact",
     "cthreads.compiler.cache",
     "cthreads.compiler.digest",
+    "cthreads.compiler.record",
     "cthreads.compiler.target",
 }
 NEVER_WARM = ("json", "hashlib", "_hashlib", "concurrent.futures", "logging", "textwrap")
