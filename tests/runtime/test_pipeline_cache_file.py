@@ -1,0 +1,68 @@
+"""The pipeline cache file (runtime/pipeline_cache.py) writes only what changed (issue 19): a
+warm process that built its pipelines from the file it read leaves the file alone. No device:
+the driver's data is handed in as `get_data`."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from cthreads.runtime import pipeline_cache
+from cthreads.runtime.pipeline_cache import PipelineCacheFile
+
+INFO = SimpleNamespace(
+    vendor_id=0x10DE, device_id=0x2335, driver_version="580.1", pipeline_cache_uuid="ab" * 16
+)
+
+
+def _file(tmp_path, monkeypatch) -> PipelineCacheFile:
+    monkeypatch.setenv("CTHREADS_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("CTHREADS_NO_DISK_CACHE", raising=False)
+    return PipelineCacheFile(INFO)
+
+
+def _count_writes(monkeypatch) -> list:
+    writes = []
+    real = pipeline_cache.os.replace
+
+    def replace(src, dst):
+        writes.append(dst)
+        real(src, dst)
+
+    monkeypatch.setattr(pipeline_cache.os, "replace", replace)
+    return writes
+
+
+def test_unchanged_data_is_not_written_again(tmp_path, monkeypatch):
+    first = _file(tmp_path, monkeypatch)
+    assert first.load() is None  # no file yet
+    writes = _count_writes(monkeypatch)
+    first.touched(lambda: b"driver data v1")
+    assert len(writes) == 1 and first.path.read_bytes() == b"driver data v1"
+    first.dirty = True
+    first.save(lambda: b"driver data v1")  # the same bytes again: nothing written
+    assert len(writes) == 1 and not first.dirty
+
+    warm = _file(tmp_path, monkeypatch)  # a second process: reads what the first wrote
+    assert warm.load() == b"driver data v1"
+    warm.touched(lambda: b"driver data v1")  # its pipelines all came from the file
+    warm.save(lambda: b"driver data v1")
+    assert len(writes) == 1
+    warm.dirty = True
+    warm.save(lambda: b"driver data v2")  # a new pipeline changed the data: written
+    assert len(writes) == 2 and warm.path.read_bytes() == b"driver data v2"
+    assert not list(warm.path.parent.glob("*.tmp"))
+
+
+def test_a_failed_write_is_retried_with_the_same_data(tmp_path, monkeypatch):
+    cache = _file(tmp_path, monkeypatch)
+    real = pipeline_cache.os.replace
+
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pipeline_cache.os, "replace", full_disk)
+    cache.touched(lambda: b"data")
+    assert cache.dirty and not cache.path.exists()  # unwritten: a later save tries again
+    monkeypatch.setattr(pipeline_cache.os, "replace", real)
+    cache.save(lambda: b"data")  # the same bytes, but not on disk yet: written now
+    assert cache.path.read_bytes() == b"data" and not cache.dirty
