@@ -71,10 +71,8 @@ def prepare(force: bool = False, device: Any = None) -> dict[str, dict]:
         workers = max(1, min(8, len(kernels), os.cpu_count() or 1))
         opening = None
         if state.device is None or not state.device.alive:
-            # Opening a device takes long on some drivers: compile for its description
-            # while it opens.
-            target = target_from_info(state.describe())
-            opening = _Call(lambda: session._current_device(state))
+            opening, info = _open_while(state, lambda: _warm_up(state, kernels))
+            target = target_from_info(info)  # compile for its description while it opens
         else:
             target = state.target
 
@@ -115,6 +113,48 @@ def prepare(force: bool = False, device: Any = None) -> dict[str, dict]:
             _announce(kernel, state)
         device.save_pipeline_cache()  # a later process starts warm even if this one crashes
         return report
+
+
+def _open_while(state: Any, work: Any) -> tuple[_Call, Any]:
+    """Describe and then open `state`'s device on a thread of its own, running `work()` here
+    meanwhile; returns (the opening call, the description) once the device is described.
+
+    Creating the Vulkan instance and then the device is most of a warm prepare() (NVIDIA:
+    ~65 ms each, the GIL released): the instance no longer keeps this thread waiting, and
+    the kernels compile (or come from the disk cache) while the device is created."""
+    described = threading.Event()
+    info: list = []
+
+    def describe_then_open() -> Any:
+        try:
+            info.append(state.describe())
+        finally:
+            described.set()  # (also when describing raised: result() below re-raises it)
+        return session._current_device(state)
+
+    opening = _Call(describe_then_open)
+    try:
+        work()
+    except BaseException:
+        opening.wait()  # never left opening the device behind a raise
+        raise
+    described.wait()
+    if not info:
+        opening.result()  # raises what describing raised
+    return opening, info[0]
+
+
+def _warm_up(state: Any, kernels: list) -> None:
+    """What the compile steps need that does not depend on the device: the kernel cache
+    (its modules load on first use) and each kernel's source key."""
+    from ..compiler import target as _target  # noqa: F401 - loaded while the device opens
+
+    state.cache  # noqa: B018 - made (and its modules loaded) on first use
+    for kernel in kernels:
+        try:
+            kernel.source_key  # noqa: B018 - computed once, kept by the kernel
+        except Exception:  # noqa: BLE001 - raised again, for that kernel, by its compile step
+            pass
 
 
 # prepare()'s threads are plain `threading` ones: concurrent.futures loads logging, string and

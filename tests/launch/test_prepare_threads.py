@@ -41,3 +41,28 @@ def test_call_returns_or_raises():
     assert preparing._Call(lambda: 5).result() == 5
     with pytest.raises(KeyError):
         preparing._Call(lambda: {}["x"]).result()
+
+
+def test_open_while_describes_first_and_raises_what_describing_raised(monkeypatch):
+    order = []
+
+    class State:
+        def describe(self):
+            order.append("describe")
+            return "info"
+
+    monkeypatch.setattr(
+        preparing.session, "_current_device", lambda st: order.append("open") or "device"
+    )
+    opening, info = preparing._open_while(State(), lambda: order.append("work"))
+    assert info == "info" and opening.result() == "device"
+    assert order.index("describe") < order.index("open") and "work" in order
+
+    class Broken(State):
+        def describe(self):
+            raise RuntimeError("no device")
+
+    with pytest.raises(RuntimeError, match="no device"):
+        preparing._open_while(Broken(), lambda: None)
+    with pytest.raises(ZeroDivisionError):  # work() raising waits for the opening first
+        preparing._open_while(State(), lambda: 1 / 0)
