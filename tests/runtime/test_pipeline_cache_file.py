@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from cthreads.runtime import pipeline_cache
 from cthreads.runtime.pipeline_cache import PipelineCacheFile
 
@@ -66,3 +68,41 @@ def test_a_failed_write_is_retried_with_the_same_data(tmp_path, monkeypatch):
     monkeypatch.setattr(pipeline_cache.os, "replace", real)
     cache.save(lambda: b"data")  # the same bytes, but not on disk yet: written now
     assert cache.path.read_bytes() == b"data" and not cache.dirty
+
+
+def test_a_pipeline_from_the_cache_leaves_the_file_alone():
+    from cthreads.runtime.device import Device
+
+    class Native:
+        hit = None
+
+        def pipeline(self, spirv, push_size, spec, entry):
+            return SimpleNamespace(cache_hit=self.hit)
+
+        def pipeline_cache_data(self):
+            return b""
+
+    class File:
+        touched_by = []
+
+        def touched(self, get_data):
+            self.touched_by.append(native.hit)
+
+    native = Native()
+    dev = Device(native, INFO, 1, File())
+    for hit in (True, False, None):  # None: the driver does not say (saved, to be safe)
+        native.hit = hit
+        dev.pipeline(b"", 0)
+    assert File.touched_by == [False, None]
+
+
+def test_the_driver_says_whether_a_pipeline_came_from_the_cache():
+    from cthreads import runtime
+
+    if not runtime.available():
+        pytest.skip("no Vulkan device")
+    pipe = runtime.get_device().pipeline(runtime.load_shader("copy_u32"), 20)
+    assert pipe.cache_hit in (True, False, None)
+    api = tuple(int(v) for v in runtime.get_device().info.api_version.split(".")[:2])
+    if api < (1, 3):  # creation feedback is core from Vulkan 1.3; before, nothing is said
+        assert pipe.cache_hit is None
