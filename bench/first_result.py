@@ -12,8 +12,10 @@ validation layer and CTHREADS_VALIDATION are switched off in every child.
 Measured (min and median over the repeats):
 - imports: `python -c pass`, numpy alone, `import cthreads`, `import cthreads.gpu`, and the
   largest entries of `-X importtime` below `cthreads.gpu` (numpy imported first, apart);
-- opening the device (instance, enumeration, device) against bench/c_floor/floor.c
-  (vkCreateInstance, vkEnumeratePhysicalDevices, vkCreateDevice with one queue, no features);
+- opening the device (instance, enumeration, device; cold and on prepare's pipeline cache
+  file) against bench/c_floor/floor.c (vkCreateInstance, vkEnumeratePhysicalDevices,
+  vkCreateDevice with one queue, no features), and the floor asking what we ask
+  (`--like-cthreads`: our features and extensions; `--cache`: our pipeline cache file);
 - the first dispatch of one kernel (bench/prepare_kernels/eight.py's saxpy on 1024-element
   lists) with the device already open: end to end in an untouched process, and split (in a
   second process whose compiler functions are wrapped with timers) into the compiler's import,
@@ -543,6 +545,12 @@ def measure(work: str, opts) -> dict:
         add("prepare_cold", run_child(py(PREPARE, str(KERNELS)), c.env()))
         add("prepare_warm", run_child(py(PREPARE, str(KERNELS)), c.env()))
         add("device_warm", run_child(py(DEVICE), c.env()))  # (prepare's pipeline cache file)
+        if floor:
+            # the driver alone asked what we ask for (features, extensions) and loading the
+            # pipeline cache file prepare left, on the same warm driver caches
+            files = sorted(Path(c.root, "cthreads", "pipelines").glob("*.bin"))
+            extra = ["--cache", str(files[0])] if files else []
+            add("floor_like_warm", run_child([floor, "--like-cthreads", *extra], c.env()))
         if taichi:
             c = Caches(work)
             try:
@@ -650,6 +658,18 @@ def markdown(r: dict) -> str:
         get("floor_warm", "create_device_ms"),
     )
     row("**C floor: instance + enumerate + device**", floor, add_keys("floor_warm", floor_keys))
+    row(
+        "C floor asking what we ask: vkCreateDevice (our features, extensions)",
+        None,
+        get("floor_like_warm", "create_device_ms"),
+        note="warm column: against the plain floor's vkCreateDevice above",
+    )
+    row(
+        "C floor: vkCreatePipelineCache from our pipeline cache file",
+        None,
+        get("floor_like_warm", "create_pipeline_cache_ms"),
+        note="the file prepare() left",
+    )
     d, dw = "device", "device_warm"
     row("ours: instance (loader dlopen included)", get(d, "instance_ms"), get(dw, "instance_ms"))
     row("of which: `_native` + loader dlopen", get(d, "loader_ms"), get(dw, "loader_ms"))
