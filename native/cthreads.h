@@ -89,6 +89,7 @@ struct CtPipeline {
     VkPipeline pipeline;
     VkPipelineLayout layout;
     uint32_t push_size;
+    int cache_hit;              /* 1/0: found in the pipeline cache or not; -1: not reported */
     CtPipeline *prev, *next;    /* in dev->pipelines while alive */
 };
 

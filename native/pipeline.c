@@ -8,6 +8,9 @@
  *       32-bit each (bool as VkBool32, float as float32, int as int32/uint32).
  *   Device.pipeline_cache_data() -> bytes      contents of the device's VkPipelineCache
  *   Pipeline.push_size -> int; Pipeline.alive -> bool; Pipeline.device -> native Device
+ *   Pipeline.cache_hit -> bool | None   whether the driver built it from the pipeline cache
+ *       (Vulkan 1.3 creation feedback; None where the driver does not say): a warm process
+ *       whose pipelines all came from the cache file need not write that file back
  */
 #include "cthreads.h"
 
@@ -170,6 +173,15 @@ ct_device_pipeline(CtDevice *dev, PyObject *args, PyObject *kwds)
                   .pSpecializationInfo = count ? &si : NULL},
         .layout = layout,
     };
+    /* creation feedback is core in Vulkan 1.3 (no feature to enable) */
+    VkPipelineCreationFeedback feedback = {0};
+    VkPipelineCreationFeedbackCreateInfo fci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO,
+        .pPipelineCreationFeedback = &feedback,
+    };
+    if (dev->inst->api_version >= VK_API_VERSION_1_3 &&
+        dev->props.apiVersion >= VK_API_VERSION_1_3)
+        cpci.pNext = &fci;
     VkPipeline pipeline = VK_NULL_HANDLE;
     dev->active++;
     Py_BEGIN_ALLOW_THREADS
@@ -193,6 +205,8 @@ ct_device_pipeline(CtDevice *dev, PyObject *args, PyObject *kwds)
     p->layout = layout;
     layout = VK_NULL_HANDLE;
     p->push_size = (uint32_t)push_size;
+    p->cache_hit = !(feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) ? -1
+                   : (feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT) != 0;
     p->prev = NULL;
     p->next = dev->pipelines;
     if (dev->pipelines)
@@ -242,6 +256,14 @@ Pipeline_get_push_size(CtPipeline *self, void *c)
 }
 
 static PyObject *
+Pipeline_get_cache_hit(CtPipeline *self, void *c)
+{
+    if (self->cache_hit < 0)
+        Py_RETURN_NONE;
+    return PyBool_FromLong(self->cache_hit);
+}
+
+static PyObject *
 Pipeline_get_alive(CtPipeline *self, void *c)
 {
     return PyBool_FromLong(self->pipeline != VK_NULL_HANDLE && self->dev->state == CT_ALIVE);
@@ -256,6 +278,8 @@ Pipeline_get_device(CtPipeline *self, void *c)
 static PyGetSetDef Pipeline_getset[] = {
     {"push_size", (getter)Pipeline_get_push_size, NULL, "push-constant bytes", NULL},
     {"alive", (getter)Pipeline_get_alive, NULL, "False after the device shut down", NULL},
+    {"cache_hit", (getter)Pipeline_get_cache_hit, NULL,
+     "True: built from the pipeline cache; False: compiled; None: the driver does not say", NULL},
     {"device", (getter)Pipeline_get_device, NULL, "the native device", NULL},
     {NULL}
 };

@@ -11,9 +11,13 @@
  *                             discrete > integrated > virtual > cpu)
  *   create_device             vkCreateDevice: one compute queue, no features, no extensions
  *                             (with --bda: bufferDeviceAddress, which the SPIR-V cthreads emits
- *                             needs) + vkGetDeviceQueue
+ *                             needs; with --like-cthreads: every feature and extension
+ *                             native/device.c asks for where the device has it, one queue as
+ *                             cthreads' default, so the difference to the plain floor is what
+ *                             our requests cost the driver) + vkGetDeviceQueue
  *   shader_module_layout      vkCreateShaderModule + descriptor set and pipeline layouts
- *   create_pipeline_cache     an empty VkPipelineCache
+ *   create_pipeline_cache     a VkPipelineCache: empty, or with --cache FILE from that file's
+ *                             data (cthreads' pipeline cache file: what loading it costs)
  *   create_pipeline           vkCreateComputePipelines of the module into that empty cache
  *   first_dispatch            built-in module only: a 256-byte host-visible buffer, its
  *                             descriptor set, a command buffer with one dispatch, submit and
@@ -23,7 +27,8 @@
  * The driver's own disk cache (NVIDIA's GLCache, Mesa's shader cache) is whatever the
  * environment points at: the script gives a fresh directory for cold runs.
  *
- * Usage: floor [--bda] [module.spv [entry]]   (default: the built-in tiny.comp, "main")
+ * Usage: floor [--bda] [--like-cthreads] [--cache FILE] [module.spv [entry]]
+ *        (default module: the built-in tiny.comp, "main")
  * Prints one JSON object: {"device": ..., "<step>_ms": ..., ...}.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -209,12 +214,102 @@ static double first_dispatch(VkDevice dev, VkPhysicalDevice pd, VkInstance inst,
     return t1 - t0;
 }
 
+static int has_device_ext(VkInstance inst, VkPhysicalDevice pd, const char *name)
+{
+    IFN(inst, vkEnumerateDeviceExtensionProperties);
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
+    VkExtensionProperties *e = calloc(n ? n : 1, sizeof *e);
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, e);
+    int found = 0;
+    for (uint32_t i = 0; i < n && !found; i++)
+        found = strcmp(e[i].extensionName, name) == 0;
+    free(e);
+    return found;
+}
+
+/* --like-cthreads: the feature chain and extensions native/device.c enables (what the device
+ * has of them; its external-memory check simplified to "listed"), into `dci` */
+typedef struct {
+    VkPhysicalDeviceFeatures2 f2;
+    VkPhysicalDeviceVulkan11Features v11;
+    VkPhysicalDeviceVulkan12Features v12;
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af;
+    const char *exts[3];
+} Requests;
+
+static void like_cthreads(VkInstance inst, VkPhysicalDevice pd, Requests *q,
+                          VkDeviceCreateInfo *dci)
+{
+    IFN(inst, vkGetPhysicalDeviceFeatures2);
+    int atomic_float = has_device_ext(inst, pd, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    memset(q, 0, sizeof *q);
+    q->af.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT;
+    q->v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    q->v12.pNext = atomic_float ? &q->af : NULL;
+    q->v11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+    q->v11.pNext = &q->v12;
+    q->f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    q->f2.pNext = &q->v11;
+    vkGetPhysicalDeviceFeatures2(pd, &q->f2); /* what the device has ... */
+    VkPhysicalDeviceFeatures have = q->f2.features;
+    memset(&q->f2.features, 0, sizeof q->f2.features); /* ... of what device.c asks for */
+    q->f2.features.shaderInt64 = have.shaderInt64;
+    q->f2.features.shaderInt16 = have.shaderInt16;
+    q->f2.features.shaderFloat64 = have.shaderFloat64;
+    VkPhysicalDeviceVulkan11Features v11 = q->v11;
+    memset(&q->v11, 0, sizeof q->v11);
+    q->v11.sType = v11.sType;
+    q->v11.pNext = &q->v12;
+    q->v11.storageBuffer16BitAccess = v11.storageBuffer16BitAccess;
+    q->v11.variablePointersStorageBuffer = v11.variablePointersStorageBuffer;
+    q->v11.variablePointers = v11.variablePointers;
+    VkPhysicalDeviceVulkan12Features v12 = q->v12;
+    memset(&q->v12, 0, sizeof q->v12);
+    q->v12.sType = v12.sType;
+    q->v12.pNext = v12.pNext;
+    q->v12.bufferDeviceAddress = VK_TRUE;
+    q->v12.timelineSemaphore = VK_TRUE;
+    q->v12.storageBuffer8BitAccess = v12.storageBuffer8BitAccess;
+    q->v12.shaderInt8 = v12.shaderInt8;
+    q->v12.shaderFloat16 = v12.shaderFloat16;
+    q->v12.scalarBlockLayout = v12.scalarBlockLayout;
+    q->v12.vulkanMemoryModel = v12.vulkanMemoryModel;
+    q->v12.vulkanMemoryModelDeviceScope = v12.vulkanMemoryModelDeviceScope;
+    q->v12.shaderBufferInt64Atomics = v12.shaderBufferInt64Atomics;
+    q->v12.shaderSubgroupExtendedTypes = v12.shaderSubgroupExtendedTypes;
+    VkBool32 f32_atomics = q->af.shaderBufferFloat32Atomics;
+    VkBool32 f32_add = q->af.shaderBufferFloat32AtomicAdd;
+    memset(&q->af, 0, sizeof q->af);
+    q->af.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT;
+    q->af.shaderBufferFloat32Atomics = f32_atomics;
+    q->af.shaderBufferFloat32AtomicAdd = f32_add;
+    uint32_t next = 0;
+    if (atomic_float)
+        q->exts[next++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
+    if (has_device_ext(inst, pd, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
+        q->exts[next++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+    /* (VK_KHR_cooperative_matrix is left out: its feature struct needs headers >= 1.3.255) */
+    dci->pNext = &q->f2;
+    dci->enabledExtensionCount = next;
+    dci->ppEnabledExtensionNames = q->exts;
+}
+
 int main(int argc, char **argv)
 {
-    int bda = 0, argi = 1;
-    if (argi < argc && strcmp(argv[argi], "--bda") == 0) {
-        bda = 1;
-        argi++;
+    int bda = 0, like = 0, argi = 1;
+    const char *cache_file = NULL;
+    for (; argi < argc && strncmp(argv[argi], "--", 2) == 0; argi++) {
+        if (strcmp(argv[argi], "--bda") == 0)
+            bda = 1;
+        else if (strcmp(argv[argi], "--like-cthreads") == 0)
+            like = 1;
+        else if (strcmp(argv[argi], "--cache") == 0 && argi + 1 < argc)
+            cache_file = argv[++argi];
+        else {
+            fprintf(stderr, "floor: unknown option %s\n", argv[argi]);
+            return 2;
+        }
     }
     const uint32_t *code = tiny_spv;
     size_t code_size = sizeof tiny_spv;
@@ -303,6 +398,9 @@ int main(int argc, char **argv)
                               .pNext = bda ? &v12 : NULL,
                               .queueCreateInfoCount = 1,
                               .pQueueCreateInfos = &qci};
+    Requests requests;
+    if (like)
+        like_cthreads(inst, pd, &requests, &dci);
     VkDevice dev;
     CHECK(vkCreateDevice(pd, &dci, NULL, &dev));
 #define DFN(name) PFN_##name name = (PFN_##name)vkGetDeviceProcAddr(dev, #name)
@@ -348,8 +446,27 @@ int main(int argc, char **argv)
     double t5 = now_ms();
 
     VkPipelineCacheCreateInfo pcci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    size_t cache_bytes = 0;
+    if (cache_file) { /* read apart from the timing below, as cthreads reads it in Python */
+        FILE *f = fopen(cache_file, "rb");
+        if (f) {
+            fseek(f, 0, SEEK_END);
+            long len = ftell(f);
+            fseek(f, 0, SEEK_SET);
+            void *data = malloc(len > 0 ? (size_t)len : 1);
+            if (len > 0 && fread(data, 1, (size_t)len, f) == (size_t)len) {
+                pcci.initialDataSize = cache_bytes = (size_t)len;
+                pcci.pInitialData = data;
+            }
+            fclose(f);
+        }
+    }
+    double t5b = now_ms();
     VkPipelineCache cache;
-    CHECK(vkCreatePipelineCache(dev, &pcci, NULL, &cache));
+    if (vkCreatePipelineCache(dev, &pcci, NULL, &cache) != VK_SUCCESS) {
+        pcci.initialDataSize = 0; /* as device.c: data the driver refuses is dropped */
+        CHECK(vkCreatePipelineCache(dev, &pcci, NULL, &cache));
+    }
     double t6 = now_ms();
 
     VkComputePipelineCreateInfo cpci = {
@@ -381,10 +498,12 @@ int main(int argc, char **argv)
     for (const char *c = props.deviceName; *c; c++)
         if (*c != '"' && *c != '\\')
             putchar(*c);
-    printf("\", \"bda\": %s, \"dlopen_ms\": %.3f, \"create_instance_ms\": %.3f, "
+    printf("\", \"bda\": %s, \"like_cthreads\": %s, \"cache_bytes\": %zu, "
+           "\"dlopen_ms\": %.3f, \"create_instance_ms\": %.3f, "
            "\"enumerate_ms\": %.3f, \"create_device_ms\": %.3f, \"shader_module_layout_ms\": %.3f, "
            "\"create_pipeline_cache_ms\": %.3f, \"create_pipeline_ms\": %.3f, ",
-           bda ? "true" : "false", t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6);
+           bda ? "true" : "false", like ? "true" : "false", cache_bytes, t1 - t0, t2 - t1,
+           t3 - t2, t4 - t3, t5 - t4, t6 - t5b, t7 - t6);
     if (dispatch_ms >= 0)
         printf("\"first_dispatch_ms\": %.3f, ", t8 - t7);
     printf("\"destroy_ms\": %.3f}\n", t9 - t8);

@@ -7,69 +7,18 @@ larger than the device's push-constant size, `PushLayout.in_buffer` is True: the
 hold one 8-byte address of a host-written buffer with the same layout.
 
 A warm launch loads this module to rebuild kernels from the disk cache, so its classes are
-frozen records written out by hand (`_Record`), not dataclasses: generating a dataclass's
-methods costs ~1 ms per class at import on the CI machine (issue 19). They keep dataclass
-behaviour: keyword or positional construction with defaults, equality and hashing by fields,
-a field-by-field repr, attributes that cannot be assigned.
+frozen records written out by hand (compiler/record.py), not dataclasses (issue 19).
 """
 
 from __future__ import annotations
 
 import struct
-from typing import Any
 
 from .ir_types import Param
+from .record import Record
 
 
-class _Record:
-    """A frozen record: subclasses list `_fields` (in order) and `_defaults` (for the last ones)."""
-
-    __slots__ = ()
-    _fields: tuple[str, ...] = ()
-    _defaults: dict[str, Any] = {}
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        fields = self._fields
-        if len(args) > len(fields):
-            raise TypeError(f"{type(self).__name__}() takes {len(fields)} arguments")
-        values = dict(zip(fields, args))
-        for name, value in kwargs.items():
-            if name not in fields or name in values:
-                raise TypeError(f"{type(self).__name__}() got an unexpected or repeated `{name}`")
-            values[name] = value
-        for name in fields:
-            if name not in values:
-                if name not in self._defaults:
-                    raise TypeError(f"{type(self).__name__}() missing argument `{name}`")
-                values[name] = self._defaults[name]
-            object.__setattr__(self, name, values[name])
-
-    def _values(self) -> tuple:
-        return tuple(getattr(self, n) for n in self._fields)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field `{name}` of a frozen {type(self).__name__}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field `{name}` of a frozen {type(self).__name__}")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
-        return f"{type(self).__name__}({inner})"
-
-    def __reduce__(self) -> tuple:
-        return (type(self), self._values())
-
-
-class PushField(_Record):
+class PushField(Record):
     """One field of the parameter block.
 
     `role` is 'total' (u32 logical invocations along x), 'base_group' (u32 group offset along x
@@ -84,7 +33,7 @@ class PushField(_Record):
     fmt: str
 
 
-class PushLayout(_Record):
+class PushLayout(Record):
     """The parameter block: its fields, its size in bytes (a multiple of 8), and `in_buffer`:
     the block lives in a buffer and the push constants hold its u64 address."""
 
@@ -112,7 +61,7 @@ class PushLayout(_Record):
         return "".join(out)
 
 
-class CompiledKernel(_Record):
+class CompiledKernel(Record):
     """One kernel compiled for one target: its SPIR-V and launch contract.
 
     `params`: names, types, reads/writes of lists; `workgroup_size`: the logical shape the

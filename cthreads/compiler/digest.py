@@ -8,11 +8,15 @@ where neither is built.
 
 from __future__ import annotations
 
+import sys
+
+# (the module of this version first: a failed import searches every sys.path entry)
+_MODULES = ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256", "_sha2")
 try:
-    from _sha2 import sha256  # CPython >= 3.12
+    sha256 = __import__(_MODULES[0]).sha256
 except ImportError:
     try:
-        from _sha256 import sha256  # CPython <= 3.11
+        sha256 = __import__(_MODULES[1]).sha256
     except ImportError:  # pragma: no cover - a Python built without them
         from hashlib import sha256
 

@@ -10,55 +10,92 @@ present device's description through it, `kernel.compile(chip=...)` a shipped or
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from typing import Any
 
+from .record import Record
 
-@dataclass(frozen=True)
-class Target:
-    """What the compiler may assume about one device (see the module docstring)."""
 
-    max_push_constants_size: int = 128  # bytes; Vulkan guarantees at least 128
-    max_workgroup_size: tuple[int, int, int] = (1024, 1024, 64)
-    max_workgroup_invocations: int = 1024
-    storage_8bit: bool = True  # storageBuffer8BitAccess + shaderInt8 (list[bool] is one byte each)
-    float64: bool = False
-    int64: bool = False
-    float16: bool = False  # shaderFloat16 (f16 values)
-    int16: bool = False  # shaderInt16 (i16/u16 values)
-    storage_16bit: bool = False  # storageBuffer16BitAccess (f16/i16/u16 list elements)
-    int64_atomics: bool = False  # shaderBufferInt64Atomics (atomics on i64/u64 lists)
-    subgroup_size: int = 32
-    # shaderSignedZeroInfNanPreserveFloat32: ask the driver to keep IEEE NaN/inf/-0.0 meaning
-    # (without it drivers may fold 0.0 * x to 0.0 and x / x to 1.0)
-    nan_inf_preserve: bool = False
-    # maxComputeSharedMemorySize: bytes of workgroup shared arrays per kernel (Vulkan: >= 16384)
-    max_shared_memory: int = 16384
-    # shaderBufferFloat32AtomicAdd (VK_EXT_shader_atomic_float): native float atomic_add on lists;
-    # without it (and always on shared arrays) codegen uses a compare-exchange loop
-    atomic_float32_add: bool = False
-    # Vulkan 1.1 subgroup operation classes supported in compute shaders
-    # (VkPhysicalDeviceSubgroupProperties.supportedOperations); BASIC is guaranteed
-    subgroup_basic: bool = True
-    subgroup_arithmetic: bool = False
-    subgroup_ballot: bool = False
-    subgroup_shuffle: bool = False
-    subgroup_vote: bool = False
-    # shaderSubgroupExtendedTypes (Vulkan 1.2): subgroup operations on i64/u64/f64 values
-    # (narrow values are widened to 32 bits and need nothing)
-    subgroup_extended_types: bool = False
-    # GLSL.std.450 Fma is fused (one rounding) — GPU hardware; lavapipe splits it into a multiply
-    # and an add. Where it is fused, float32 `/` gets one correction step that makes it correctly
-    # rounded (Vulkan lets OpFDiv be 2.5 ULP off; lavapipe's OpFDiv is already exact).
-    fused_fma: bool = False
-    # VK_KHR_cooperative_matrix, subgroup scope: the (M, N, K, A, B, C, Result) combinations the
-    # device lists (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR), types as names ("f16",
-    # "f32", "i8", "u8", "i32", "u32", "bf16"); empty: no matrix units (tile kernels refused)
-    matrix_shapes: tuple[tuple[int, int, int, str, str, str, str], ...] = ()
+class Target(Record):
+    """What the compiler may assume about one device (see the module docstring). A frozen
+    record (compiler/record.py), not a dataclass: a warm launch builds one per device and its
+    22 fields cost ~2-3 ms of dataclass code generation at import (issue 19)."""
+
+    _defaults: dict[str, Any] = {
+        "max_push_constants_size": 128,  # bytes; Vulkan guarantees at least 128
+        "max_workgroup_size": (1024, 1024, 64),
+        "max_workgroup_invocations": 1024,
+        # storageBuffer8BitAccess + shaderInt8 (list[bool] is one byte each)
+        "storage_8bit": True,
+        "float64": False,
+        "int64": False,
+        "float16": False,  # shaderFloat16 (f16 values)
+        "int16": False,  # shaderInt16 (i16/u16 values)
+        "storage_16bit": False,  # storageBuffer16BitAccess (f16/i16/u16 list elements)
+        "int64_atomics": False,  # shaderBufferInt64Atomics (atomics on i64/u64 lists)
+        "subgroup_size": 32,
+        # shaderSignedZeroInfNanPreserveFloat32: ask the driver to keep IEEE NaN/inf/-0.0
+        # meaning (without it drivers may fold 0.0 * x to 0.0 and x / x to 1.0)
+        "nan_inf_preserve": False,
+        # maxComputeSharedMemorySize: bytes of workgroup shared arrays per kernel (>= 16384)
+        "max_shared_memory": 16384,
+        # shaderBufferFloat32AtomicAdd (VK_EXT_shader_atomic_float): native float atomic_add on
+        # lists; without it (and always on shared arrays) codegen uses a compare-exchange loop
+        "atomic_float32_add": False,
+        # Vulkan 1.1 subgroup operation classes supported in compute shaders
+        # (VkPhysicalDeviceSubgroupProperties.supportedOperations); BASIC is guaranteed
+        "subgroup_basic": True,
+        "subgroup_arithmetic": False,
+        "subgroup_ballot": False,
+        "subgroup_shuffle": False,
+        "subgroup_vote": False,
+        # shaderSubgroupExtendedTypes (Vulkan 1.2): subgroup operations on i64/u64/f64 values
+        # (narrow values are widened to 32 bits and need nothing)
+        "subgroup_extended_types": False,
+        # GLSL.std.450 Fma is fused (one rounding) — GPU hardware; lavapipe splits it into a
+        # multiply and an add. Where it is fused, float32 `/` gets one correction step that
+        # makes it correctly rounded (Vulkan lets OpFDiv be 2.5 ULP off; lavapipe's is exact).
+        "fused_fma": False,
+        # VK_KHR_cooperative_matrix, subgroup scope: the (M, N, K, A, B, C, Result) combinations
+        # the device lists (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR), types as names
+        # ("f16", "f32", "i8", "u8", "i32", "u32", "bf16"); empty: no matrix units (tile
+        # kernels refused)
+        "matrix_shapes": (),
+    }
+    _fields = tuple(_defaults)
+    __slots__ = (*_fields, "_key")  # _key: key()'s text, made once
+
+    max_push_constants_size: int
+    max_workgroup_size: tuple[int, int, int]
+    max_workgroup_invocations: int
+    storage_8bit: bool
+    float64: bool
+    int64: bool
+    float16: bool
+    int16: bool
+    storage_16bit: bool
+    int64_atomics: bool
+    subgroup_size: int
+    nan_inf_preserve: bool
+    max_shared_memory: int
+    atomic_float32_add: bool
+    subgroup_basic: bool
+    subgroup_arithmetic: bool
+    subgroup_ballot: bool
+    subgroup_shuffle: bool
+    subgroup_vote: bool
+    subgroup_extended_types: bool
+    fused_fma: bool
+    matrix_shapes: tuple[tuple[int, int, int, str, str, str, str], ...]
 
     def key(self) -> str:
-        """A stable text form for cache keys."""
-        return ",".join(f"{k}={v}" for k, v in sorted(asdict(self).items()))
+        """A stable text form for cache keys (fields sorted by name; made once per Target)."""
+        try:
+            return self._key
+        except AttributeError:
+            pass
+        text = ",".join(f"{k}={getattr(self, k)}" for k in sorted(self._fields))
+        object.__setattr__(self, "_key", text)
+        return text
 
 
 DEFAULT_TARGET = Target()

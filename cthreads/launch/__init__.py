@@ -6,7 +6,7 @@ from __future__ import annotations
 from . import completion, session
 from .dispatch import gpu
 from .gpujob import GpuJob
-from .session import compile, prepare
+from .preparing import compile, prepare
 
 
 def shutdown() -> None:

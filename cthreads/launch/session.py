@@ -1,4 +1,4 @@
-"""Launch state per device and SPEC §3: `compile()` and `prepare()`.
+"""Launch state per device: each kernel's compiled form and pipeline, built on first use.
 
 A `_State` holds one device, the compile `Target` derived from it, and each kernel's compiled
 form and pipeline (with its launch plan and C launcher), keyed by the kernel's source key (so
@@ -6,7 +6,8 @@ a redefined kernel is compiled anew on its first launch). `state` is the default
 every other device (issue 20: `gpu(..., device=)`, `with device:`) gets one of its own on its
 first launch (`state_for`), kept on its `GpuDevice` handle. The SPIR-V kernel cache is one for
 all (it is keyed by the target). A kernel that fails to compile fails alone: its error is kept
-and raised when it is launched on that device.
+and raised when it is launched on that device. `compile()`/`prepare()` of every registered
+kernel at once are launch/preparing.py's.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config, runtime
 from ..errors import (
-    CThreadsGPUError,
     GpuCompileError,
     GpuInternalCompilerError,
     GpuUseAfterDestroy,
@@ -330,161 +330,12 @@ def _announce(kernel: Any, st: _State | None = None) -> None:
         print(f"cthreads.gpu: {text}", file=sys.stderr, flush=True)
 
 
-def _registered() -> list[Any]:
-    from ..gpu.kernel import registered_kernels
-
-    # an @autotune kernel is prepared as its first-choice variant (what its launches run first)
-    return [k if k._tuner is None else k.default_variant() for k in registered_kernels()]
-
-
-def compile(force: bool = False) -> dict[str, dict]:
-    """Compile every registered kernel to SPIR-V (from the cache when unchanged).
-
-    Returns `{kernel name: {name, cache_hit, spirv_bytes, compile_ms, error}}`; a kernel that
-    fails to compile reports its error here and raises it when launched.
-    """
-    with state.lock:
-        target = state.target
-        if target is None and runtime.available():
-            _current_device()
-            target = state.target
-        target = target or default_target()
-        report: dict[str, dict] = {}
-        for kernel in _registered():
-            try:
-                compiled, hit, seconds = _compile_one(kernel, target, force)
-            except _KERNEL_ERRORS as exc:
-                state.errors[kernel.source_key] = exc
-                report[kernel.name] = {"name": kernel.name, "error": exc}
-                continue
-            state.errors.pop(kernel.source_key, None)
-            report[kernel.name] = {
-                "name": kernel.name,
-                "cache_hit": hit,
-                "spirv_bytes": len(compiled.spirv),
-                "compile_ms": round(seconds * 1e3, 3),
-                "cache_key": compiled.cache_key,
-            }
-        return report
-
-
 def prepare(force: bool = False, device: Any = None) -> dict[str, dict]:
-    """Make sure Vulkan is usable (raises `GPUNotAvailable` and its subclasses if not), then
-    compile every registered kernel and build its pipeline on `device` (a `GpuDevice` or what
-    `cthreads.gpu.device()` takes; default: the current device, else the default one).
-    `force=True` shuts Vulkan down (every device), re-initializes it and rebuilds every kernel."""
-    from ..runtime.handle import resolve
+    """SPEC §3 `prepare()` (launch/preparing.py has it; the launch's retry after a lost
+    device calls it through here)."""
+    from .preparing import prepare as run
 
-    if force:
-        shutdown()
-    state = state_for(resolve(device))
-    with state.lock:
-        kernels = _registered()
-        workers = max(1, min(8, len(kernels), os.cpu_count() or 1))
-        opening = None
-        if state.device is None or not state.device.alive:
-            # Opening a device takes long on some drivers: compile for its description
-            # while it opens.
-            target = target_from_info(state.describe())
-            opening = _Call(lambda: _current_device(state))
-        else:
-            target = state.target
-
-        def compile_one(kernel: Any) -> tuple | CThreadsGPUError:
-            try:
-                return _compile_one(kernel, target, force)
-            except _KERNEL_ERRORS as exc:
-                return exc
-
-        # The Python compile steps take turns on the GIL; validation and the driver's
-        # pipeline builds run side by side.
-        try:
-            compiled = _map(compile_one, kernels, workers)
-        finally:
-            if opening is not None:  # never left opening the device behind a raise
-                opening.wait()
-        device = opening.result() if opening is not None else state.device
-
-        def build_one(item: tuple) -> Any:
-            kernel, c = item
-            return c if isinstance(c, _KERNEL_ERRORS) else _pipeline(kernel, device, *c)
-
-        results = _map(build_one, list(zip(kernels, compiled)), workers)
-        report: dict[str, dict] = {}
-        for kernel, result in zip(kernels, results):
-            key = kernel.source_key
-            if isinstance(result, _KERNEL_ERRORS):
-                state.errors[key] = result
-                report[kernel.name] = {"name": kernel.name, "error": result}
-                _log().warning(
-                    "kernel %s does not compile: %s", kernel.name, getattr(result, "reason", result)
-                )
-                continue
-            prep, info = result
-            state.errors.pop(key, None)
-            state.prepared[key] = prep
-            report[kernel.name] = info
-            _announce(kernel)
-        device.save_pipeline_cache()  # a later process starts warm even if this one crashes
-        return report
-
-
-# prepare()'s threads are plain `threading` ones: concurrent.futures loads logging, string and
-# queue (~7 ms on the CI machine), a fifth of a warm prepare() there (issue 19).
-
-
-class _Call:
-    """`fn()` on a thread of its own; `result()` waits for it and returns or raises its
-    outcome."""
-
-    def __init__(self, fn: Any) -> None:
-        self._fn, self._value, self._error = fn, None, None
-        self._thread = threading.Thread(target=self._run, name="cthreads-prepare", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._value = self._fn()
-        except BaseException as exc:  # handed to result()'s caller
-            self._error = exc
-
-    def wait(self) -> None:
-        self._thread.join()
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
-def _map(fn: Any, items: list, workers: int) -> list:
-    """`[fn(x) for x in items]` on up to `workers` threads, in order; the first error raised
-    is re-raised once every call has ended."""
-    out: list = [None] * len(items)
-    if len(items) <= 1 or workers <= 1:
-        return [fn(x) for x in items]
-    lock = threading.Lock()
-    position = iter(range(len(items)))
-
-    def work() -> None:
-        while True:
-            with lock:
-                i = next(position, None)
-            if i is None:
-                return
-            out[i] = fn(items[i])
-
-    calls = [_Call(work) for _ in range(min(workers, len(items)))]
-    errors = []
-    for call in calls:
-        try:
-            call.result()
-        except BaseException as exc:
-            errors.append(exc)
-    if errors:
-        raise errors[0]
-    return out
+    return run(force, device)
 
 
 def shutdown() -> None:

@@ -107,7 +107,8 @@ class Device:
         """A compute Pipeline from SPIR-V with `push_size` bytes of push constants and
         optional 32-bit specialization constants."""
         pipe = self._dev.pipeline(spirv, push_size, spec, entry)
-        self._cache_file.touched(self._dev.pipeline_cache_data)
+        if pipe.cache_hit is not True:  # (one from the cache leaves the cache file as it is)
+            self._cache_file.touched(self._dev.pipeline_cache_data)
         return pipe
 
     def save_pipeline_cache(self) -> None:

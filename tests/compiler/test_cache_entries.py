@@ -80,3 +80,34 @@ def test_records_behave_as_frozen_dataclasses():
     with pytest.raises(TypeError):
         PushField("len", 0, 4, "I", role="addr")
     assert PushField("len", 0, 4, "I") != ("len", 0, 4, "I")
+
+
+# Target.key() as it was when Target was a dataclass (asdict, sorted): a record must give the
+# same text, or every kernel cache on disk would go cold with the change.
+DEFAULT_TARGET_KEY = (
+    "atomic_float32_add=False,float16=False,float64=False,fused_fma=False,int16=False,"
+    "int64=False,int64_atomics=False,matrix_shapes=(),max_push_constants_size=128,"
+    "max_shared_memory=16384,max_workgroup_invocations=1024,max_workgroup_size=(1024, 1024, 64),"
+    "nan_inf_preserve=False,storage_16bit=False,storage_8bit=True,subgroup_arithmetic=False,"
+    "subgroup_ballot=False,subgroup_basic=True,subgroup_extended_types=False,"
+    "subgroup_shuffle=False,subgroup_size=32,subgroup_vote=False"
+)
+
+
+def test_target_is_a_frozen_record_with_a_stable_key():
+    from cthreads.compiler.target import Target, target_from_profile
+
+    t = Target()
+    assert t.key() == DEFAULT_TARGET_KEY and t.key() is t.key()  # made once
+    assert Target(float64=True).key() == DEFAULT_TARGET_KEY.replace("float64=False", "float64=True")
+    assert t == Target() and hash(t) == hash(Target()) and t != Target(float64=True)
+    with pytest.raises(AttributeError):
+        t.float64 = True
+    copy = pickle.loads(pickle.dumps(Target(subgroup_size=64)))
+    assert copy == Target(subgroup_size=64) and copy.key() == Target(subgroup_size=64).key()
+    gpu = target_from_profile({"type": "discrete", "limits": {"subgroup_size": 32}})
+    assert gpu.fused_fma and gpu.key() == DEFAULT_TARGET_KEY.replace(
+        "fused_fma=False", "fused_fma=True"
+    )
+    with pytest.raises(TypeError):
+        Target(float65=True)

@@ -52,6 +52,7 @@ WARM_MAY_LOAD = {
     "cthreads.compiler.artifact",
     "cthreads.compiler.cache",
     "cthreads.compiler.digest",
+    "cthreads.compiler.record",
     "cthreads.compiler.target",
 }
 NEVER_WARM = ("json", "hashlib", "_hashlib", "concurrent.futures", "logging", "textwrap")
@@ -99,3 +100,51 @@ def test_a_changed_module_constant_is_a_miss(tmp_path):
     second = _run(tmp_path, "launch")
     assert second["stats"]["compiled"] == 1
     assert [b - a for a, b in zip(first["y"], second["y"])] == [3.75, 3.75, 3.75]
+
+
+PREPARE_FRESH = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import cthreads.gpu as g
+from cthreads.compiler import cache
+from cthreads.launch import session
+import warm_kernels
+
+@g.Gpu
+def broken(x: list[float]) -> None:
+    i: int = g.GlobalIdx.x
+    assert i >= 0
+    x[i] = 1.0
+
+assert session.state.device is None  # prepare() opens it (on its own thread)
+report = g.prepare()
+x, y = [1.0, 2.0, 3.0], [1.0, 1.0, 1.0]
+g.gpu(warm_kernels.saxpy, 3, 2.0, x, y).join()
+print(json.dumps({"y": y, "stats": cache.stats, "names": sorted(report),
+                  "errors": sorted(k for k, v in report.items() if "error" in v),
+                  "hits": {k: v.get("cache_hit") for k, v in report.items()}}))
+"""
+
+
+def test_prepare_in_a_fresh_process_builds_every_kernel_and_one_bad_one_fails_alone(tmp_path):
+    (tmp_path / "warm_kernels.py").write_text(KERNELS)
+    (tmp_path / "warm_cfg.py").write_text(CFG)
+    runs = []
+    for _ in range(2):  # cold, then warm on the cache the first left
+        env = dict(os.environ, CTHREADS_CACHE_DIR=str(tmp_path / "cache"))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), env.get("PYTHONPATH")]))
+        out = subprocess.run(
+            [sys.executable, "-c", PREPARE_FRESH, str(tmp_path)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert out.returncode == 0, out.stderr
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    for run in runs:
+        assert run["names"] == ["broken", "saxpy"] and run["errors"] == ["broken"]
+        assert run["y"] == [2.0 * v + 1.0 * 2.0 + 0.5 for v in (1.0, 2.0, 3.0)]
+    assert runs[0]["hits"]["saxpy"] is False and runs[1]["hits"]["saxpy"] is True
+    assert runs[1]["stats"]["compiled"] == 0 and runs[1]["stats"]["disk_hits"] == 1
