@@ -13,8 +13,9 @@ Contract (frontend produces, passes keep, codegen consumes):
   reads return zero and drops writes (SPEC §5.6), so the frontend adds no bounds checks;
 - `Builtin` values are *logical* (SPEC §4): codegen maps them to the physical dispatch (grid-stride
   loops, base offsets) so the kernel cannot tell how it was launched;
-- workgroup shared arrays (`Kernel.shared`) are reached only through `SharedLoad`/`SharedStore`
-  and `Atomic` (by their index into `Kernel.shared`); their out-of-range indexes are legal IR too;
+- workgroup shared arrays and per-invocation local arrays (`Kernel.shared`, `SharedArray.private`)
+  are reached only through `SharedLoad`/`SharedStore` and (shared ones) `Atomic` (by their index
+  into `Kernel.shared`); their out-of-range indexes are legal IR too;
 - atomics have side effects, so they are statements (`Atomic`), never expressions: the old value
   goes into a local. Expressions stay pure.
 - subgroup operations depend on which invocations run them together, so they are statements too
@@ -111,7 +112,8 @@ class Store(Stmt):
 
 @dataclass(frozen=True)
 class SharedStore(Stmt):
-    """`shared[array][index] = value`; an out-of-range index writes nothing."""
+    """`shared[array][index] = value` (a shared or local array); an out-of-range index writes
+    nothing."""
 
     array: int
     index: Expr
@@ -301,11 +303,13 @@ def elif_chain(s: If) -> tuple[list[tuple[Expr, tuple[Stmt, ...]]], tuple[Stmt, 
 @dataclass(frozen=True)
 class Loop(Stmt):
     """`while cond: body` with `step` run after each iteration and on `continue` (for-range
-    loops put their increment there). `cond` is evaluated before every iteration."""
+    loops put their increment there). `cond` is evaluated before every iteration. `unroll`: a
+    hint only (the meaning is the same either way)."""
 
     cond: Expr
     body: tuple[Stmt, ...]
     step: tuple[Stmt, ...] = ()
+    unroll: bool = False  # ask the driver to unroll (SPIR-V Unroll): see frontend/loops.py
 
 
 @dataclass(frozen=True)
@@ -333,16 +337,26 @@ class Barrier(Stmt):
 
 @dataclass(frozen=True)
 class SharedArray:
-    """A workgroup shared array declared in the body (`tile = shared(float, 256)`): one per
-    workgroup, zero-filled when the workgroup starts, `size` elements of `elem`."""
+    """An array declared in the body, `size` elements of `elem`: a workgroup shared array
+    (`tile = shared(float, 256)`: one per workgroup, zero-filled when the workgroup starts) or,
+    with `private`, a local array (`acc = local(float, 64)`: one per invocation, zero-filled
+    when the invocation starts, never seen by another one). Both kinds are reached the same way
+    (`SharedLoad`/`SharedStore` by their index into `Kernel.shared`); only atomics and tiles
+    are limited to shared ones, and only shared ones observe the workgroup."""
 
     name: str
     elem: Scalar
     size: int
     line: int = 0  # file line of the declaration (for messages)
+    private: bool = False
 
     def __str__(self) -> str:
         return f"{self.elem}[{self.size}]"
+
+    @property
+    def kind(self) -> str:
+        """How messages name it: 'shared array' or 'local array'."""
+        return "local array" if self.private else "shared array"
 
 
 @dataclass(frozen=True)

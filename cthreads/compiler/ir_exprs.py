@@ -93,7 +93,8 @@ class Load(Expr):
 
 @dataclass(frozen=True)
 class SharedLoad(Expr):
-    """`shared[array][index]` of a workgroup shared array; out of range reads give zero."""
+    """`shared[array][index]` of a shared or local array (`Kernel.shared`); out of range reads
+    give zero."""
 
     array: int
     index: Expr
