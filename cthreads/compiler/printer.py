@@ -95,7 +95,13 @@ class _Printer:
             elif isinstance(s, ir.Subgroup):
                 out.append(f"{indent}%{s.result} = subgroup_{s.op.value} {s.type}({', '.join(x)})")
             elif isinstance(s, ir.If | ir.Loop):
-                head = "if" if isinstance(s, ir.If) else "loop unroll while" if s.unroll else "loop while"
+                head = (
+                    "if"
+                    if isinstance(s, ir.If)
+                    else "loop unroll while"
+                    if s.unroll
+                    else "loop while"
+                )
                 out.append(f"{indent}{head} {x[0]}:")
                 # the first block always prints; a later one only when it has statements
                 for i, block in enumerate(ir.blocks(s)):

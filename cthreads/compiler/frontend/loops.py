@@ -206,9 +206,7 @@ def _unroll(ctx, args: list[ir.Expr], body: tuple[ir.Stmt, ...]) -> bool:
         if isinstance(s, ir.SharedStore) and s.array in private:
             return True
         for e in ir.stmt_exprs(s):
-            if any(
-                isinstance(x, ir.SharedLoad) and x.array in private for x in ir.walk_exprs(e)
-            ):
+            if any(isinstance(x, ir.SharedLoad) and x.array in private for x in ir.walk_exprs(e)):
                 return True
     return False
 
