@@ -4,7 +4,7 @@ golden/local_errors/<name>.txt)."""
 
 # ruff: noqa: F821, F841
 
-from cthreads.gpu import GlobalIdx, Gpu, atomic_add, local, shared
+from cthreads.gpu import GlobalIdx, Gpu, atomic_add, f16, f64, i64, local, shared, u8
 
 R = 8  # a row of a register tile
 BIG = 5000
@@ -138,3 +138,20 @@ BAD = [
     local_in_expression,
     local_has_no_shape,
 ]
+
+
+@Gpu
+def narrow_types(n: int, y: list[float]) -> None:
+    """Local arrays of the narrow and 64-bit types (what `shared` takes, `local` takes)."""
+    h = local(f16, 4)
+    b = local(u8, 4)
+    d = local(f64, 2)
+    w = local(i64, 2)
+    i: int = GlobalIdx.x
+    if i < n:
+        for j in range(4):
+            h[j] = f16(i + j) * f16(0.5)
+            b[j] = u8(250 + j + i)  # wraps past 255
+        d[0] = f64(i) / f64(3)
+        w[1] = i64(i) * i64(1000000000)
+        y[i] = float(h[3]) + float(b[1]) + float(d[0]) + float(w[1] // i64(1000000000))

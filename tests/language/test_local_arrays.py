@@ -7,6 +7,7 @@ from __future__ import annotations
 import local_kernels as K
 import numpy as np
 import pytest
+from devicehelp import device_target
 from langhelp import GOLDEN, check_golden, relative
 
 from cthreads.compiler.compile import compile_kernel
@@ -129,3 +130,18 @@ def test_on_the_host_a_local_array_is_a_zero_filled_list():
     y = [0.0] * 16
     K.row_tile(2, [1.0] * 16, y)  # called directly: plain Python
     assert y[0] == 8 * 0.5 + 8
+
+
+@device
+def test_narrow_and_64_bit_element_types_on_the_device_and_in_the_emulator():
+    t = device_target()
+    if t is None or not (t.float16 and t.storage_8bit and t.float64 and t.int64):
+        pytest.skip("the device lacks shaderFloat16, shaderInt8, shaderFloat64 or shaderInt64")
+    y = np.zeros(10, np.float32)
+    gpu(K.narrow_types, 10, y).join()
+    i = np.arange(10)
+    want = (i + 3) * 0.5 + (251 + i) % 256 + np.float32(i / 3) + i
+    np.testing.assert_allclose(y, want, rtol=1e-6)
+    emu = np.zeros(10, np.float32)
+    emulate(K.narrow_types, 10, emu)
+    np.testing.assert_array_equal(emu, y)
