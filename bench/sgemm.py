@@ -13,8 +13,9 @@ and the local arrays stay in registers. PREFETCH reads the next step's A and B i
 while the current one is multiplied (double buffering through registers: one shared buffer, its
 global-memory latency hidden behind the FMAs). ACONTIG/BCONTIG pick which rows/columns an
 invocation owns: adjacent ones (wide shared-memory reads, if the driver merges them) or strided
-by the thread grid (conflict-free scalar reads). APAD pads the transposed A tile so the
-transposing stores hit distinct banks. Any M, N, K (not only multiples of the tiles).
+by the thread grid (conflict-free scalar reads); WARP gives each subgroup of 32 a 4 x 8 patch
+of register tiles (fewer distinct shared-memory addresses per read). APAD pads the transposed A
+tile so the transposing stores hit distinct banks. Any M, N, K (not only multiples of the tiles).
 
 Each row: the variant, size, our device time per launch (best of --launches, timestamps), TFLOP/s,
 torch's time and TFLOP/s for the same float32 CUDA tensors with
@@ -43,6 +44,7 @@ TM, TN = 8, 8  # register tile per invocation
 APAD = 4  # floats of padding per k-row of the transposed A tile
 ACONTIG, BCONTIG = 1, 0  # an invocation's rows (columns) adjacent (1) or strided (0)
 PREFETCH = 1  # read the next K step into registers while this one is multiplied
+WARP = 1  # subgroups of 32 own 4 x 8 patches of register tiles (0: rows of the thread grid)
 # derived from those (config() computes them per variant, so every size below is a constant)
 WG = (BM // TM) * (BN // TN)  # invocations per workgroup
 LA, LB = BM * BK // WG, BK * BN // WG  # elements of A, of B, each invocation moves per K step
@@ -59,8 +61,16 @@ def sgemm(m: int, n: int, k: int, a: list[float], b: list[float], c: list[float]
     pa = local(float, LA)
     pb = local(float, LB)
     t: int = ThreadIdx.x
+    # the invocation's place (tr, tc) in the (BM/TM) x (BN/TN) grid of register tiles: row by
+    # row, or (WARP) each subgroup of 32 a 4 x 8 patch of it, so one shared-memory read of the
+    # subgroup touches 4 rows of A and 8 columns of B instead of 2 and 16
     tr: int = t // (BN // TN)
     tc: int = t % (BN // TN)
+    if WARP:
+        w: int = t // 32
+        lane: int = t % 32
+        tr = (w // (BN // TN // 8)) * 4 + lane // 8
+        tc = (w % (BN // TN // 8)) * 8 + lane % 8
     blocks_n: int = (n + BN - 1) // BN
     bm: int = (BlockIdx.x // blocks_n) * BM
     bn: int = (BlockIdx.x % blocks_n) * BN
@@ -132,16 +142,16 @@ def sgemm(m: int, n: int, k: int, a: list[float], b: list[float], c: list[float]
 VARIANTS: dict[str, dict[str, int]] = {
     "128x128x8 t8x8": {},
     "128x128x8 t8x8 bcontig": {"BCONTIG": 1},
+    "128x128x8 t8x8 rows": {"WARP": 0},
+    "128x128x8 t8x8 rows bcontig": {"WARP": 0, "BCONTIG": 1},
     "128x128x16 t8x8": {"BK": 16},
     "128x128x8 t8x8 noprefetch": {"PREFETCH": 0},
     "128x64x8 t8x4": {"BN": 64, "TN": 4},
-    "128x64x16 t8x8": {"BN": 64, "BK": 16},
     "64x64x8 t4x4": {"BM": 64, "BN": 64, "TM": 4, "TN": 4},
-    "64x64x16 t8x4": {"BM": 64, "BN": 64, "BK": 16, "TN": 4},
 }
 _DEFAULTS = {
     "BM": BM, "BN": BN, "BK": BK, "TM": TM, "TN": TN,
-    "APAD": APAD, "ACONTIG": ACONTIG, "BCONTIG": BCONTIG, "PREFETCH": PREFETCH,
+    "APAD": APAD, "ACONTIG": ACONTIG, "BCONTIG": BCONTIG, "PREFETCH": PREFETCH, "WARP": WARP,
 }  # fmt: skip
 _KERNELS: dict[str, object] = {}
 
@@ -153,6 +163,8 @@ def config(name: str) -> dict[str, int]:
     wg = (cfg["BM"] // cfg["TM"]) * (cfg["BN"] // cfg["TN"])
     if cfg["BM"] * cfg["BK"] % wg or cfg["BK"] * cfg["BN"] % wg:
         raise ValueError(f"variant {name!r}: the A and B tiles must split evenly over {wg}")
+    if cfg["WARP"] and (cfg["BN"] // cfg["TN"] % 8 or cfg["BM"] // cfg["TM"] % 4):
+        raise ValueError(f"variant {name!r}: WARP needs a thread grid of 4k rows by 8k columns")
     la, lb = cfg["BM"] * cfg["BK"] // wg, cfg["BK"] * cfg["BN"] // wg
     return {**cfg, "WG": wg, "LA": la, "LB": lb, "AS": cfg["BM"] + cfg["APAD"]}
 
