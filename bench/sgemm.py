@@ -9,8 +9,8 @@ BM x BN block of C; each invocation holds a TM x TN register tile of accumulator
 array (`acc = local(float, TM * TN)`), and per step of BK along K the workgroup stages A
 (stored transposed, so an invocation's TM values of one k are adjacent) and B in shared memory.
 The register-tile loops have constant trip counts, so the compiler asks the driver to unroll them
-and the local arrays stay in registers. PREFETCH reads the next step's A and B into registers
-while the current one is multiplied (double buffering through registers: one shared buffer, its
+and the local arrays stay in registers. The next step's A and B are read into registers while
+the current one is multiplied (double buffering through registers: one shared buffer, its
 global-memory latency hidden behind the FMAs). ACONTIG/BCONTIG pick which rows/columns an
 invocation owns: adjacent ones (wide shared-memory reads, if the driver merges them) or strided
 by the thread grid (conflict-free scalar reads); WARP gives each subgroup of 32 a 4 x 8 patch
@@ -43,23 +43,21 @@ BM, BN, BK = 128, 128, 8  # block of C per workgroup; K step staged in shared me
 TM, TN = 8, 8  # register tile per invocation
 APAD = 4  # floats of padding per k-row of the transposed A tile
 ACONTIG, BCONTIG = 1, 0  # an invocation's rows (columns) adjacent (1) or strided (0)
-PREFETCH = 1  # read the next K step into registers while this one is multiplied
 WARP = 1  # subgroups of 32 own 4 x 8 patches of register tiles (0: rows of the thread grid)
-# derived from those (config() computes them per variant, so every size below is a constant)
-WG = (BM // TM) * (BN // TN)  # invocations per workgroup
-LA, LB = BM * BK // WG, BK * BN // WG  # elements of A, of B, each invocation moves per K step
-AS = BM + APAD  # row length of the transposed A tile
+WG = (BM // TM) * (BN // TN)  # invocations per workgroup (config() derives it per variant)
+# Per K step each invocation moves BM * BK // WG elements of A and BK * BN // WG of B; a k-row
+# of the transposed A tile is BM + APAD long. All constants, so the loops over them unroll.
 
 
 def sgemm(m: int, n: int, k: int, a: list[float], b: list[float], c: list[float]) -> None:
     # C (m x n) = A (m x k) @ B (k x n), all row-major flat lists.
-    As = shared(float, BK * AS)
+    As = shared(float, BK * (BM + APAD))
     Bs = shared(float, BK * BN)
     acc = local(float, TM * TN)
     ra = local(float, TM)
     rb = local(float, TN)
-    pa = local(float, LA)
-    pb = local(float, LB)
+    pa = local(float, BM * BK // WG)
+    pb = local(float, BK * BN // WG)
     t: int = ThreadIdx.x
     # the invocation's place (tr, tc) in the (BM/TM) x (BN/TN) grid of register tiles: row by
     # row, or (WARP) each subgroup of 32 a 4 x 8 patch of it, so one shared-memory read of the
@@ -79,55 +77,40 @@ def sgemm(m: int, n: int, k: int, a: list[float], b: list[float], c: list[float]
     r0: int = tr * TM if ACONTIG else tr
     cs: int = 1 if BCONTIG else BN // TN
     c0: int = tc * TN if BCONTIG else tc
-    if PREFETCH:
-        for q in range(LA):
-            e: int = t + WG * q
-            ar: int = bm + e // BK
-            ak: int = e % BK
-            pa[q] = a[ar * k + ak] if ar < m and ak < k else 0.0
-        for q in range(LB):
-            e2: int = t + WG * q
-            bk: int = e2 // BN
-            bc: int = bn + e2 % BN
-            pb[q] = b[bk * n + bc] if bk < k and bc < n else 0.0
-    for k0 in range(0, k, BK):
-        if not PREFETCH:  # straight from global memory into this step's registers
-            for q in range(LA):
-                e3: int = t + WG * q
-                ar3: int = bm + e3 // BK
-                ak3: int = k0 + e3 % BK
-                pa[q] = a[ar3 * k + ak3] if ar3 < m and ak3 < k else 0.0
-            for q in range(LB):
-                e4: int = t + WG * q
-                bk4: int = k0 + e4 // BN
-                bc4: int = bn + e4 % BN
-                pb[q] = b[bk4 * n + bc4] if bk4 < k and bc4 < n else 0.0
-        for q in range(LA):
-            e5: int = t + WG * q
-            As[(e5 % BK) * AS + e5 // BK] = pa[q]  # transposed: As[kk][row]
-        for q in range(LB):
-            Bs[t + WG * q] = pb[q]  # as in B: Bs[kk][col]
-        __sync_threads()
-        if PREFETCH and k0 + BK < k:  # the next step's loads overlap this step's FMAs
-            for q in range(LA):
-                e6: int = t + WG * q
-                ar6: int = bm + e6 // BK
-                ak6: int = k0 + BK + e6 % BK
-                pa[q] = a[ar6 * k + ak6] if ar6 < m and ak6 < k else 0.0
-            for q in range(LB):
-                e7: int = t + WG * q
-                bk7: int = k0 + BK + e7 // BN
-                bc7: int = bn + e7 % BN
-                pb[q] = b[bk7 * n + bc7] if bk7 < k and bc7 < n else 0.0
-        for kk in range(BK):
-            for i in range(TM):
-                ra[i] = As[kk * AS + r0 + i * rs]
-            for j in range(TN):
-                rb[j] = Bs[kk * BN + c0 + j * cs]
-            for i in range(TM):
+    # Step k0 multiplies the tile in shared memory while the registers pa, pb receive the next
+    # one (kl = k0 + BK; double buffering through registers: its global-memory latency hides
+    # behind the FMAs); then, between two barriers, they replace the tile. The first pass only
+    # fetches step 0.
+    for k0 in range(-BK, k, BK):
+        kl: int = k0 + BK
+        if kl < k:
+            for q in range(BM * BK // WG):
+                e: int = t + WG * q
+                ar: int = bm + e // BK
+                ak: int = kl + e % BK
+                pa[q] = a[ar * k + ak] if ar < m and ak < k else 0.0
+            for q in range(BK * BN // WG):
+                e2: int = t + WG * q
+                bk: int = kl + e2 // BN
+                bc: int = bn + e2 % BN
+                pb[q] = b[bk * n + bc] if bk < k and bc < n else 0.0
+        if k0 >= 0:
+            for kk in range(BK):
+                for i in range(TM):
+                    ra[i] = As[kk * (BM + APAD) + r0 + i * rs]
                 for j in range(TN):
-                    acc[i * TN + j] = math.fma(ra[i], rb[j], acc[i * TN + j])
-        __sync_threads()
+                    rb[j] = Bs[kk * BN + c0 + j * cs]
+                for i in range(TM):
+                    for j in range(TN):
+                        acc[i * TN + j] = math.fma(ra[i], rb[j], acc[i * TN + j])
+        if kl < k:
+            __sync_threads()  # every invocation is done reading the tile
+            for q in range(BM * BK // WG):
+                e5: int = t + WG * q
+                As[(e5 % BK) * (BM + APAD) + e5 // BK] = pa[q]  # transposed: As[kk][row]
+            for q in range(BK * BN // WG):
+                Bs[t + WG * q] = pb[q]  # as in B: Bs[kk][col]
+            __sync_threads()
     for i in range(TM):
         row: int = bm + r0 + i * rs
         for j in range(TN):
@@ -145,28 +128,26 @@ VARIANTS: dict[str, dict[str, int]] = {
     "128x128x8 t8x8 rows": {"WARP": 0},
     "128x128x8 t8x8 rows bcontig": {"WARP": 0, "BCONTIG": 1},
     "128x128x16 t8x8": {"BK": 16},
-    "128x128x8 t8x8 noprefetch": {"PREFETCH": 0},
+    "128x64x16 t8x8": {"BN": 64, "BK": 16},
     "128x64x8 t8x4": {"BN": 64, "TN": 4},
     "64x64x8 t4x4": {"BM": 64, "BN": 64, "TM": 4, "TN": 4},
 }
 _DEFAULTS = {
     "BM": BM, "BN": BN, "BK": BK, "TM": TM, "TN": TN,
-    "APAD": APAD, "ACONTIG": ACONTIG, "BCONTIG": BCONTIG, "PREFETCH": PREFETCH, "WARP": WARP,
+    "APAD": APAD, "ACONTIG": ACONTIG, "BCONTIG": BCONTIG, "WARP": WARP,
 }  # fmt: skip
 _KERNELS: dict[str, object] = {}
 
 
 def config(name: str) -> dict[str, int]:
-    """The constants of variant `name`: the module defaults overridden by its own, and the
-    sizes derived from them."""
+    """The constants of variant `name`: the module defaults overridden by its own, and WG."""
     cfg = {**_DEFAULTS, **VARIANTS[name]}
     wg = (cfg["BM"] // cfg["TM"]) * (cfg["BN"] // cfg["TN"])
     if cfg["BM"] * cfg["BK"] % wg or cfg["BK"] * cfg["BN"] % wg:
         raise ValueError(f"variant {name!r}: the A and B tiles must split evenly over {wg}")
     if cfg["WARP"] and (cfg["BN"] // cfg["TN"] % 8 or cfg["BM"] // cfg["TM"] % 4):
         raise ValueError(f"variant {name!r}: WARP needs a thread grid of 4k rows by 8k columns")
-    la, lb = cfg["BM"] * cfg["BK"] // wg, cfg["BK"] * cfg["BN"] // wg
-    return {**cfg, "WG": wg, "LA": la, "LB": lb, "AS": cfg["BM"] + cfg["APAD"]}
+    return {**cfg, "WG": wg}
 
 
 def kernel(name: str):
