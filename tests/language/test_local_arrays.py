@@ -145,3 +145,17 @@ def test_narrow_and_64_bit_element_types_on_the_device_and_in_the_emulator():
     emu = np.zeros(10, np.float32)
     emulate(K.narrow_types, 10, emu)
     np.testing.assert_array_equal(emu, y)
+
+
+@device
+def test_zero_filled_again_for_each_logical_invocation_of_a_grid_stride_loop():
+    from cthreads.runtime import get_device
+
+    groups = get_device().info.limits["max_compute_work_group_count"][0]
+    n = groups * 64 + 1000  # more than one dispatch covers: physical threads run several
+    if n > 8_000_000:
+        pytest.skip("the device dispatches this many workgroups at once")
+    y = np.zeros(n, np.int32)
+    gpu(K.fresh_per_invocation, n, y).join()
+    i = np.arange(n)
+    np.testing.assert_array_equal(y, i % 3 + 1 + np.where(i % 3 == 2, 100, 0))
