@@ -22,7 +22,9 @@ torch's time and TFLOP/s for the same float32 CUDA tensors with
 `torch.backends.cuda.matmul.allow_tf32 = False`, the ratio ours/torch (issue 18 asks >= 0.8), and
 the check: max |ours - torch| (numpy float64 when there is no torch and the size is at most
 2048) against `tolerance(A, B)` = K * 2**-23 * max row sum |A| * max |B| (inputs uniform in
-[-1, 1)). A line per size names the best variant. Exit status 1 if any check fails.
+[-1, 1)). A line per size names the best variant. The last entry of `all`, AUTOTUNE, is the
+same kernel under `@autotune` (its first launch per size races 8 variants; the row is the
+winner's time, `tuned()` says which). Exit status 1 if any check fails.
 """
 
 from __future__ import annotations
@@ -34,7 +36,17 @@ import sys
 
 import numpy as np
 
-from cthreads.gpu import BlockIdx, Gpu, GpuArena, ThreadIdx, device_name, gpu, local, shared
+from cthreads.gpu import (
+    BlockIdx,
+    Gpu,
+    GpuArena,
+    ThreadIdx,
+    autotune,
+    device_name,
+    gpu,
+    local,
+    shared,
+)
 from cthreads.sync import __sync_threads
 
 # Module defaults of the constants (what a plain `@Gpu` kernel would read); every variant binds
@@ -136,11 +148,18 @@ _DEFAULTS = {
     "BM": BM, "BN": BN, "BK": BK, "TM": TM, "TN": TN,
     "APAD": APAD, "ACONTIG": ACONTIG, "BCONTIG": BCONTIG, "WARP": WARP,
 }  # fmt: skip
+# `sgemm` as an @autotune kernel (docs/autotune.md): 128 x 128 blocks of 8 x 8 register tiles
+# (256 invocations) fixed, the tuner racing the K step and the two layouts per problem size.
+AUTOTUNE = "autotune 128x128 t8x8"
+_TUNED_FIXED = {"BM": 128, "BN": 128, "TM": 8, "TN": 8, "WG": 256, "APAD": 4, "ACONTIG": 1}
+_TUNED_CHOICES = {"BK": [8, 16], "BCONTIG": [0, 1], "WARP": [1, 0]}
 _KERNELS: dict[str, object] = {}
 
 
 def config(name: str) -> dict[str, int]:
     """The constants of variant `name`: the module defaults overridden by its own, and WG."""
+    if name == AUTOTUNE:
+        return {**_DEFAULTS, **_TUNED_FIXED}
     cfg = {**_DEFAULTS, **VARIANTS[name]}
     wg = (cfg["BM"] // cfg["TM"]) * (cfg["BN"] // cfg["TN"])
     if cfg["BM"] * cfg["BK"] % wg or cfg["BK"] * cfg["BN"] % wg:
@@ -152,7 +171,10 @@ def config(name: str) -> dict[str, int]:
 
 def kernel(name: str):
     """Variant `name` of `sgemm` as a kernel (made once)."""
-    if name not in _KERNELS:
+    if name == AUTOTUNE and name not in _KERNELS:
+        plain = Gpu(workgroup_size=256, constants=_TUNED_FIXED)(sgemm)
+        _KERNELS[name] = autotune(**_TUNED_CHOICES, key=["m", "n", "k"])(plain)
+    elif name not in _KERNELS:
         cfg = config(name)
         _KERNELS[name] = Gpu(workgroup_size=cfg["WG"], constants=cfg)(sgemm)
     return _KERNELS[name]
@@ -180,7 +202,7 @@ def run(name: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, launches: int) -
     timestamps); C is left with the result."""
     (m, k), n = a.shape, b.shape[1]
     kern, size = kernel(name), launch_size(name, m, n)
-    gpu(kern, m, n, k, a, b, c, grid=size).join(download=False)  # warm: pipeline built
+    gpu(kern, m, n, k, a, b, c, grid=size).join(download=False)  # warm: built (and tuned)
     best = None
     for _ in range(launches):
         job = gpu(kern, m, n, k, a, b, c, grid=size, timed=True)
@@ -231,6 +253,8 @@ def bench(s: int, names: list[str], launches: int) -> list[dict]:
             dev = run(name, a, b, c, launches)
             arena.sync("c")
         row.update(ours_device_ms=dev, ours_TFLOPs=flop / dev / 1e9 if dev else None)
+        if name == AUTOTUNE:
+            row["tuned"] = kernel(name).tuned()  # the winner per tuning key
         if t_ms:
             row.update(torch_ms=t_ms, torch_TFLOPs=flop / t_ms / 1e9)
             if dev:
@@ -250,8 +274,8 @@ def main() -> int:
     ap.add_argument("--launches", type=int, default=5)
     ap.add_argument("--json")
     opts = ap.parse_args()
-    names = list(VARIANTS) if opts.variants == "all" else opts.variants.split(",")
-    unknown = [v for v in names if v not in VARIANTS]
+    names = [*VARIANTS, AUTOTUNE] if opts.variants == "all" else opts.variants.split(",")
+    unknown = [v for v in names if v not in VARIANTS and v != AUTOTUNE]
     if unknown:
         ap.error(f"unknown variants {unknown}; known: {list(VARIANTS)}")
     print(f"# {device_name()}", flush=True)

@@ -66,3 +66,14 @@ def test_tolerance_accepts_rounding_and_rejects_a_wrong_element():
     wrong = exact.copy()
     wrong[3, 4] -= float(a[3, 0]) * float(b[0, 4]) + 1.0  # a product dropped and more
     assert np.abs(wrong - exact).max() > tol
+
+
+@device
+def test_the_autotuned_form_tunes_and_multiplies_exactly():
+    m, n, k = 150, 130, 70
+    a, b, c = _case(m, n, k)
+    kern = S.kernel(S.AUTOTUNE)
+    gpu(kern, m, n, k, a, b, c, grid=S.launch_size(S.AUTOTUNE, m, n)).join()
+    np.testing.assert_array_equal(c, a @ b)
+    (choice,) = kern.tuned().values()
+    assert set(choice) == set(S._TUNED_CHOICES)
