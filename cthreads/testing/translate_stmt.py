@@ -369,7 +369,8 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
             if name not in self.private:
                 out.append((1, f"_ct_S_{name} = None", 0))
         out.append((1, f"def _ct_inv({inv_args}):", 0))
-        for name in self.private:  # local arrays: fresh and zero-filled in every invocation
+        local = [n for n, _ in self.shared_sizes if n in self.private]  # in declaration order
+        for name in local:  # local arrays: fresh and zero-filled in every invocation
             out.append((2, f"_ct_S_{name} = [{_ZERO[self.shared[name]]}] * _ct_Z_{name}", 0))
         for name, t in self.locals.items():  # every local starts at zero (see docs/reliability.md)
             if name not in scalar_params:
@@ -392,7 +393,7 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
         out.append((1, "_ct_inv.new_group = _ct_new_group", 0))
         sizes = ", ".join(f"{n!r}: _ct_Z_{n}" for n, _ in self.shared_sizes)
         out.append((1, f"_ct_inv.shared_sizes = {{{sizes}}}", 0))
-        out.append((1, f"_ct_inv.local_arrays = {sorted(self.private)!r}", 0))
+        out.append((1, f"_ct_inv.local_arrays = {local!r}", 0))
         out.append((1, "return _ct_inv", 0))
         source = "\n".join("    " * ind + text for ind, text, _ in out) + "\n"
         line_map = {i + 1: line for i, (_, _, line) in enumerate(out)}
