@@ -15,7 +15,8 @@ global-memory latency hidden behind the FMAs). ACONTIG/BCONTIG pick which rows/c
 invocation owns: adjacent ones (wide shared-memory reads, if the driver merges them) or strided
 by the thread grid (conflict-free scalar reads); WARP gives each subgroup of 32 a 4 x 8 patch
 of register tiles (fewer distinct shared-memory addresses per read). APAD pads the transposed A
-tile so the transposing stores hit distinct banks. Any M, N, K (not only multiples of the tiles).
+tile so the transposing stores hit distinct banks. Any M, N, K (not only multiples of the
+tiles), except with EDGE=0, which drops the edge checks for sizes that are whole tiles.
 
 Each row: the variant, size, our device time per launch (best of --launches, timestamps), TFLOP/s,
 torch's time and TFLOP/s for the same float32 CUDA tensors with
@@ -56,6 +57,7 @@ TM, TN = 8, 8  # register tile per invocation
 APAD = 4  # floats of padding per k-row of the transposed A tile
 ACONTIG, BCONTIG = 1, 0  # an invocation's rows (columns) adjacent (1) or strided (0)
 WARP = 1  # subgroups of 32 own 4 x 8 patches of register tiles (0: rows of the thread grid)
+EDGE = 1  # partial blocks at the edges of C and K (0: M, N, K must be multiples of BM, BN, BK)
 WG = (BM // TM) * (BN // TN)  # invocations per workgroup (config() derives it per variant)
 # Per K step each invocation moves BM * BK // WG elements of A and BK * BN // WG of B; a k-row
 # of the transposed A tile is BM + APAD long. All constants, so the loops over them unroll.
@@ -100,12 +102,12 @@ def sgemm(m: int, n: int, k: int, a: list[float], b: list[float], c: list[float]
                 e: int = t + WG * q
                 ar: int = bm + e // BK
                 ak: int = kl + e % BK
-                pa[q] = a[ar * k + ak] if ar < m and ak < k else 0.0
+                pa[q] = a[ar * k + ak] if not EDGE or (ar < m and ak < k) else 0.0
             for q in range(BK * BN // WG):
                 e2: int = t + WG * q
                 bk: int = kl + e2 // BN
                 bc: int = bn + e2 % BN
-                pb[q] = b[bk * n + bc] if bk < k and bc < n else 0.0
+                pb[q] = b[bk * n + bc] if not EDGE or (bk < k and bc < n) else 0.0
         if k0 >= 0:
             for kk in range(BK):
                 for i in range(TM):
@@ -127,7 +129,7 @@ def sgemm(m: int, n: int, k: int, a: list[float], b: list[float], c: list[float]
         row: int = bm + r0 + i * rs
         for j in range(TN):
             col: int = bn + c0 + j * cs
-            if row < m and col < n:
+            if not EDGE or (row < m and col < n):
                 c[row * n + col] = acc[i * TN + j]
 
 
@@ -137,7 +139,7 @@ def sgemm(m: int, n: int, k: int, a: list[float], b: list[float], c: list[float]
 VARIANTS: dict[str, dict[str, int]] = {
     "128x128x8 t8x8": {},
     "128x128x8 t8x8 bcontig": {"BCONTIG": 1},
-    "128x128x8 t8x8 rows": {"WARP": 0},
+    "128x128x8 t8x8 bcontig multiples": {"BCONTIG": 1, "EDGE": 0},
     "128x128x8 t8x8 rows bcontig": {"WARP": 0, "BCONTIG": 1},
     "128x128x16 t8x8": {"BK": 16},
     "128x64x16 t8x8": {"BN": 64, "BK": 16},
@@ -146,7 +148,7 @@ VARIANTS: dict[str, dict[str, int]] = {
 }
 _DEFAULTS = {
     "BM": BM, "BN": BN, "BK": BK, "TM": TM, "TN": TN,
-    "APAD": APAD, "ACONTIG": ACONTIG, "BCONTIG": BCONTIG, "WARP": WARP,
+    "APAD": APAD, "ACONTIG": ACONTIG, "BCONTIG": BCONTIG, "WARP": WARP, "EDGE": EDGE,
 }  # fmt: skip
 # `sgemm` as an @autotune kernel (docs/autotune.md): 128 x 128 blocks of 8 x 8 register tiles
 # (256 invocations) fixed, the tuner racing the K step and the two layouts per problem size.
@@ -184,6 +186,12 @@ def launch_size(name: str, m: int, n: int) -> int:
     """Invocations for an m x n C with variant `name` (one workgroup per BM x BN block)."""
     cfg = config(name)
     return -(-m // cfg["BM"]) * -(-n // cfg["BN"]) * cfg["WG"]
+
+
+def fits(name: str, m: int, n: int, k: int) -> bool:
+    """Whether variant `name` computes an m x n x k product (EDGE=0 ones need whole tiles)."""
+    cfg = config(name)
+    return bool(cfg["EDGE"]) or not (m % cfg["BM"] or n % cfg["BN"] or k % cfg["BK"])
 
 
 def tolerance(a: np.ndarray, b: np.ndarray) -> float:
@@ -248,6 +256,11 @@ def bench(s: int, names: list[str], launches: int) -> list[dict]:
     for name in names:
         c = np.full((s, s), np.nan, np.float32)  # a variant that skips an element fails
         row: dict = {"bench": "sgemm", "variant": name, "n": s}
+        if not fits(name, s, s, s):
+            row["skipped"] = "EDGE=0 needs M, N, K multiples of BM, BN, BK"
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            continue
         with GpuArena() as arena:
             arena.bind(a=a, b=b, c=c)
             dev = run(name, a, b, c, launches)
