@@ -4,27 +4,15 @@ tiles, in the emulator, and compile for the H200; the bench's tolerance fails a 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
+from langhelp import load_bench
 
 from cthreads.gpu import available, gpu
 from cthreads.testing import emulate
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "sgemm.py"
 device = pytest.mark.skipif(not available(), reason="no Vulkan device")
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("sgemm_bench", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-S = _bench()
+S = load_bench("sgemm")
 RNG = np.random.default_rng(4)
 
 
