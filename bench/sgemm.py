@@ -10,13 +10,14 @@ array (`acc = local(float, TM * TN)`), and per step of BK along K the workgroup 
 (stored transposed, so an invocation's TM values of one k are adjacent) and B in shared memory.
 The register-tile loops have constant trip counts, so the compiler asks the driver to unroll them
 and the local arrays stay in registers. The next step's A and B are read into registers while
-the current one is multiplied (double buffering through registers: one shared buffer, its
-global-memory latency hidden behind the FMAs). ACONTIG/BCONTIG pick which rows/columns an
-invocation owns: adjacent ones (wide shared-memory reads, if the driver merges them) or strided
-by the thread grid (conflict-free scalar reads); WARP gives each subgroup of 32 a 4 x 8 patch
-of register tiles (fewer distinct shared-memory addresses per read). APAD pads the transposed A
-tile so the transposing stores hit distinct banks. Any M, N, K (not only multiples of the
-tiles), except with EDGE=0, which drops the edge checks for sizes that are whole tiles.
+the current one is multiplied (double buffering through registers: the global-memory latency
+hides behind the FMAs). ACONTIG/BCONTIG pick which rows/columns an invocation owns: adjacent
+ones (wide shared-memory reads, if the driver merges them) or strided by the thread grid
+(conflict-free scalar reads); WARP gives each subgroup of 32 a 4 x 8 patch of register tiles
+(fewer distinct shared-memory addresses per read); DB double-buffers the shared tiles too (one
+barrier per K step instead of two). APAD pads the transposed A tile so the transposing stores
+hit distinct banks. Any M, N, K (not only multiples of the tiles), except with EDGE=0, which
+drops the edge checks for sizes that are whole tiles.
 
 Each row: the variant, size, our device time per launch (best of --launches, timestamps), TFLOP/s,
 torch's time and TFLOP/s for the same float32 CUDA tensors with
@@ -57,6 +58,8 @@ TM, TN = 8, 8  # register tile per invocation
 APAD = 4  # floats of padding per k-row of the transposed A tile
 ACONTIG, BCONTIG = 1, 0  # an invocation's rows (columns) adjacent (1) or strided (0)
 WARP = 1  # subgroups of 32 own 4 x 8 patches of register tiles (0: rows of the thread grid)
+DB = 0  # two shared tiles (one barrier per K step: the last one also orders the reads of the
+# tile the next step overwrites); 0: one tile, two barriers per K step
 EDGE = 1  # partial blocks at the edges of C and K (0: M, N, K must be multiples of BM, BN, BK)
 WG = (BM // TM) * (BN // TN)  # invocations per workgroup (config() derives it per variant)
 # Per K step each invocation moves BM * BK // WG elements of A and BK * BN // WG of B; a k-row
@@ -65,8 +68,8 @@ WG = (BM // TM) * (BN // TN)  # invocations per workgroup (config() derives it p
 
 def sgemm(m: int, n: int, k: int, a: list[float], b: list[float], c: list[float]) -> None:
     # C (m x n) = A (m x k) @ B (k x n), all row-major flat lists.
-    As = shared(float, BK * (BM + APAD))
-    Bs = shared(float, BK * BN)
+    As = shared(float, (1 + DB) * BK * (BM + APAD))  # DB: two tiles, multiply one, fill the other
+    Bs = shared(float, (1 + DB) * BK * BN)
     acc = local(float, TM * TN)
     ra = local(float, TM)
     rb = local(float, TN)
@@ -109,21 +112,26 @@ def sgemm(m: int, n: int, k: int, a: list[float], b: list[float], c: list[float]
                 bc: int = bn + e2 % BN
                 pb[q] = b[bk * n + bc] if not EDGE or (bk < k and bc < n) else 0.0
         if k0 >= 0:
+            ca: int = (k0 // BK % 2) * BK * (BM + APAD) if DB else 0  # this step's tiles
+            cb: int = (k0 // BK % 2) * BK * BN if DB else 0
             for kk in range(BK):
                 for i in range(TM):
-                    ra[i] = As[kk * (BM + APAD) + r0 + i * rs]
+                    ra[i] = As[ca + kk * (BM + APAD) + r0 + i * rs]
                 for j in range(TN):
-                    rb[j] = Bs[kk * BN + c0 + j * cs]
+                    rb[j] = Bs[cb + kk * BN + c0 + j * cs]
                 for i in range(TM):
                     for j in range(TN):
                         acc[i * TN + j] = math.fma(ra[i], rb[j], acc[i * TN + j])
         if kl < k:
-            __sync_threads()  # every invocation is done reading the tile
+            if not DB:
+                __sync_threads()  # every invocation is done reading the tile
+            sa: int = (kl // BK % 2) * BK * (BM + APAD) if DB else 0  # the next step's tiles
+            sb: int = (kl // BK % 2) * BK * BN if DB else 0
             for q in range(BM * BK // WG):
                 e5: int = t + WG * q
-                As[(e5 % BK) * (BM + APAD) + e5 // BK] = pa[q]  # transposed: As[kk][row]
+                As[sa + (e5 % BK) * (BM + APAD) + e5 // BK] = pa[q]  # transposed: As[kk][row]
             for q in range(BK * BN // WG):
-                Bs[t + WG * q] = pb[q]  # as in B: Bs[kk][col]
+                Bs[sb + t + WG * q] = pb[q]  # as in B: Bs[kk][col]
             __sync_threads()
     for i in range(TM):
         row: int = bm + r0 + i * rs
@@ -140,7 +148,7 @@ VARIANTS: dict[str, dict[str, int]] = {
     "128x128x8 t8x8": {},
     "128x128x8 t8x8 bcontig": {"BCONTIG": 1},
     "128x128x8 t8x8 bcontig multiples": {"BCONTIG": 1, "EDGE": 0},
-    "128x128x8 t8x8 rows bcontig": {"WARP": 0, "BCONTIG": 1},
+    "128x128x8 t8x8 bcontig db": {"BCONTIG": 1, "DB": 1},
     "128x128x16 t8x8": {"BK": 16},
     "128x64x16 t8x8": {"BN": 64, "BK": 16},
     "128x64x8 t8x4": {"BN": 64, "TN": 4},
@@ -148,7 +156,7 @@ VARIANTS: dict[str, dict[str, int]] = {
 }
 _DEFAULTS = {
     "BM": BM, "BN": BN, "BK": BK, "TM": TM, "TN": TN,
-    "APAD": APAD, "ACONTIG": ACONTIG, "BCONTIG": BCONTIG, "WARP": WARP, "EDGE": EDGE,
+    "APAD": APAD, "ACONTIG": ACONTIG, "BCONTIG": BCONTIG, "WARP": WARP, "DB": DB, "EDGE": EDGE,
 }  # fmt: skip
 # `sgemm` as an @autotune kernel (docs/autotune.md): 128 x 128 blocks of 8 x 8 register tiles
 # (256 invocations) fixed, the tuner racing the K step and the two layouts per problem size.
