@@ -169,10 +169,11 @@ def _check_target(kernel: ir.Kernel, target: Target) -> None:
     from .frontend.memory import elem_bytes
 
     used = 0
-    for arr in kernel.shared:  # also checked by the frontend when it lowers for a target
+    workgroup = [a for a in kernel.shared if not a.private]  # local arrays: not workgroup memory
+    for arr in workgroup:  # also checked by the frontend when it lowers for a target
         used += elem_bytes(arr.elem) * arr.size
         if used > target.max_shared_memory:
-            total = sum(elem_bytes(a.elem) * a.size for a in kernel.shared)
+            total = sum(elem_bytes(a.elem) * a.size for a in workgroup)
             raise GpuCompileError(
                 f"shared arrays need {total} bytes, more than the "
                 f"{target.max_shared_memory} bytes of workgroup memory this device has "

@@ -13,18 +13,20 @@ Contract (frontend produces, passes keep, codegen consumes):
   reads return zero and drops writes (SPEC §5.6), so the frontend adds no bounds checks;
 - `Builtin` values are *logical* (SPEC §4): codegen maps them to the physical dispatch (grid-stride
   loops, base offsets) so the kernel cannot tell how it was launched;
-- workgroup shared arrays (`Kernel.shared`) are reached only through `SharedLoad`/`SharedStore`
-  and `Atomic` (by their index into `Kernel.shared`); their out-of-range indexes are legal IR too;
+- workgroup shared arrays and per-invocation local arrays (`Kernel.shared`, `SharedArray.private`)
+  are reached only through `SharedLoad`/`SharedStore` and (shared ones) `Atomic` (by their index
+  into `Kernel.shared`); their out-of-range indexes are legal IR too;
 - atomics have side effects, so they are statements (`Atomic`), never expressions: the old value
   goes into a local. Expressions stay pure.
 - subgroup operations depend on which invocations run them together, so they are statements too
   (`Subgroup`, result into a local); the subgroup builtins (`SubgroupValue`) are expressions.
 
-Where the rest lives (every name is importable from here as before): the value types
-(`Scalar`, `I32` ..., `ListType`) in ir_types.py; traversal (`children`, `stmt_exprs`, `blocks`,
+Where the rest lives (every name is importable from here as before): the expression node kinds
+(`Const`, `Binary`, `Load` ...) in ir_exprs.py; the value types (`Scalar`, `I32` ..., `ListType`)
+in ir_types.py; traversal (`children`, `stmt_exprs`, `blocks`,
 `walk_*`, `map_*`, which follow each node kind's field declarations, so a new node kind needs no
 edit in the passes, the range analysis, codegen's usage scan or the printer) in ir_walk.py.
-This module owns the node kinds: expressions, statements and the kernel.
+This module owns the statement node kinds and the kernel.
 """
 
 from __future__ import annotations
@@ -32,6 +34,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from .ir_exprs import (  # noqa: F401 - re-exported
+    Binary,
+    BinOp,
+    Builtin,
+    BuiltinKind,
+    Call,
+    Cast,
+    CmpOp,
+    Compare,
+    Const,
+    Expr,
+    ListLen,
+    ListShape,
+    Load,
+    LocalRef,
+    ParamRef,
+    Select,
+    SharedLoad,
+    SubgroupValue,
+    Unary,
+    UnOp,
+)
 from .ir_types import (  # noqa: F401 - re-exported: ir is where the IR's names are imported from
     BF16,
     BOOL,
@@ -62,178 +86,6 @@ from .ir_walk import (  # noqa: F401 - re-exported
 )
 
 
-# ------------------------------------------------------------------------------ expressions
-
-
-@dataclass(frozen=True)
-class Expr:
-    type: Scalar
-
-
-@dataclass(frozen=True)
-class Const(Expr):
-    """A literal: Python int (already wrapped to the type's range), float or bool. `exact` keeps
-    a literal's Python value (before float32 rounding), so `x * 0.1` with an f64 `x` uses the
-    double 0.1; it takes no part in equality."""
-
-    value: int | float | bool
-    exact: int | float | None = field(default=None, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class LocalRef(Expr):
-    """Read of a local variable (scalar parameters that the kernel assigns become locals)."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class ParamRef(Expr):
-    """Read of a scalar parameter that the kernel never assigns (`index` into `Kernel.params`)."""
-
-    index: int
-
-
-class BuiltinKind(Enum):
-    GLOBAL_ID = "GlobalIdx"  # BlockIdx * BlockDim + ThreadIdx
-    LOCAL_ID = "ThreadIdx"
-    WORKGROUP_ID = "BlockIdx"
-    WORKGROUP_SIZE = "BlockDim"
-    NUM_WORKGROUPS = "GridDim"
-
-
-@dataclass(frozen=True)
-class Builtin(Expr):
-    """A logical index builtin (type I32), `axis` 0..2 for .x/.y/.z."""
-
-    kind: BuiltinKind
-    axis: int
-
-
-@dataclass(frozen=True)
-class SubgroupValue(Expr):
-    """A subgroup builtin (I32): `what` is 'size' (SubgroupSize), 'lane'
-    (SubgroupLocalInvocationId), 'id' (SubgroupId) or 'count' (NumSubgroups)."""
-
-    what: str
-    line: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
-class ListLen(Expr):
-    """`len(list_param)` as I32 (number of elements)."""
-
-    list_index: int
-
-
-@dataclass(frozen=True)
-class ListShape(Expr):
-    """`x.shape[axis]` as I32: the extent of axis 0..2 of the array passed for list parameter
-    `list_index` (a 1-D list or array: shape[0] == len). Passed per launch in the parameter block."""
-
-    list_index: int
-    axis: int
-
-
-@dataclass(frozen=True)
-class Load(Expr):
-    """`params[list_index][index]`; out of range reads give zero (false, 0, 0.0)."""
-
-    list_index: int
-    index: Expr
-
-
-@dataclass(frozen=True)
-class SharedLoad(Expr):
-    """`shared[array][index]` of a workgroup shared array; out of range reads give zero."""
-
-    array: int
-    index: Expr
-
-
-class UnOp(Enum):
-    NEG = "neg"  # int (wrapping) or float
-    NOT = "not"  # bool -> bool
-    INVERT = "invert"  # int bitwise ~
-
-
-@dataclass(frozen=True)
-class Unary(Expr):
-    op: UnOp
-    operand: Expr
-
-
-class BinOp(Enum):
-    ADD = "add"
-    SUB = "sub"
-    MUL = "mul"
-    DIV = "div"  # float only (the frontend casts int operands of `/` to float)
-    FLOORDIV = "floordiv"  # Python `//`: int rounds toward -inf; float = floor(a / b)
-    MOD = "mod"  # Python `%`: result has the sign of the divisor (int and float)
-    POW = "pow"  # float: GLSL pow with Python sign rules handled by codegen; int: exact loop
-    MIN = "min"
-    MAX = "max"
-    BIT_AND = "bit_and"  # int, or bool (non-short-circuit `&`)
-    BIT_OR = "bit_or"
-    BIT_XOR = "bit_xor"
-    SHL = "shl"  # int; shift count taken modulo 32 (documented)
-    SHR = "shr"  # int: arithmetic shift right
-    AND = "and"  # bool, operands pure so evaluation order is free
-    OR = "or"
-
-
-@dataclass(frozen=True)
-class Binary(Expr):
-    op: BinOp
-    lhs: Expr
-    rhs: Expr
-
-
-class CmpOp(Enum):
-    EQ = "eq"
-    NE = "ne"
-    LT = "lt"
-    LE = "le"
-    GT = "gt"
-    GE = "ge"
-
-
-@dataclass(frozen=True)
-class Compare(Expr):
-    """`lhs op rhs` -> BOOL; float comparisons are ordered (NaN compares false except `!=`)."""
-
-    op: CmpOp
-    lhs: Expr
-    rhs: Expr
-
-
-@dataclass(frozen=True)
-class Select(Expr):
-    """`a if cond else b`; both arms already have `type`."""
-
-    cond: Expr
-    if_true: Expr
-    if_false: Expr
-
-
-@dataclass(frozen=True)
-class Cast(Expr):
-    """Conversion to `type`: float->int truncates toward zero (Python `int()`), int->float rounds
-    to nearest, x->bool is `x != 0`, bool->int/float gives 0/1."""
-
-    operand: Expr
-
-
-@dataclass(frozen=True)
-class Call(Expr):
-    """A math intrinsic by name, e.g. 'sqrt', 'sin', 'exp', 'floor', 'ceil', 'fabs', 'abs',
-    'copysign', 'isnan', 'isinf', 'atan2', 'trunc', 'fma'. `intrinsics.py` in the compiler lists
-    the names, their types and their GLSL.std.450 counterparts; frontend and codegen both use it."""
-
-    name: str
-    args: tuple[Expr, ...]
-
-
 # ------------------------------------------------------------------------------- statements
 
 
@@ -261,7 +113,8 @@ class Store(Stmt):
 
 @dataclass(frozen=True)
 class SharedStore(Stmt):
-    """`shared[array][index] = value`; an out-of-range index writes nothing."""
+    """`shared[array][index] = value` (a shared or local array); an out-of-range index writes
+    nothing."""
 
     array: int
     index: Expr
@@ -452,11 +305,13 @@ def elif_chain(s: If) -> tuple[list[tuple[Expr, tuple[Stmt, ...]]], tuple[Stmt, 
 @dataclass(frozen=True)
 class Loop(Stmt):
     """`while cond: body` with `step` run after each iteration and on `continue` (for-range
-    loops put their increment there). `cond` is evaluated before every iteration."""
+    loops put their increment there). `cond` is evaluated before every iteration. `unroll`: a
+    hint only (the meaning is the same either way)."""
 
     cond: Expr
     body: tuple[Stmt, ...]
     step: tuple[Stmt, ...] = ()
+    unroll: bool = False  # ask the driver to unroll (SPIR-V Unroll): see frontend/loops.py
 
 
 @dataclass(frozen=True)
@@ -484,16 +339,26 @@ class Barrier(Stmt):
 
 @dataclass(frozen=True)
 class SharedArray:
-    """A workgroup shared array declared in the body (`tile = shared(float, 256)`): one per
-    workgroup, zero-filled when the workgroup starts, `size` elements of `elem`."""
+    """An array declared in the body, `size` elements of `elem`: a workgroup shared array
+    (`tile = shared(float, 256)`: one per workgroup, zero-filled when the workgroup starts) or,
+    with `private`, a local array (`acc = local(float, 64)`: one per invocation, zero-filled
+    when the invocation starts, never seen by another one). Both kinds are reached the same way
+    (`SharedLoad`/`SharedStore` by their index into `Kernel.shared`); only atomics and tiles
+    are limited to shared ones, and only shared ones observe the workgroup."""
 
     name: str
     elem: Scalar
     size: int
     line: int = 0  # file line of the declaration (for messages)
+    private: bool = False
 
     def __str__(self) -> str:
         return f"{self.elem}[{self.size}]"
+
+    @property
+    def kind(self) -> str:
+        """How messages name it: 'shared array' or 'local array'."""
+        return "local array" if self.private else "shared array"
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,7 @@ def _dce(body: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
             if isinstance(s.cond, ir.Const) and not s.cond.value:
                 expanded = ()
             else:
-                expanded = (ir.Loop(s.cond, _dce(s.body), _dce(s.step)),)
+                expanded = (dataclasses.replace(s, body=_dce(s.body), step=_dce(s.step)),)
         else:
             expanded = (s,)
         for t in expanded:
@@ -164,7 +164,8 @@ def annotate_usage(k: ir.Kernel) -> ir.Kernel:
     """Set `Param.reads/writes` of lists and `Kernel.observes_workgroup` from the body."""
     reads: set[int] = set()
     writes: set[int] = set()
-    observes = bool(k.shared)  # shared arrays live per workgroup: the shape is fixed
+    # shared arrays live per workgroup: the shape is fixed (local arrays live per invocation)
+    observes = any(not a.private for a in k.shared)
     for s in walk_stmts(k.body):
         if isinstance(s, ir.Store):
             writes.add(s.list_index)

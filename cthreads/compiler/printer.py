@@ -2,7 +2,8 @@
 
 Expressions print as typed s-expressions (`(add f32 (mul f32 $a x[%i]) y[%i])`): `%name` is a
 local, `$name` a scalar parameter, `x[...]` a list element; statements print one per line with
-indented blocks; `@name[...]` is an element of a workgroup shared array. The format only changes deliberately (goldens depend on it).
+indented blocks; `@name[...]` is an element of a workgroup shared array or a local array. The format
+only changes deliberately (goldens depend on it).
 """
 
 from __future__ import annotations
@@ -94,7 +95,13 @@ class _Printer:
             elif isinstance(s, ir.Subgroup):
                 out.append(f"{indent}%{s.result} = subgroup_{s.op.value} {s.type}({', '.join(x)})")
             elif isinstance(s, ir.If | ir.Loop):
-                head = "if" if isinstance(s, ir.If) else "loop while"
+                head = (
+                    "if"
+                    if isinstance(s, ir.If)
+                    else "loop unroll while"
+                    if s.unroll
+                    else "loop while"
+                )
                 out.append(f"{indent}{head} {x[0]}:")
                 # the first block always prints; a later one only when it has statements
                 for i, block in enumerate(ir.blocks(s)):
@@ -162,7 +169,7 @@ def format_kernel(k: ir.Kernel) -> str:
     for name, t in k.locals.items():
         out.append(f"  local %{name}: {t}")
     for arr in k.shared:
-        out.append(f"  shared @{arr.name}: {arr}")
+        out.append(f"  {'local' if arr.private else 'shared'} @{arr.name}: {arr}")
     for name, t in k.tiles.items():
         out.append(f"  tile #{name}: {t}")
     out.append("body:")

@@ -81,7 +81,10 @@ def _atomics() -> str:
         rows.append((f"`{name}({args})`", types))
     return (
         "## Shared memory and atomics\n\n`name = shared(type, size)` at the top level of a "
-        "kernel: " + memory._SIZE_ALLOWED + ". Atomics work on list parameters and shared "
+        "kernel: " + memory._SIZE_ALLOWED + ". `name = local(type, size)` declares a "
+        "per-invocation array the same way (at most "
+        + str(memory.MAX_LOCAL_BYTES)
+        + " bytes of local arrays per kernel). Atomics work on list parameters and shared "
         "arrays and return the old value; they stand alone or are the value of an "
         "assignment.\n\n" + _table(("atomic", "element types"), rows)
     )

@@ -41,7 +41,7 @@ from .atomics import (
 from .tuning import autotune
 from .indices import BlockDim, BlockIdx, GlobalIdx, GridDim, ThreadIdx
 from .kernel import Gpu, GpuKernel
-from .shared import shared
+from .shared import local, shared
 from .subgroup import (
     num_subgroups,
     subgroup_add,
@@ -159,6 +159,7 @@ __all__ = [
     "i32",
     "i64",
     "init",
+    "local",
     "matrix_shapes",
     "num_subgroups",
     "prepare",

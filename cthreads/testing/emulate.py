@@ -299,8 +299,9 @@ def run_lists(
             n, kind = len(lists[exc.name]), "len"
             shown = exc.name
         else:
-            n, kind = inv.shared_sizes[exc.name], "shared array of size"
-            shown = f"shared array {exc.name}"
+            array = "local array" if exc.name in inv.local_arrays else "shared array"
+            n, kind = inv.shared_sizes[exc.name], f"{array} of size"
+            shown = f"{array} {exc.name}"
         what = f"write to {shown}[{exc.index}]" if exc.write else f"{shown}[{exc.index}]"
         raise IndexError(
             f"{what} out of range ({kind} {n}) in invocation {_where(state)} "

@@ -39,7 +39,7 @@ def callee(tr: ExprTranslator, func: ast.expr) -> str | None:
         return "cast:" + obj.name
     if tag == "sync_threads":
         return "barrier"
-    if tag == "shared" or (isinstance(tag, str) and tag.startswith("atomic_")):
+    if tag in ("shared", "local") or (isinstance(tag, str) and tag.startswith("atomic_")):
         return tag
     if tag in SUBGROUP_TAGS:
         return tag
@@ -74,8 +74,8 @@ def call(tr: ExprTranslator, node: ast.Call) -> tuple[str, str]:
         )
     if what is None:
         raise tr.error(node, f"`{ast.unparse(node.func)}` is not a function kernels can call")
-    if what == "shared":
-        raise tr.error(node, "shared(...) declares a shared array: `name = shared(float, 256)`")
+    if what in ("shared", "local"):
+        raise tr.error(node, f"{what}(...) declares an array: `name = {what}(float, 64)`")
     if what.startswith("atomic_"):
         raise tr.error(
             node, f"{what}() is a statement or the value of an assignment (`old = {what}(...)`)"

@@ -1,8 +1,9 @@
-"""Shared arrays and atomics in the emulator's translation (a mixin of `KernelTranslator`).
+"""Shared and local arrays and atomics in the emulator's translation (a mixin of `KernelTranslator`).
 
 `tile = shared(float, N)` becomes a per-workgroup Python list (`_ct_S_tile`, rebound by the
 factory's `new_group()` before each workgroup runs, zero-filled) of `_ct_Z_tile` elements, the
-size evaluated once per launch (it may read `BlockDim`). Atomics run as plain read-modify-write:
+size evaluated once per launch (it may read `BlockDim`); `acc = local(float, N)` the same, but
+made afresh (zero-filled) at the start of every invocation. Atomics run as plain read-modify-write:
 the emulator runs one invocation at a time, so they are sequential by construction.
 """
 
@@ -18,32 +19,40 @@ _INT_ONLY = {"atomic_and": "&", "atomic_or": "|", "atomic_xor": "^"}
 class MemoryTranslator(ExprTranslator):
     shared_sizes: list[tuple[str, str]]  # (name, size code) in declaration order
 
-    def shared_decl(self, st: ast.Assign, call: ast.Call, indent: int) -> None:
+    private: set[str]  # the local arrays among `shared`
+
+    def array_kind(self, name: str) -> str:
+        return "local array" if name in self.private else "shared array"
+
+    def shared_decl(self, st: ast.Assign, call: ast.Call, indent: int, private: bool) -> None:
+        what = "local" if private else "shared"
+        kind = f"{what} array"
         if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
-            raise self.error(st, "declare a shared array as `name = shared(float, 256)`")
+            raise self.error(st, f"declare a {kind} as `name = {what}(float, 64)`")
         name = st.targets[0].id
         if indent != 2:
-            raise self.error(
-                st, f"shared array `{name}` must be declared at the top level of the kernel"
-            )
+            raise self.error(st, f"{kind} `{name}` must be declared at the top level of the kernel")
         if name in self.scalars or name in self.lists or name in self.shared:
-            raise self.error(st, f"`{name}` is already defined; a shared array needs a new name")
+            raise self.error(st, f"`{name}` is already defined; a {kind} needs a new name")
         if name.startswith("_ct_"):
             raise self.error(
                 st, f"names starting with `_ct_` are reserved by the emulator (`{name}`)"
             )
         if call.keywords or len(call.args) != 2:
-            raise self.error(call, "shared() takes two positional arguments: shared(type, size)")
+            raise self.error(call, f"{what}() takes two positional arguments: {what}(type, size)")
         elem = self.annotation(call.args[0], call)
         for n in ast.walk(call.args[1]):
             if isinstance(n, ast.Name) and n.id in self.scalars:
-                raise self.error(call.args[1], "the size of a shared array must be a constant")
+                raise self.error(call.args[1], f"the size of a {kind} must be a constant")
         code, t = self.expr(call.args[1])
         if t != "int":
-            raise self.error(call.args[1], "the size of a shared array must be an int")
+            raise self.error(call.args[1], f"the size of a {kind} must be an int")
         self.shared[name] = elem
         self.shared_sizes.append((name, code))
-        self.observes_workgroup = True
+        if private:
+            self.private.add(name)
+        else:
+            self.observes_workgroup = True
 
     def atomic(self, call: ast.Call, what: str, st: ast.AST, indent: int) -> tuple[str, str]:
         """Emit an atomic update; returns (variable holding the old value, element type)."""
@@ -51,7 +60,7 @@ class MemoryTranslator(ExprTranslator):
         if call.keywords or len(call.args) != want:
             raise self.error(call, f"{what}() takes {want} positional arguments")
         arr = self.array(call.args[0])
-        if arr is None:
+        if arr is None or arr[0] in self.private:
             raise self.error(call, f"{what}() updates a list parameter or a shared array")
         name, data, length, elem = arr
         if elem in ("f64", "f16", "i8", "u8", "i16", "u16"):

@@ -38,6 +38,7 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
         self.uses_sg = uses_subgroups(tree, lambda f: callee(self, f))
         self.sg_loops = []
         self.shared_sizes = []
+        self.private: set[str] = set()  # the local arrays among `shared` (translate_memory.py)
         self.tiles = set()  # tile locals (translate_tiles.py)
         self.lines: list[tuple[int, str, int]] = []  # (indent, text, kernel line)
         self.has_barrier = False
@@ -107,7 +108,7 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
                 node, f"names starting with `_ct_` are reserved by the emulator (`{name}`)"
             )
         if name in self.lists or name in self.shared:
-            what = "list parameter" if name in self.lists else "shared array"
+            what = "list parameter" if name in self.lists else self.array_kind(name)
             raise self.error(node, f"cannot assign to {what} `{name}` (assign its elements)")
         old = self.scalars.get(name)
         if old is None:
@@ -164,8 +165,8 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
             self.declare(name, t, st)
             return
         what = self.memory_call(st.value)
-        if what == "shared":
-            raise self.error(st, "a shared array takes no annotation")
+        if what in ("shared", "local"):
+            raise self.error(st, f"a {what} array takes no annotation")
         if what in SUBGROUP_OPS:
             code, tv = self.subgroup_op(st.value, what, st, indent)
         elif what is not None:
@@ -176,7 +177,7 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
         self.emit(indent, f"{name} = {self.convert(code, tv, t, st, f'`{name}`')}", st)
 
     def memory_call(self, node: ast.expr) -> str | None:
-        """'shared' or 'atomic_*' when `node` calls one of them."""
+        """'shared', 'local' or 'atomic_*' when `node` calls one of them."""
         if not isinstance(node, ast.Call):
             return None
         from .translate_calls import callee
@@ -185,7 +186,9 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
         if what in SUBGROUP_OPS or what in TILE_TAGS:
             return what
         return (
-            what if what is not None and (what == "shared" or what.startswith("atomic_")) else None
+            what
+            if what is not None and (what in ("shared", "local") or what.startswith("atomic_"))
+            else None
         )
 
     def s_Assign(self, st: ast.Assign, indent: int) -> None:
@@ -193,8 +196,8 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
         if what in TILE_TAGS or (what is None and self.is_tile_value(st.value)):
             self.tile_assign(st, what, indent)
             return
-        if what == "shared":
-            self.shared_decl(st, st.value, indent)
+        if what in ("shared", "local"):
+            self.shared_decl(st, st.value, indent, private=what == "local")
             return
         if what in SUBGROUP_OPS:
             code, tv = self.subgroup_op(st.value, what, st, indent)
@@ -360,10 +363,15 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
         inv_args = "_ct_gx, _ct_gy, _ct_gz, _ct_tx, _ct_ty, _ct_tz, _ct_bx, _ct_by, _ct_bz"
         inv_args += "".join(f", {p}={p}" for p in scalar_params)
         out = [(0, f"def _ct_factory({', '.join(fargs)}):", 0)]
+        workgroup = [(n, c) for n, c in self.shared_sizes if n not in self.private]
         for name, code in self.shared_sizes:  # sizes once per launch; arrays once per workgroup
             out.append((1, f"_ct_Z_{name} = _ct_size({name!r}, {code})", 0))
-            out.append((1, f"_ct_S_{name} = None", 0))
+            if name not in self.private:
+                out.append((1, f"_ct_S_{name} = None", 0))
         out.append((1, f"def _ct_inv({inv_args}):", 0))
+        local = [n for n, _ in self.shared_sizes if n in self.private]  # in declaration order
+        for name in local:  # local arrays: fresh and zero-filled in every invocation
+            out.append((2, f"_ct_S_{name} = [{_ZERO[self.shared[name]]}] * _ct_Z_{name}", 0))
         for name, t in self.locals.items():  # every local starts at zero (see docs/reliability.md)
             if name not in scalar_params:
                 out.append((2, f"{name} = {_ZERO[t]}", 0))
@@ -376,15 +384,16 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
         if self.has_barrier or self.has_subgroup:  # a generator even if no yield is reached
             out.append((2, "if False: yield 0", 0))
         out.append((1, "def _ct_new_group():", 0))
-        names = ", ".join(f"_ct_S_{n}" for n, _ in self.shared_sizes)
+        names = ", ".join(f"_ct_S_{n}" for n, _ in workgroup)
         if names:
             out.append((2, f"nonlocal {names}", 0))
-        for name, _ in self.shared_sizes:
+        for name, _ in workgroup:
             out.append((2, f"_ct_S_{name} = [{_ZERO[self.shared[name]]}] * _ct_Z_{name}", 0))
         out.append((2, "return None", 0))
         out.append((1, "_ct_inv.new_group = _ct_new_group", 0))
         sizes = ", ".join(f"{n!r}: _ct_Z_{n}" for n, _ in self.shared_sizes)
         out.append((1, f"_ct_inv.shared_sizes = {{{sizes}}}", 0))
+        out.append((1, f"_ct_inv.local_arrays = {local!r}", 0))
         out.append((1, "return _ct_inv", 0))
         source = "\n".join("    " * ind + text for ind, text, _ in out) + "\n"
         line_map = {i + 1: line for i, (_, _, line) in enumerate(out)}
@@ -399,7 +408,7 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
             source=source,
             line_map=line_map,
             filename=self.filename,
-            shared=dict(self.shared),
+            shared={n: t for n, t in self.shared.items() if n not in self.private},
             shapes=dict(self.shapes),
             has_subgroup=self.has_subgroup,
         )
@@ -418,7 +427,7 @@ def _range(*args: int) -> range:
 
 def _shared_size(name: str, size: int) -> int:
     if size < 1:
-        raise S.EmulationError(f"shared array `{name}` has size {size}; it must be at least 1")
+        raise S.EmulationError(f"array `{name}` has size {size}; it must be at least 1")
     return size
 
 

@@ -15,7 +15,7 @@ from ..intrinsics import INTRINSICS
 from ..ir import BOOL, F16, F32, F64, I32, BinOp
 from . import subgroup as sg
 from . import typerules as tr
-from .memory import ATOMIC_OPS, SHARED_FORM, atomic_form
+from .memory import ATOMIC_OPS, array_form, array_what, atomic_form
 from .names import MISSING, builtin_of, chain_root, dotted_path, gpu_tag, intrinsic_of
 from .signature import EXPLICIT
 from .tiles import TILE_NAMES, tile_in_expression
@@ -33,7 +33,7 @@ class CallLowering:
 
     def callee(self, node: ast.Call) -> tuple[str, str]:
         """(kind, name): kind is 'builtin', 'intrinsic', 'barrier', 'barrier-class', 'shared'
-        (a shared array declaration) or 'atomic' (name: 'atomic_add', ...)."""
+        (an array declaration; name 'shared' or 'local') or 'atomic' (name: 'atomic_add', ...)."""
         func = node.func
         text = ast.unparse(func)
         if isinstance(func, ast.Name) and func.id in self.ctx.py_locals:
@@ -92,7 +92,7 @@ class CallLowering:
                 if func.id == "Barrier":
                     return "barrier-class", text
                 if (
-                    func.id == "shared"
+                    func.id in ("shared", "local")
                     or func.id in ATOMIC_OPS
                     or func.id in sg.SUBGROUP_NAMES
                     or func.id in TILE_NAMES
@@ -112,8 +112,8 @@ class CallLowering:
         tag = gpu_tag(obj)
         if tag == "sync_threads":
             return "barrier", text
-        if tag == "shared":
-            return "shared", text
+        if tag in ("shared", "local"):
+            return "shared", tag  # an array declaration: shared(...) or local(...)
         if tag in ATOMIC_OPS:
             return "atomic", tag
         if tag in sg.SUBGROUP_NAMES:
@@ -179,8 +179,8 @@ class CallLowering:
         if kind == "shared":
             self.fail(
                 node,
-                "shared() declares a workgroup shared array; it is not a value",
-                SHARED_FORM,
+                f"{name}() declares {array_what(name)}; it is not a value",
+                array_form(name),
             )
         if kind == "atomic":
             self.fail(
@@ -309,7 +309,7 @@ class CallLowering:
 
     def builtin_len(self, node: ast.Call) -> ir.Expr:
         self.arity(node, "len", 1, 1)
-        space, i = self.array_ref(node.args[0], "passed to len()")
+        space, i = self.array_ref(node.args[0], "passed to len()", local_ok=True)
         if space == "shared":
             return tr.const(self.ctx.shared_arrays[i].size)
         return ir.ListLen(I32, i)

@@ -94,7 +94,7 @@ class ExprLowerer(CallLowering, SubgroupValues, OperatorLowering, Located):
             arr = ctx.shared_arrays[ctx.shared[name]]
             self.fail(
                 node,
-                f"`{name}` is a shared array ({tr.type_name(arr.elem)}[{arr.size}], line {arr.line}) "
+                f"`{name}` is a {arr.kind} ({tr.type_name(arr.elem)}[{arr.size}], line {arr.line}) "
                 "and cannot be used as a single value",
                 f"an element `{name}[i]`, or `len({name})`",
             )
@@ -279,10 +279,22 @@ class ExprLowerer(CallLowering, SubgroupValues, OperatorLowering, Located):
             self.expr(node)  # reports what the name is (module-level list, function, ...)
         self.fail(node, f"only {what} can be {context}", "a list parameter x[i]")
 
-    def array_ref(self, node: ast.expr, context: str, atomic: bool = False) -> tuple[str, int]:
-        """('shared', array index) for a shared array, else ('list', parameter index)."""
+    def array_ref(
+        self, node: ast.expr, context: str, atomic: bool = False, local_ok: bool = False
+    ) -> tuple[str, int]:
+        """('shared', array index) for a shared array (or, with `local_ok`, a local array),
+        else ('list', parameter index). Local arrays take element accesses and len() only."""
         if isinstance(node, ast.Name) and node.id in self.ctx.shared:
-            return "shared", self.ctx.shared[node.id]
+            index = self.ctx.shared[node.id]
+            arr = self.ctx.shared_arrays[index]
+            if arr.private and not local_ok:
+                self.fail(
+                    node,
+                    f"`{node.id}` is a local array (line {arr.line}); only list parameters and "
+                    f"shared arrays can be {context}",
+                    f"a shared array: `{node.id} = shared({tr.type_name(arr.elem)}, {arr.size})`",
+                )
+            return "shared", index
         shared = self.ctx.shared or atomic
         what = "list parameters and shared arrays" if shared else "list parameters"
         return "list", self.list_param(node, context, what)
@@ -315,13 +327,32 @@ class ExprLowerer(CallLowering, SubgroupValues, OperatorLowering, Located):
             )
         return tr.cast(value, I32)
 
+    def element_index(self, node: ast.expr, space: str, li: int) -> ir.Expr:
+        """The index of an element access of list `li` or array `li` (`space` from array_ref).
+        A local array's index that is a constant outside it is a compile error (its size is
+        part of the kernel, and a register tile indexed past its end is always a mistake)."""
+        index = self.index(node)
+        arr = self.ctx.shared_arrays[li] if space == "shared" else None
+        if arr is not None and arr.private:
+            from .. import passes
+
+            value = passes.map_expr(index, passes.fold_expr)
+            if isinstance(value, ir.Const) and not 0 <= value.value < arr.size:
+                self.fail(
+                    node,
+                    f"index {value.value} is outside local array `{arr.name}` "
+                    f"({tr.type_name(arr.elem)}[{arr.size}], line {arr.line})",
+                    f"an index from 0 to {arr.size - 1}",
+                )
+        return index
+
     def visit_Subscript(self, node: ast.Subscript) -> ir.Expr:
         if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
             return self.list_shape(node)
-        space, li = self.array_ref(node.value, "indexed")
+        space, li = self.array_ref(node.value, "indexed", local_ok=True)
         if space == "shared":
             elem = self.ctx.shared_arrays[li].elem
-            return ir.SharedLoad(elem, li, self.index(node.slice))
+            return ir.SharedLoad(elem, li, self.element_index(node.slice, space, li))
         elem = self.ctx.params[li].type.elem  # type: ignore[union-attr]
         return ir.Load(elem, li, self.index(node.slice))
 
@@ -329,7 +360,8 @@ class ExprLowerer(CallLowering, SubgroupValues, OperatorLowering, Located):
         """`x.shape[k]`: the extent of axis k (0, 1 or 2, a compile-time int) of list `x`."""
         base = node.value.value  # type: ignore[attr-defined]
         if isinstance(base, ast.Name) and base.id in self.ctx.shared:
-            self.fail(node, f"shared array `{base.id}` has no shape", f"len({base.id})")
+            arr = self.ctx.shared_arrays[self.ctx.shared[base.id]]
+            self.fail(node, f"{arr.kind} `{base.id}` has no shape", f"len({base.id})")
         li = self.list_param(base, "asked for .shape")
         if isinstance(node.slice, (ast.Slice, ast.Tuple)):
             self.fail(

@@ -3,7 +3,8 @@
 The range is evaluated once (stop and step are copied to hidden locals unless they cannot
 change), a step of 0 runs zero times (Python raises ValueError; a kernel cannot), and assigning
 `v` in the body does not change the iteration: then a hidden counter drives the loop and `v`
-is set from it at the top of each iteration.
+is set from it at the top of each iteration. Loops of a constant, small trip count whose body
+reaches a local array are marked for unrolling (`_unroll`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from ..ir import BOOL, I32, BinOp, CmpOp
 from . import typerules as tr
 from .names import walk_body
 from .source import keyword_position
+
+
+# The largest constant trip count unrolled (see `_unroll`): a register tile's row or a shared
+# tile's depth (8 x 8 x 16 nested is still only a few thousand instructions).
+UNROLL_MAX = 64
 
 
 class LoopLowering:
@@ -113,7 +119,8 @@ class LoopLowering:
             ctx.loop_depth -= 1
         if not direct:
             body = (ir.Assign(var, k), *body)
-        out.append(ir.Loop(cond, body, _advance(ctx, node, counter, stop, step)))
+        unroll = _unroll(ctx, values, body)
+        out.append(ir.Loop(cond, body, _advance(ctx, node, counter, stop, step), unroll))
         return out
 
     def range_args(self, node: ast.For) -> list[ir.Expr]:
@@ -177,6 +184,31 @@ def _advance(ctx, node: ast.For, counter: str, stop: ir.Expr, step: ir.Expr) -> 
         down = ir.Compare(BOOL, CmpOp.LT, nxt, k)
         wrapped = ir.Compare(BOOL, CmpOp.EQ, down, ir.Compare(BOOL, CmpOp.GT, step, tr.const(0)))
     return (ir.Assign(name, plain), ir.Assign(counter, ir.Select(I32, wrapped, stop, nxt)))
+
+
+def _unroll(ctx, args: list[ir.Expr], body: tuple[ir.Stmt, ...]) -> bool:
+    """Whether to ask the driver to unroll: a constant trip count of at most UNROLL_MAX and a
+    body that reaches a local array. Unrolled, every index of the array is a constant, which is
+    what lets a driver keep the array in registers (NVIDIA's does only then; with a variable
+    index the array lives in slow local memory). Other loops keep the driver's own choice."""
+    from .. import passes
+
+    folded = [passes.map_expr(a, passes.fold_expr) for a in args]
+    if not all(isinstance(a, ir.Const) for a in folded):
+        return False
+    bounds = [int(a.value) for a in folded]  # type: ignore[union-attr]
+    if (len(bounds) == 3 and bounds[2] == 0) or len(range(*bounds)) > UNROLL_MAX:
+        return False
+    private = {i for i, a in enumerate(ctx.shared_arrays) if a.private}
+    if not private:
+        return False
+    for s in ir.walk_stmts(body):
+        if isinstance(s, ir.SharedStore) and s.array in private:
+            return True
+        for e in ir.stmt_exprs(s):
+            if any(isinstance(x, ir.SharedLoad) and x.array in private for x in ir.walk_exprs(e)):
+                return True
+    return False
 
 
 def _stored_names(body: list[ast.stmt]) -> set[str]:

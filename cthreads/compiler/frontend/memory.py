@@ -1,9 +1,11 @@
-"""Workgroup shared arrays and atomics: `tile = shared(float, 256)`, `old = atomic_add(xs, i, v)`.
+"""Arrays declared in the body and atomics: `tile = shared(float, 256)`, `acc = local(float, 64)`,
+`old = atomic_add(xs, i, v)`.
 
-A shared array is declared by one assignment at the top level of the kernel body, with a size
-known when compiling (literals, module constants, `BlockDim`, arithmetic on them); it fits in the
-device's `maxComputeSharedMemorySize`. Atomics change memory, so they are statements (`ir.Atomic`)
-and appear only on a line of their own or as the value of an assignment.
+An array is declared by one assignment at the top level of the kernel body, with a size known
+when compiling (literals, module constants, `BlockDim`, arithmetic on them); shared arrays fit in
+the device's `maxComputeSharedMemorySize`, local (per-invocation) ones in MAX_LOCAL_BYTES.
+Atomics change memory, so they are statements (`ir.Atomic`) and appear only on a line of their
+own or as the value of an assignment.
 """
 
 from __future__ import annotations
@@ -16,6 +18,11 @@ from . import typerules as tr
 from .signature import ALLOWED_LOCAL_TYPES, python_type_name, type_from_node
 
 SHARED_FORM = "name = shared(float, 256) at the top level of the kernel body"
+LOCAL_FORM = "name = local(float, 64) at the top level of the kernel body"
+# All local arrays of a kernel together, per invocation. They are meant for register tiles
+# (NVIDIA keeps at most 255 32-bit registers per invocation; larger arrays spill to slow local
+# memory), so this only stops sizes no driver should be handed.
+MAX_LOCAL_BYTES = 16384
 _SIZE_ALLOWED = (
     "an int literal, a module-level int constant, BlockDim.x (the workgroup size), "
     "or arithmetic on those, e.g. shared(float, TILE * TILE)"
@@ -32,6 +39,15 @@ ATOMIC_OPS = {
 }
 _INT_ONLY = (AtomicOp.AND, AtomicOp.OR, AtomicOp.XOR)
 ELEM_BYTES = 4  # int, float and bool (32-bit in workgroup memory)
+
+
+def array_form(what: str) -> str:
+    """How to declare a `shared` or `local` array (the 'allowed' part of messages)."""
+    return LOCAL_FORM if what == "local" else SHARED_FORM
+
+
+def array_what(what: str) -> str:
+    return "a local (per-invocation) array" if what == "local" else "a workgroup shared array"
 
 
 def elem_bytes(t: ir.Scalar) -> int:
@@ -57,74 +73,87 @@ class MemoryLowering:
 
     # ------------------------------------------------------------------ shared arrays
 
-    def declare_shared(self, node: ast.Assign, call: ast.Call) -> list[ir.Stmt]:
+    def declare_shared(
+        self, node: ast.Assign, call: ast.Call, what: str = "shared"
+    ) -> list[ir.Stmt]:
+        """`name = shared(type, size)`, or `name = local(type, size)` (`what`): the one rule
+        for both kinds of array declared in the body."""
         ctx = self.ctx
+        private = what == "local"
+        kind = "local array" if private else "shared array"
+        form, example = array_form(what), f"{what}(float, {64 if private else 256})"
         target = node.targets[0]
         if len(node.targets) != 1 or not isinstance(target, ast.Name):
             self.fail(
                 node,
-                f"shared() declares a workgroup shared array; it cannot be assigned to `{ast.unparse(node.targets[0])}`"
+                f"{what}() declares {array_what(what)}; it cannot be assigned to `{ast.unparse(node.targets[0])}`"
                 if len(node.targets) == 1
-                else "a shared array is declared with one name",
-                SHARED_FORM,
+                else f"a {kind} is declared with one name",
+                form,
             )
         name = target.id
         if ctx.block_depth:
+            once = "is zero-filled once per invocation" if private else "exists once per workgroup"
             self.fail(
                 node,
-                f"shared array `{name}` must be declared at the top level of the kernel body "
-                "(it exists once per workgroup, not per branch or iteration)",
-                SHARED_FORM,
+                f"{kind} `{name}` must be declared at the top level of the kernel body "
+                f"(it {once}, not per branch or iteration)",
+                form,
             )
         p = ctx.param(name)
         if p is not None:
             self.fail(
                 target,
-                f"`{name}` is a {python_type_name(p.type)} parameter; a shared array needs a new name",
-                SHARED_FORM,
+                f"`{name}` is a {python_type_name(p.type)} parameter; a {kind} needs a new name",
+                form,
             )
         if name in ctx.shared or name in ctx.locals:
             self.fail(
                 target,
-                f"`{name}` is already defined above; a shared array needs a new name",
-                SHARED_FORM,
+                f"`{name}` is already defined above; a {kind} needs a new name",
+                form,
             )
         if call.keywords:
-            self.fail(call.keywords[0], "shared() takes positional arguments", "shared(float, 256)")
+            self.fail(call.keywords[0], f"{what}() takes positional arguments", example)
         if len(call.args) != 2:
             self.fail(
                 call,
-                f"shared() takes 2 arguments (type, size); got {len(call.args)}",
-                "shared(float, 256)",
+                f"{what}() takes 2 arguments (type, size); got {len(call.args)}",
+                example,
             )
         elem = type_from_node(call.args[0])
         if not isinstance(elem, ir.Scalar):
             self.fail(
                 call.args[0],
-                f"unsupported shared array element type `{ast.unparse(call.args[0])}`",
+                f"unsupported {kind} element type `{ast.unparse(call.args[0])}`",
                 ALLOWED_LOCAL_TYPES,
             )
-        size = self._size(call.args[1])
+        size = self._size(call.args[1], kind)
         line = ctx.source.position(node)[0]
-        array = ir.SharedArray(name, elem, size, line)
+        array = ir.SharedArray(name, elem, size, line, private)
         if not tr.is_legacy(elem):
             ctx.note_type(elem, call.args[0])
-        used = sum(a.size * elem_bytes(a.elem) for a in [*ctx.shared_arrays, array])
-        if ctx.max_shared_memory is not None and used > ctx.max_shared_memory:
-            parts = ", ".join(
-                f"`{a.name}` {a.size * elem_bytes(a.elem)}" for a in [*ctx.shared_arrays, array]
+        same = [a for a in ctx.shared_arrays if a.private == private] + [array]
+        used = sum(a.size * elem_bytes(a.elem) for a in same)
+        limit = MAX_LOCAL_BYTES if private else ctx.max_shared_memory
+        if limit is not None and used > limit:
+            parts = ", ".join(f"`{a.name}` {a.size * elem_bytes(a.elem)}" for a in same)
+            where = (
+                "an invocation may hold (local arrays are meant to stay in registers)"
+                if private
+                else "bytes of workgroup memory this device has (maxComputeSharedMemorySize)"
             )
             self.fail(
                 call,
-                f"shared arrays need {used} bytes ({parts}), more than the {ctx.max_shared_memory} "
-                "bytes of workgroup memory this device has (maxComputeSharedMemorySize)",
-                "smaller shared arrays (4 bytes per element), e.g. a smaller tile",
+                f"{kind}s need {used} bytes ({parts}), more than the {limit} "
+                + ("bytes " + where if private else where),
+                f"smaller {kind}s (4 bytes per element), e.g. a smaller tile",
             )
         ctx.shared[name] = len(ctx.shared_arrays)
         ctx.shared_arrays.append(array)
         return []
 
-    def _size(self, node: ast.expr) -> int:
+    def _size(self, node: ast.expr, kind: str = "shared array") -> int:
         from .. import passes
 
         wg = self.ctx.workgroup_size
@@ -139,13 +168,13 @@ class MemoryLowering:
             what = "a float" if value.type.is_float else "not known when compiling"
             self.fail(
                 node,
-                f"the size of a shared array must be a constant int; this is {what}",
+                f"the size of a {kind} must be a constant int; this is {what}",
                 _SIZE_ALLOWED,
             )
         if value.value < 1:
             self.fail(
                 node,
-                f"the size of a shared array must be at least 1; this is {value.value}",
+                f"the size of a {kind} must be at least 1; this is {value.value}",
                 _SIZE_ALLOWED,
             )
         return int(value.value)

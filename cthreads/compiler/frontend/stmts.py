@@ -210,7 +210,7 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, TileLowering, 
             return self.tile_assign(node)
         special = self.special_call(node.value)
         if special is not None and special[0] == "shared":
-            return self.declare_shared(node, node.value)  # type: ignore[arg-type]
+            return self.declare_shared(node, node.value, special[1])  # type: ignore[arg-type]
         if special is not None:  # old = atomic_add(xs, i, v), s = subgroup_add(x)
             out, old = self.value_call(node.value, special)  # type: ignore[arg-type]
             for target in targets:
@@ -260,8 +260,8 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, TileLowering, 
         if isinstance(target, ast.Name):
             return self.assign_local(target, target.id, value)
         if isinstance(target, ast.Subscript):
-            space, li = self.x.array_ref(target.value, "assigned by index")
-            index = self.x.index(target.slice)
+            space, li = self.x.array_ref(target.value, "assigned by index", local_ok=True)
+            index = self.x.element_index(target.slice, space, li)
             if space == "shared":
                 return [ir.SharedStore(li, index, self.shared_value(target, li, value))]
             return [ir.Store(li, index, self.store_value(target, li, value))]
@@ -289,7 +289,7 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, TileLowering, 
             target,
             value,
             arr.elem,
-            f"an element of shared array `{arr.name}` ({tr.type_name(arr.elem)})",
+            f"an element of {arr.kind} `{arr.name}` ({tr.type_name(arr.elem)})",
         )
 
     def assign_local(
@@ -300,7 +300,7 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, TileLowering, 
             arr = ctx.shared_arrays[ctx.shared[name]]
             self.fail(
                 node,
-                f"`{name}` is a shared array (declared on line {arr.line}); it cannot be assigned again",
+                f"`{name}` is a {arr.kind} (declared on line {arr.line}); it cannot be assigned again",
                 f"assign its elements: {name}[i] = value",
             )
         p = ctx.param(name)
@@ -378,8 +378,8 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, TileLowering, 
             )
             return self.assign_local(target, target.id, result)
         if isinstance(target, ast.Subscript):
-            space, li = self.x.array_ref(target.value, "assigned by index")
-            index = self.x.index(target.slice)
+            space, li = self.x.array_ref(target.value, "assigned by index", local_ok=True)
+            index = self.x.element_index(target.slice, space, li)
             if space == "shared":
                 elem = self.ctx.shared_arrays[li].elem
                 current: ir.Expr = ir.SharedLoad(elem, li, index)
@@ -437,10 +437,11 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, TileLowering, 
             return []
         special = self.special_call(node.value)
         if special is not None and special[0] == "shared":
+            what = special[1]
             self.fail(
                 node.annotation,
-                "a shared array takes no annotation",
-                f"{name} = shared(float, 256)",
+                f"a {what} array takes no annotation",
+                f"{name} = {what}(float, {64 if what == 'local' else 256})",
             )
         if special is not None:
             out, old = self.value_call(node.value, special)  # type: ignore[arg-type]

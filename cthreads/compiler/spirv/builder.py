@@ -208,6 +208,15 @@ class Module:
                 self.emit(self.globals, Op.Constant, type_id, cid, bits)
         return cid
 
+    def const_null(self, type_id: int) -> int:
+        """An interned OpConstantNull (all zeros) of any type, e.g. an array's initialiser."""
+        key = ("null", type_id)
+        cid = self._interned.get(key)
+        if cid is None:
+            cid = self._interned[key] = self.new_id()
+            self.emit(self.globals, Op.ConstantNull, type_id, cid)
+        return cid
+
     def spec_const(self, type_id: int, value: int, spec_id: int) -> int:
         cid = self.new_id()
         self.emit(self.globals, Op.SpecConstant, type_id, cid, value & 0xFFFFFFFF)

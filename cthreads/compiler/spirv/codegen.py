@@ -128,7 +128,8 @@ class Codegen(MainGen, VecGen, MemoryGen, SubgroupGen, TileGen, StmtGen, MathGen
         yz = any(k is ir.BuiltinKind.GLOBAL_ID and a for k, a in self.usage.builtins)
         self.vec: VecPlan | None = (
             vector_plan(kernel, self.usage, self.observes)
-            if vectorize and not yz and not kernel.type_lines  # 4-wide form: 32-bit types only
+            # 4-wide form: 32-bit types only, and no local arrays (one per logical invocation)
+            if vectorize and not yz and not kernel.type_lines and not kernel.shared
             else None
         )
         # `body` takes the parameter-block values as arguments, loaded once in `main`; a

@@ -1,7 +1,9 @@
-"""Workgroup shared arrays and atomics: declarations, zero-fill, guarded access, atomic ops.
+"""Shared and local arrays and atomics: declarations, zero-fill, guarded access, atomic ops.
 
 Shared arrays are `Workgroup` variables of `OpTypeArray` (no explicit layout), zero-filled by
 `main` before the body runs (a strided loop over the workgroup's invocations, then a barrier).
+Local arrays are `Function` variables of the body, initialised with OpConstantNull (so zeroed on
+every call of the body: once per logical invocation, grid-stride loop included).
 Reads clamp the index and select zero when it is out of range (branch-free; element 0 always
 exists); writes and atomics outside `[0, size)` are skipped by a selection (SPEC §5.6's rule).
 
@@ -45,7 +47,7 @@ _UINT_ATOMIC = {ir.AtomicOp.MIN: Op.AtomicUMin, ir.AtomicOp.MAX: Op.AtomicUMax}
 
 
 class SharedInfo:
-    __slots__ = ("elem", "elem_ptr", "int_view", "size", "size_id", "storage", "var")
+    __slots__ = ("elem", "elem_ptr", "int_view", "size", "size_id", "storage", "t_arr", "var")
 
     def __init__(self, var, elem, storage, elem_ptr, size, size_id, int_view):
         self.var, self.elem, self.storage, self.elem_ptr = var, elem, storage, elem_ptr
@@ -66,18 +68,38 @@ class MemoryGen:
             int_view = i in self.usage.shared_int_view
             storage = self.t_i32 if int_view else self.ty(arr.elem)
             t_arr = m.t_array(storage, m.const(u32, arr.size))
-            var = m.variable(m.t_pointer(StorageClass.Workgroup, t_arr), StorageClass.Workgroup)
-            m.name(var, arr.name)
-            self.interface.append(var)
-            elem_ptr = m.t_pointer(StorageClass.Workgroup, storage)
-            self.shared_info.append(
-                SharedInfo(var, arr.elem, storage, elem_ptr, arr.size, self.ki(arr.size), int_view)
+            sc = StorageClass.Function if arr.private else StorageClass.Workgroup
+            var = 0  # a local array's variable is made in the body function (declare_local_vars)
+            if not arr.private:
+                var = m.variable(m.t_pointer(sc, t_arr), sc)
+                m.name(var, arr.name)
+                self.interface.append(var)
+            info = SharedInfo(
+                var,
+                arr.elem,
+                storage,
+                m.t_pointer(sc, storage),
+                arr.size,
+                self.ki(arr.size),
+                int_view,
             )
+            info.t_arr = t_arr
+            self.shared_info.append(info)
+
+    def declare_local_vars(self, fn) -> None:
+        """The body's local arrays: Function variables initialised to all zeros, so every call
+        of the body (each logical invocation) starts with zero-filled arrays."""
+        for arr, info in zip(self.k.shared, self.shared_info):
+            if arr.private:
+                ptr = self.m.t_pointer(StorageClass.Function, info.t_arr)
+                info.var = fn.variable(ptr, StorageClass.Function, self.m.const_null(info.t_arr))
+                self.m.name(info.var, arr.name)
 
     def emit_shared_init(self, fn) -> None:
         """In `main` (observing form): every invocation zeroes elements lid, lid + W, ...; then a
         workgroup barrier, so the body starts with zero-filled shared arrays."""
-        if not self.k.shared:
+        workgroup = [info for a, info in zip(self.k.shared, self.shared_info) if not a.private]
+        if not workgroup:
             return
         m, i32 = self.m, self.t_i32
         self.code, self.cur_label, self.terminated = fn.body, fn.entry_label, False
@@ -90,7 +112,7 @@ class MemoryGen:
             yz = self.op(Op.IAdd, i32, y, self.op(Op.IMul, i32, z, self.ki(wy)))
             flat = self.op(Op.IAdd, i32, flat, self.op(Op.IMul, i32, yz, self.ki(wx)))
         step = self.ki(wx * wy * wz)
-        for info in self.shared_info:
+        for info in workgroup:
             zero = self.m.const(
                 info.storage, False if info.elem.is_bool and not info.int_view else 0
             )

@@ -62,6 +62,7 @@ class StmtGen:
             self.local_vars[name] = var
             if name in by_name:  # an assigned scalar parameter: the local starts with its value
                 self.ins(Op.Store, var, args[("scalar", by_name[name])])
+        self.declare_local_vars(fn)  # codegen_memory.py
         if k.tiles:
             self.declare_tile_vars(fn)  # codegen_tiles.py
         self._builtins()
@@ -209,7 +210,7 @@ class StmtGen:
         header, cond_l, body_l, cont, merge = new(), new(), new(), new(), new()
         self.br(header)
         self.begin(header)
-        self.ins(Op.LoopMerge, merge, cont, LoopControl.None_)
+        self.ins(Op.LoopMerge, merge, cont, LoopControl.Unroll if s.unroll else LoopControl.None_)
         self.br(cond_l)
         self.begin(cond_l)  # the condition may itself need blocks (guarded loads, int **)
         c = self.expr(s.cond)

@@ -41,7 +41,7 @@ class Usage:
 
 def scan(kernel: ir.Kernel) -> Usage:
     u = Usage()
-    u.shared = bool(kernel.shared)
+    u.shared = any(not a.private for a in kernel.shared)  # local arrays live per invocation
     _stmts(kernel.body, u)
     for i in list(u.shared_int_view):
         if not kernel.shared[i].elem.is_float:
