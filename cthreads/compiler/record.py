@@ -55,5 +55,14 @@ class Record:
         inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
         return f"{type(self).__name__}({inner})"
 
+    def replace(self, **changes: Any) -> Record:
+        """A copy with `changes` (field=value) applied, as `dataclasses.replace` gives."""
+        values = dict(zip(self._fields, self._values()))
+        for name in changes:
+            if name not in values:
+                raise TypeError(f"{type(self).__name__} has no field `{name}`")
+        values.update(changes)
+        return type(self)(**values)
+
     def __reduce__(self) -> tuple:
         return (type(self), self._values())

@@ -7,7 +7,6 @@ against numpy references and the emulator.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -379,7 +378,7 @@ def _compile_error(fn, target=FULL) -> GpuCompileError:
     ],
 )
 def test_missing_feature_is_a_located_compile_error(feature, capability, kernel, word):
-    target = dataclasses.replace(FULL, **{feature: False})
+    target = FULL.replace(**{feature: False})
     exc = _compile_error(kernel, target)
     assert f"`{capability}" in str(exc)
     assert exc.filename == __file__ and exc.line is not None and word in exc.line

@@ -8,7 +8,6 @@ groups the results by them.
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 import pytest
@@ -267,7 +266,7 @@ def test_emulator_default_subgroup_size_and_partial_subgroups():
     ],
 )
 def test_missing_feature_is_a_located_compile_error(feature, capability):
-    target = dataclasses.replace(FULL, **{feature: False})
+    target = FULL.replace(**{feature: False})
     with pytest.raises(GpuCompileError) as info:
         compile_kernel(sg_ops.lower(target), target)
     exc = info.value

@@ -9,7 +9,6 @@ an assumed subgroup layout.
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 import pytest
@@ -327,13 +326,13 @@ def test_f16_subgroup_add_rounds_the_32_bit_sum_once():
 
 
 def test_narrow_values_need_no_extended_types():
-    target = dataclasses.replace(FULL, subgroup_extended_types=False)
+    target = FULL.replace(subgroup_extended_types=False)
     compile_kernel(sg_narrow.lower(target), target)  # compiles: computed in 32 bits
 
 
 @pytest.mark.parametrize("kernel, word", [(sg_i64, "i64"), (sg_u64, "u64"), (sg_f64, "f64")])
 def test_missing_extended_types_is_a_located_compile_error(kernel, word):
-    target = dataclasses.replace(FULL, subgroup_extended_types=False)
+    target = FULL.replace(subgroup_extended_types=False)
     with pytest.raises(GpuCompileError) as info:
         compile_kernel(kernel.lower(target), target)
     exc = info.value

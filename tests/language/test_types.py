@@ -6,7 +6,6 @@ skipped with a reason when the device lacks shaderFloat64 / shaderInt64.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -403,7 +402,7 @@ def test_literal_in_explicit_casts_wraps_like_the_host():
     ],
 )
 def test_missing_feature_is_a_located_compile_error(feature, capability, kernel, word):
-    target = dataclasses.replace(FULL, **{feature: False})
+    target = FULL.replace(**{feature: False})
     with pytest.raises(GpuCompileError) as info:
         compile_kernel(kernel.lower(target), target)
     exc = info.value
