@@ -27,11 +27,10 @@ from typing import Any
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..launch import session
 from ..launch.binding import check_list, check_scalar
-from ..launch.dispatch import gpu, plan_of
+from ..launch.dispatch import gpu, plan_of, scoped_device
 from ..launch.gpujob import GpuJob
 from ..launch.stream import SCOPED
 from ..runtime.extents import extent_items, is_extent
-from ..runtime.handle import current as _current_device
 
 # Invocations per axis the parameter block holds (a u32), as dispatch.py checks for gpu(grid=).
 MAX_AXIS_INVOCATIONS = 0xFFFFFFFF
@@ -67,7 +66,7 @@ class BracketLaunch:
             return _callable_launch(self.kernel, self.grid, self.facts, *args, **options)
         if options:
             _check_options(self.kernel, options)
-        elif not SCOPED[0] and _current_device.get() is None:
+        elif not SCOPED[0] and scoped_device() is None:
             # (inside `with stream:` / `with device:` gpu() routes the launch there)
             # the hot loop: the kernel's C launcher with the invocations bound (what gpu()
             # does first, without its frame); anything it declines goes through gpu()

@@ -52,10 +52,11 @@ class GpuKernel:
     """
 
     __gpu__ = True  # as cthreads-gpu marks its kernels
-    # gpu()'s shortcut to this kernel's C launcher (launch/plan.py, native/launch.c), set once
-    # the launcher exists; it re-checks everything itself and returns None when unsure.
-    _fast_launch: Callable[[tuple], Any] | None = None
-    _bracket: Any = None  # the last `kernel[grid]` launcher (gpu/bracket.py)
+    # (`_fast_launch` and `_bracket`, read at every launch, are instance attributes with no
+    # class default: CPython does not specialise the load of an instance attribute that
+    # shadows a class attribute, and such a load costs several times a plain one)
+    _fast_launch: Callable[[tuple], Any] | None
+    _bracket: Any
     _tuner: Any = None  # an `@autotune` kernel's choices and tuner (gpu/tuning.py)
     _choices: dict[str, Any] = {}  # a variant's autotune choices (gpu/variants.py)
     _physical_width: int | None = None  # a variant's workgroup_size choice, honoured always
@@ -70,6 +71,10 @@ class GpuKernel:
     ):
         if not isinstance(log, bool):
             raise TypeError(f"@Gpu(log=...) takes True or False; got {log!r}")
+        # gpu()'s shortcut to this kernel's C launcher (launch/plan.py, native/launch.c), set
+        # once the launcher exists; it re-checks everything itself and returns None when unsure
+        self._fast_launch = None
+        self._bracket = None  # the last `kernel[grid]` launcher (gpu/bracket.py)
         self._wg = _workgroup(workgroup_size)
         self._explicit_wg = workgroup_size is not None
         self.log = log

@@ -11,6 +11,7 @@ groups than the device allows along y or z is a `GpuInvalidArgument` naming `gri
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
@@ -32,6 +33,10 @@ from .gpujob import GpuJob
 from .plan import LaunchPlan, make_plan, native_launcher
 from .sizing import dispatches, parse_grid, shape_of
 from .stream import SCOPED, after_value, check_after, current_stream, resolve_stream
+
+# the calling context's `with device:` device, or None; bound once (a method looked up on the
+# ContextVar at each call costs a bound-method object)
+scoped_device = _current_device.get
 
 if TYPE_CHECKING:
     from ..gpu.kernel import GpuKernel as _GpuKernel
@@ -64,7 +69,39 @@ def _take_orphaned_keys() -> list:
     return take_orphaned_keys()
 
 
-def gpu(
+def gpu(fn: _GpuKernel, *args: Any, **options: Any) -> GpuJob:
+    """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`.
+
+    Options (keywords): `force=True` re-prepares everything first; `timed=True` records device
+    timestamps around the launch, read back as `job.elapsed_ms` (costly on some drivers, so off
+    by default); `grid=(nx, ny[, nz])` gives the problem size per axis in invocations (each
+    rounded up to whole workgroups) instead of `n` / the longest list. `stream=s` queues it on
+    stream `s` (launch/stream.py; default: the thread's `with` stream, else the device's default
+    stream); `after=[job, ...]` starts it after those jobs of any stream of the same device.
+    `device=` (a `GpuDevice`, an index in `cthreads.gpu.devices()`, a UUID or a part of a name)
+    runs it there instead of on the current device (`with device:`), else the default one.
+    Device arrays and arena-bound arguments must live on the device the launch runs on.
+    `pins={NAME: value}` fixes `@autotune` choices for this launch (gpu/tuning.py)."""
+    # The hot loop, in as few bytecodes as possible (issue 14): the options are one `**`
+    # dict, not keyword-only parameters, because CPython looks each missing keyword-only
+    # default up in a dict on every call. A launch whose C launcher was built
+    # (plan.native_launcher) returns from here; it re-checks the device, the arity and every
+    # argument, takes `grid` as an int or 1 to 3 ints, and declines (None) anything else.
+    if type(fn) is _GpuKernel and not SCOPED[0] and scoped_device() is None:
+        fast = fn._fast_launch
+        if fast is not None:
+            if not options:
+                job = fast(args)
+            elif len(options) == 1 and "grid" in options:
+                job = fast(args, options["grid"])
+            else:
+                job = None
+            if job is not None:
+                return job
+    return launch(fn, *args, **options)
+
+
+def launch(
     fn: _GpuKernel,
     *args: Any,
     force: bool = False,
@@ -76,46 +113,14 @@ def gpu(
     pins: Any = None,
     **kwargs: Any,
 ) -> GpuJob:
-    """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`.
-
-    `force=True` re-prepares everything first; `timed=True` records device timestamps around
-    the launch, read back as `job.elapsed_ms` (costly on some drivers, so off by default);
-    `grid=(nx, ny[, nz])` gives the problem size per axis in invocations (each rounded up to
-    whole workgroups) instead of `n` / the longest list. `stream=s` queues it on stream `s`
-    (launch/stream.py; default: the thread's `with` stream, else the device's default stream);
-    `after=[job, ...]` starts it after those jobs of any stream of the same device. `device=`
-    (a `GpuDevice`, an index in `cthreads.gpu.devices()`, a UUID or a part of a name) runs it
-    there instead of on the current device (`with device:`), else the default one. Device
-    arrays and arena-bound arguments must live on the device the launch runs on.
-    `pins={NAME: value}` fixes `@autotune` choices for this launch (gpu/tuning.py)."""
+    """`gpu()` with its options spelled out (gpu() is this signature, see below): the launch
+    past gpu()'s hot loop, or what it declined."""
     if stream is not None or after is not None or SCOPED[0]:
         return _stream_launch(fn, args, force, timed, grid, stream, after, device, pins, kwargs)
-    if (
-        type(fn) is _GpuKernel
-        and pins is None
-        and not (kwargs or force or timed)
-        and device is None
-        and _current_device.get() is None
-    ):
-        # The hot loop: a launch whose C launcher was built (plan.native_launcher) returns from
-        # here; it re-checks the device, the arity and every argument.
-        fast = fn._fast_launch
-        if fast is not None:
-            if grid is None:
-                job = fast(args)
-            else:  # padded to 3 as it is: the C launcher declines any extent it cannot take
-                # (not an exact int, negative), and the general path below words the error
-                t = type(grid)
-                if t is tuple and 0 < len(grid) <= 3:
-                    g = grid if len(grid) == 3 else (grid + (1, 1))[:3]
-                elif t is int:
-                    g = (grid, 1, 1)
-                else:
-                    g = parse_grid(grid)
-                job = fast(args, g)
-            if job is not None:
-                return job
     return _general(fn, args, force, timed, grid, device, pins, kwargs)
+
+
+gpu.__signature__ = inspect.signature(launch)  # what help(gpu) and IDEs show
 
 
 def _general(

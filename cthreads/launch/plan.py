@@ -229,7 +229,9 @@ def native_launcher(plan: LaunchPlan, pipeline: Any, device: Any, generation: in
     if (
         type(native) is not module.Device
         or len(plan.params) > module.FastLauncher.codes()["MAX_PARAMS"]
-        or GpuJob.__new__ is not object.__new__  # the launcher makes jobs with object.__new__
+        # the launcher makes jobs with object.__new__ and sets their attributes as object does
+        or GpuJob.__new__ is not object.__new__
+        or GpuJob.__setattr__ is not object.__setattr__
         or not all(_plain_attributes(t, residency.RECORD_FIELDS) for t in record_types)
     ):
         return None
