@@ -27,7 +27,8 @@ from typing import Any
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..launch import session
 from ..launch.binding import check_list, check_scalar
-from ..launch.dispatch import gpu, plan_of, scoped_device
+from ..launch.dispatch import gpu, scoped_device
+from ..launch.general import plan_of
 from ..launch.gpujob import GpuJob
 from ..launch.stream import SCOPED
 from ..runtime.extents import extent_items, is_extent

@@ -2,14 +2,14 @@
 derived once, here only, from the compiler's contract (`CompiledKernel`: parameters, the
 parameter-block layout, workgroup shape) and the device's limits.
 
-Both launch paths consume it: the general Python path (`dispatch._launch`, `binding.
-check_scalar`) reads the `LaunchPlan` itself; the C launcher (native/launch.c, `FastLauncher`)
+Both launch paths consume it: the general Python path (`general.general_launch`,
+`binding.check_scalar`) reads the `LaunchPlan` itself; the C launcher (native/launch.c, `FastLauncher`)
 gets `native_launcher(...)`'s compact encoding of it. The C module defines its own parameter
 kinds and field roles and exports them (`FastLauncher.codes()`); this module spells them by
 name and reads the numbers from there, so no code is mirrored by hand.
 
     gpu(fn, *args) ─▶ Prepared (session) ─▶ LaunchPlan (here, once) ─┬▶ FastLauncher.launch (C)
-                                                                     └▶ dispatch._launch (Python)
+                                                                     └▶ general_launch (Python)
 """
 
 from __future__ import annotations
