@@ -52,8 +52,8 @@ def _kernel_class() -> type:
 
 
 def _take_orphaned_keys() -> list:
-    """The source keys of kernels no longer referenced (gpu/kernel.py counts them)."""
-    from ..gpu.kernel import take_orphaned_keys
+    """The source keys of kernels no longer referenced (gpu/registry.py counts them)."""
+    from ..gpu.registry import take_orphaned_keys
 
     return take_orphaned_keys()
 
