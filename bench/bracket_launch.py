@@ -3,8 +3,11 @@
     python bench/bracket_launch.py [--quick] [--json out.json]
 
 Each case queues 1,000 launches of saxpy on arena-resident lists (n = 256) and joins the last
-one; the host cost is the calling thread's CPU time per launch (wall time is reported too); cases are interleaved round by round so a
-change in machine load hits them alike. Cases: `gpu(saxpy, ...)` (the C fast path),
+one; the host cost is the calling thread's CPU time per launch (wall time, the join included,
+is reported too). All cases run in one process, interleaved round by round, and each round
+starts at the next case (the order rotates), so neither machine load nor a fixed position
+(first after a join, say) favours one case. The first line printed is the summary the issues'
+targets read (issue 14: `gpu()`; issue 15: `kernel[grid]` held / `gpu()` <= 1.1). Cases: `gpu(saxpy, ...)` (the C fast path),
 `gpu(saxpy, ..., grid=(n,))` (invocations per axis), `saxpy[groups](...)` with the same grid
 object each time, `saxpy[(groups,)](...)` with a new tuple each time, and a callable grid
 `saxpy[lambda m: ...](...)` (meta built per launch). Ratios are against `gpu()` and
@@ -100,8 +103,9 @@ def main() -> int:
         case().join(download=False)
     wall: dict[str, list[float]] = {name: [] for name in cases}
     cpu: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(rounds):
-        for name, case in cases.items():
+    order = list(cases.items())
+    for r in range(rounds):
+        for name, case in order[r % len(order) :] + order[: r % len(order)]:
             t0, c0 = time.perf_counter(), time.thread_time()
             for _ in range(launches - 1):
                 case()
@@ -141,6 +145,13 @@ def main() -> int:
         "rounds": rounds,
         "results": results,
     }
+    print(
+        f"host CPU per queued launch: gpu() {us['gpu']:.3f} us, kernel[grid] held "
+        f"{us['bracket_static']:.3f} us ({us['bracket_static'] / us['gpu']:.3f} x gpu()), "
+        f"k[g](...) at the call {us['bracket_subscript_int']:.3f} us "
+        f"({us['bracket_subscript_int'] / us['gpu']:.3f} x), gpu(grid=) {us['gpu_grid']:.3f} us "
+        f"({us['gpu_grid'] / us['gpu']:.3f} x)"
+    )
     print(json.dumps(report, indent=2))
     if opts.json:
         with open(opts.json, "w") as f:
