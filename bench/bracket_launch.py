@@ -3,12 +3,15 @@
     python bench/bracket_launch.py [--quick] [--json out.json]
 
 Each case queues 1,000 launches of saxpy on arena-resident lists (n = 256) and joins the last
-one; the host cost is the calling thread's CPU time per launch (wall time is reported too); cases are interleaved round by round so a
-change in machine load hits them alike. Cases: `gpu(saxpy, ...)` (the C fast path),
+one; the host cost is the calling thread's CPU time per launch (wall time, the join included,
+is reported too). All cases run in one process, interleaved round by round, and each round
+starts at the next case (the order rotates), so neither machine load nor a fixed position
+(first after a join, say) favours one case. The first line printed is the summary the issues'
+targets read (issue 14: `gpu()`; issue 15: `kernel[grid]` held / `gpu()` <= 1.1). Cases: `gpu(saxpy, ...)` (the C fast path),
 `gpu(saxpy, ..., grid=(n,))` (invocations per axis), `saxpy[groups](...)` with the same grid
 object each time, `saxpy[(groups,)](...)` with a new tuple each time, and a callable grid
 `saxpy[lambda m: ...](...)` (meta built per launch). Ratios are against `gpu()` and
-`gpu(grid=)`.
+`gpu(grid=)`. `bench/launch_instructions.py` counts instructions for the same cases.
 """
 
 from __future__ import annotations
@@ -29,41 +32,6 @@ def saxpy(n: int, a: float, x: list[float], y: list[float]) -> None:
     i: int = GlobalIdx.x
     if i < n:
         y[i] = a * x[i] + y[i]
-
-
-def _stub(fn, *args, force=False, timed=False, grid=None, **kwargs):
-    return None
-
-
-def _layer_overhead(n, x, y, groups, by_groups, rounds: int) -> dict[str, float]:
-    """Median thread CPU µs per call of each spelling with gpu() stubbed out (nothing runs)."""
-    from cthreads.gpu import bracket
-
-    real = bracket.gpu
-    bracket.gpu = _stub
-    saxpy._bracket = None  # launchers made from here on bind the stub
-    try:
-        static = saxpy[groups]
-        inv = static.invocations
-        spellings = {
-            "direct": lambda: _stub(saxpy, n, 1.0, x, y, grid=inv),
-            "bracket_static": lambda: static(n, 1.0, x, y),
-            "bracket_subscript_int": lambda: saxpy[groups](n, 1.0, x, y),
-            "bracket_new_tuple": lambda: saxpy[(groups + 0,)](n, 1.0, x, y),
-            "bracket_callable": lambda: saxpy[by_groups](n, 1.0, x, y),
-        }
-        calls = 20000
-        samples: dict[str, list[float]] = {k: [] for k in spellings}
-        for _ in range(rounds):
-            for name, fn in spellings.items():
-                c0 = time.thread_time()
-                for _ in range(calls):
-                    fn()
-                samples[name].append((time.thread_time() - c0) / calls)
-    finally:
-        bracket.gpu = real
-        saxpy._bracket = None
-    return {k: 1e6 * statistics.median(v) for k, v in samples.items()}
 
 
 def main() -> int:
@@ -100,8 +68,9 @@ def main() -> int:
         case().join(download=False)
     wall: dict[str, list[float]] = {name: [] for name in cases}
     cpu: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(rounds):
-        for name, case in cases.items():
+    order = list(cases.items())
+    for r in range(rounds):
+        for name, case in order[r % len(order) :] + order[: r % len(order)]:
             t0, c0 = time.perf_counter(), time.thread_time()
             for _ in range(launches - 1):
                 case()
@@ -123,16 +92,6 @@ def main() -> int:
             results[f"{name}_vs_gpu"] = round(us[name] / us["gpu"], 3)
             results[f"{name}_vs_gpu_grid"] = round(us[name] / us["gpu_grid"], 3)
     results["gpu_grid_vs_gpu"] = round(us["gpu_grid"] / us["gpu"], 3)
-    # What the bracket layer itself adds, apart from the launch: each spelling with gpu()
-    # replaced by a stub of its signature, against calling the stub directly; then the
-    # ratio a kernel[grid] launch would have once gpu(grid=) costs what gpu() costs.
-    layer = _layer_overhead(n, x, y, groups, by_groups, rounds)
-    for name, v in layer.items():
-        results[f"layer_{name}_us"] = round(v, 3)
-        if name != "direct":
-            results[f"projected_{name}_vs_gpu"] = round(
-                (us["gpu"] + v - layer["direct"]) / us["gpu"], 3
-            )
     report = {
         "package": package_label(),
         "device": device_name(),
@@ -141,6 +100,13 @@ def main() -> int:
         "rounds": rounds,
         "results": results,
     }
+    print(
+        f"host CPU per queued launch: gpu() {us['gpu']:.3f} us, kernel[grid] held "
+        f"{us['bracket_static']:.3f} us ({us['bracket_static'] / us['gpu']:.3f} x gpu()), "
+        f"k[g](...) at the call {us['bracket_subscript_int']:.3f} us "
+        f"({us['bracket_subscript_int'] / us['gpu']:.3f} x), gpu(grid=) {us['gpu_grid']:.3f} us "
+        f"({us['gpu_grid'] / us['gpu']:.3f} x)"
+    )
     print(json.dumps(report, indent=2))
     if opts.json:
         with open(opts.json, "w") as f:

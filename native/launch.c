@@ -1,6 +1,6 @@
 /* cthreads._native — launch: one queued launch of a FastLauncher (launch_plan.c makes them).
  *
- *   FastLauncher.launch(args: tuple, grid: (nx, ny, nz) | None = None, lane: int = 0,
+ *   FastLauncher.launch(args: tuple, grid: nx | (nx[, ny[, nz]]) | None = None, lane: int = 0,
  *                       after: int = 0) -> GpuJob | None   (lane >= 1: a stream's, lane.c)
  *       Every list resident (resident_record, the record protocol of residency/arena.py: same
  *       object, generation, pack code, length, no hazard this launch must refuse), every
@@ -220,21 +220,16 @@ put(uint8_t *push, const LField *f, LValue v)
 }
 
 /* A GpuJob by its fast construction protocol (gpujob.py QUEUED_FIELDS): object.__new__ plus
-   those attributes, in their order. */
+   those attributes, in their order (the rest are class defaults that mean "queued"). */
 static PyObject *
 make_job(CtLauncher *self, PyObject *value, PyObject *writebacks)
 {
     PyTypeObject *tp = (PyTypeObject *)self->ref[O_JOB_TYPE];
-    PyObject *buffers = PyList_New(0);
-    if (buffers == NULL)
-        return NULL;
-    PyObject *values[J_COUNT] = {self->ref[O_DEVICE_OBJ], value, self->ref[O_NAME], writebacks,
-                                 buffers, Py_False};
+    PyObject *values[J_COUNT] = {self->ref[O_DEVICE_OBJ], value, self->ref[O_NAME], writebacks};
     PyObject *job = tp->tp_new(tp, s_empty, NULL);
     for (int i = 0; job != NULL && i < J_COUNT; i++)
-        if (PyObject_SetAttr(job, self->jf[i], values[i]) < 0)
+        if (PyObject_GenericSetAttr(job, self->jf[i], values[i]) < 0)
             Py_CLEAR(job);
-    Py_DECREF(buffers);
     return job;
 }
 
@@ -278,26 +273,35 @@ plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4], u
     return 1;
 }
 
-/* grid: None, or a tuple of three exact ints >= 0 (dispatch.parse_grid's form); anything else
-   declines, and the general path checks it and words the error */
+/* one extent: an exact int >= 0 (else 0: the general path checks it and words the error) */
+static int
+extent(PyObject *v, long long *out)
+{
+    int overflow = 0;
+    *out = PyLong_CheckExact(v) ? PyLong_AsLongLongAndOverflow(v, &overflow) : -1;
+    if (overflow || (*out == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    return *out >= 0;
+}
+
+/* grid: None, an exact int, or a tuple of 1 to 3 exact ints, each >= 0 (gpu()'s `grid=` as
+   written, or dispatch.parse_grid's padded form); missing axes are 1. Anything else declines,
+   and the general path checks it and words the error. */
 static int
 parse_grid(PyObject *grid, long long size[3])
 {
     if (grid == Py_None)
         return 1;
-    if (!PyTuple_CheckExact(grid) || PyTuple_GET_SIZE(grid) != 3)
+    if (PyLong_CheckExact(grid))
+        return extent(grid, &size[0]);
+    Py_ssize_t n = PyTuple_CheckExact(grid) ? PyTuple_GET_SIZE(grid) : 0;
+    if (n < 1 || n > 3)
         return 0;
-    for (int a = 0; a < 3; a++) {
-        PyObject *v = PyTuple_GET_ITEM(grid, a);
-        int overflow = 0;
-        size[a] = PyLong_CheckExact(v) ? PyLong_AsLongLongAndOverflow(v, &overflow) : -1;
-        if (overflow || (size[a] == -1 && PyErr_Occurred())) {
-            PyErr_Clear();
+    for (Py_ssize_t a = 0; a < n; a++)
+        if (!extent(PyTuple_GET_ITEM(grid, a), &size[a]))
             return 0;
-        }
-        if (size[a] < 0) /* the general path words the error */
-            return 0;
-    }
     return 1;
 }
 

@@ -39,7 +39,7 @@ typedef struct {
 _Static_assert(sizeof(LParam) == 40 && sizeof(LField) == 16 && sizeof(LSizing) == 96,
                "launch.h: a plan layout no longer matches its struct format");
 
-enum { J_DEVICE, J_VALUE, J_NAME, J_WRITEBACKS, J_BUFFERS, J_DONE, J_COUNT };
+enum { J_DEVICE, J_VALUE, J_NAME, J_WRITEBACKS, J_COUNT };
 enum { O_DEV, O_PIPE, O_RECORDS, O_RECORD_TYPE, O_JOB_TYPE, O_JOB_FIELDS, O_DEVICE_OBJ, O_NAME,
        O_SELF, O_COUNT = O_SELF + CT_LAUNCH_MAX_SELF };
 

@@ -101,6 +101,12 @@ module_exec(PyObject *m)
         return -1;
     }
     Py_DECREF(launcher);
+    PyObject *bound = PyType_FromModuleAndSpec(m, &ct_bound_spec, NULL); /* bound.c */
+    if (bound == NULL || PyModule_AddType(m, (PyTypeObject *)bound) < 0) {
+        Py_XDECREF(bound);
+        return -1;
+    }
+    Py_DECREF(bound);
     if (PyModule_AddIntConstant(m, "KIND_DEVICE", CT_KIND_DEVICE) < 0 ||
         PyModule_AddIntConstant(m, "KIND_UPLOAD", CT_KIND_UPLOAD) < 0 ||
         PyModule_AddIntConstant(m, "KIND_DOWNLOAD", CT_KIND_DOWNLOAD) < 0 ||

@@ -11,7 +11,8 @@ multiplies.
 `kernel[grid]` prepares the kernel on its first use, as `gpu()` would (compile errors and a
 missing device surface there, before anything runs), and checks a static grid then; the
 launcher it returns calls the kernel's C launcher with the invocations bound (what `gpu(...,
-grid=)` does first), and `gpu()` itself for anything that launcher declines. A callable grid runs at each
+grid=)` does first), from C (native/bound.c: no Python frame per launch), and `gpu()` itself
+for anything that launcher declines. A callable grid runs at each
 launch, with the meta of that launch's arguments. The workgroup shape, read once from the
 prepared kernel, is fixed for a kernel object (its compiled form keeps the declared shape on
 every device), so the kernel's last launcher hands it on to the next: `kernel[new grid]` in a
@@ -27,26 +28,44 @@ from typing import Any
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..launch import session
 from ..launch.binding import check_list, check_scalar
-from ..launch.dispatch import gpu, plan_of
+from ..launch.dispatch import gpu
+from ..launch.general import plan_of
 from ..launch.gpujob import GpuJob
 from ..launch.stream import SCOPED
+from ..runtime import native as _native
 from ..runtime.extents import extent_items, is_extent
-from ..runtime.handle import current as _current_device
+from ..runtime.handle import current as _device_context
 
 # Invocations per axis the parameter block holds (a u32), as dispatch.py checks for gpu(grid=).
 MAX_AXIS_INVOCATIONS = 0xFFFFFFFF
 META_WORKGROUP = "workgroup_size"
 
 
-class BracketLaunch:
+# The call in C where the extension is built (native/bound.c): no Python frame per launch.
+_Bound: type = _native.module().BoundLaunch if _native.built() else object
+
+
+def _call(launch: BracketLaunch, *args: Any, **options: Any) -> GpuJob:
+    """A call of `kernel[grid]` past its C part (launch options, a callable grid, `with
+    stream:` / `with device:`, a launch the kernel's C launcher declined), and the whole call
+    where the extension is not built (then there is no C launcher to try either)."""
+    kernel, inv = launch.kernel, launch.invocations
+    if inv is None:
+        return _callable_launch(kernel, launch.grid, launch.facts, *args, **options)
+    if options:
+        _check_options(kernel, options)
+    return gpu(kernel, *args, grid=inv, **options)
+
+
+class BracketLaunch(_Bound):
     """`kernel[grid]`: call it with the kernel's arguments (positional, as for `gpu()`) and
     `gpu()`'s launch options (`timed=`, `force=`, `device=`); it returns a started `GpuJob`.
 
-    For a static grid a call is the kernel's C launcher with the invocations bound, falling back
-    to `gpu(kernel, *args, grid=invocations, **options)`; for a callable one
-    `_callable_launch(kernel, grid, facts, *args, **options)`. `.kernel`, `.grid` (as written in
-    the brackets), `.groups` (gx, gy, gz) and `.invocations` (per axis; both None for a callable
-    grid) and `.workgroup_size` describe it."""
+    For a static grid a call is the kernel's C launcher with the invocations bound (called from
+    C, native/bound.c), falling back to `gpu(kernel, *args, grid=invocations, **options)`; for
+    a callable one `_callable_launch(kernel, grid, facts, *args, **options)`. `.kernel`,
+    `.grid` (as written in the brackets), `.groups` (gx, gy, gz) and `.invocations` (per axis;
+    both None for a callable grid) and `.workgroup_size` describe it."""
 
     __slots__ = ("kernel", "grid", "groups", "invocations", "facts")
 
@@ -60,23 +79,13 @@ class BracketLaunch:
     ) -> None:
         self.kernel, self.grid, self.groups = kernel, grid, groups
         self.invocations, self.facts = invocations, facts
+        if _Bound is not object:
+            # what the C call reads: the kernel's launcher attribute (it changes with the
+            # device), the invocations, this module's fallback, `with stream:` / `with device:`
+            super().__init__(kernel, "_fast_launch", invocations, _call, SCOPED, _device_context)
 
-    def __call__(self, *args: Any, **options: Any) -> GpuJob:
-        inv = self.invocations
-        if inv is None:
-            return _callable_launch(self.kernel, self.grid, self.facts, *args, **options)
-        if options:
-            _check_options(self.kernel, options)
-        elif not SCOPED[0] and _current_device.get() is None:
-            # (inside `with stream:` / `with device:` gpu() routes the launch there)
-            # the hot loop: the kernel's C launcher with the invocations bound (what gpu()
-            # does first, without its frame); anything it declines goes through gpu()
-            fast = self.kernel._fast_launch
-            if fast is not None:
-                job = fast(args, inv)
-                if job is not None:
-                    return job
-        return gpu(self.kernel, *args, grid=inv, **options)
+    if _Bound is object:
+        __call__ = _call
 
     @property
     def workgroup_size(self) -> tuple[int, int, int]:

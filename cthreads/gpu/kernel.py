@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import threading
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, overload
 
@@ -19,6 +18,14 @@ from ..errors import GpuCompileError
 from .bracket import launcher as _bracket_launcher
 from .keying import key_part, module_values, pin, read_source
 from .meta import kernel_meta
+from .registry import (  # the registry's public functions stay importable from here too
+    claim,
+    get_kernel,
+    register,
+    registered_kernels,
+    registry_generation,
+    unregister,
+)
 
 if TYPE_CHECKING:
     from ..compiler import ir, ir_types
@@ -33,15 +40,6 @@ if TYPE_CHECKING:
 FRONTEND_VERSION = "1"  # bump when the IR a given source lowers to changes
 DEFAULT_WORKGROUP = (64, 1, 1)
 
-_lock = threading.RLock()
-_registry: dict[str, GpuKernel] = {}
-_generation = 0
-# Source keys of live kernel objects (several may share one: the same `def` run again), and
-# keys whose last kernel was collected: their compiled forms and pipelines are dropped at the
-# next launch that builds one (launch/dispatch.py), unless a new kernel claimed the key.
-_live_keys: dict[str, int] = {}
-_orphaned: set[str] = set()
-
 
 class GpuKernel:
     """A `@Gpu` kernel: the Python function plus its launch contract and compile inputs.
@@ -52,10 +50,11 @@ class GpuKernel:
     """
 
     __gpu__ = True  # as cthreads-gpu marks its kernels
-    # gpu()'s shortcut to this kernel's C launcher (launch/plan.py, native/launch.c), set once
-    # the launcher exists; it re-checks everything itself and returns None when unsure.
-    _fast_launch: Callable[[tuple], Any] | None = None
-    _bracket: Any = None  # the last `kernel[grid]` launcher (gpu/bracket.py)
+    # (`_fast_launch` and `_bracket`, read at every launch, are instance attributes with no
+    # class default: CPython does not specialise the load of an instance attribute that
+    # shadows a class attribute, and such a load costs several times a plain one)
+    _fast_launch: Callable[[tuple], Any] | None
+    _bracket: Any
     _tuner: Any = None  # an `@autotune` kernel's choices and tuner (gpu/tuning.py)
     _choices: dict[str, Any] = {}  # a variant's autotune choices (gpu/variants.py)
     _physical_width: int | None = None  # a variant's workgroup_size choice, honoured always
@@ -70,6 +69,10 @@ class GpuKernel:
     ):
         if not isinstance(log, bool):
             raise TypeError(f"@Gpu(log=...) takes True or False; got {log!r}")
+        # gpu()'s shortcut to this kernel's C launcher (launch/plan.py, native/launch.c), set
+        # once the launcher exists; it re-checks everything itself and returns None when unsure
+        self._fast_launch = None
+        self._bracket = None  # the last `kernel[grid]` launcher (gpu/bracket.py)
         self._wg = _workgroup(workgroup_size)
         self._explicit_wg = workgroup_size is not None
         self.log = log
@@ -328,7 +331,7 @@ class GpuKernel:
                 h.update(repr(part).encode())
                 h.update(b"\0")
             key = self._source_key = h.hexdigest()[:32]
-            _claim(self, key)
+            claim(self, key)
         return key
 
 
@@ -415,81 +418,8 @@ def Gpu(
         kernel = GpuKernel(fn, log=log, workgroup_size=workgroup_size, constants=constants)
     except GpuCompileError as exc:
         raise exc.with_traceback(None) from None  # point at the user's decorator, not at us
-    _register(kernel)
+    register(kernel)
     return kernel
-
-
-# -------------------------------------------------------------------------- registry
-
-
-def _register(kernel: GpuKernel) -> None:
-    global _generation
-    with _lock:
-        old = _registry.pop(kernel.qualified_name, None)
-        if old is not None:
-            kernel.version = old.version + 1
-        _registry[kernel.qualified_name] = kernel
-        _generation += 1
-
-
-def _claim(kernel: GpuKernel, key: str) -> None:
-    """Count `kernel` as a live user of `key` until it is garbage collected."""
-    with _lock:
-        _live_keys[key] = _live_keys.get(key, 0) + 1
-        _orphaned.discard(key)
-    weakref.finalize(kernel, _release_key, key).atexit = False
-
-
-def _release_key(key: str) -> None:
-    # a finalizer (any thread, inside the garbage collector): bookkeeping only
-    with _lock:
-        n = _live_keys.pop(key, 1) - 1
-        if n > 0:
-            _live_keys[key] = n
-        else:
-            _orphaned.add(key)
-
-
-def take_orphaned_keys() -> list[str]:
-    """Source keys no live kernel object has any more (each returned once): what was built
-    for them can be freed."""
-    if not _orphaned:
-        return []
-    with _lock:
-        # copied first: a collection during the loop may run _release_key (same thread)
-        keys = list(_orphaned)
-        _orphaned.difference_update(keys)
-        return [k for k in keys if k not in _live_keys]
-
-
-def registered_kernels() -> list[GpuKernel]:
-    """Every registered kernel (one per qualified name, the latest definition), oldest first."""
-    with _lock:
-        return list(_registry.values())
-
-
-def get_kernel(qualified_name: str) -> GpuKernel | None:
-    """The kernel registered as `module.qualname`, if any."""
-    with _lock:
-        return _registry.get(qualified_name)
-
-
-def unregister(kernel: GpuKernel | str) -> bool:
-    """Remove a kernel (or a qualified name) from the registry; False if it was not there."""
-    global _generation
-    name = kernel if isinstance(kernel, str) else kernel.qualified_name
-    with _lock:
-        current = _registry.get(name)
-        if current is None or (not isinstance(kernel, str) and current is not kernel):
-            return False
-        del _registry[name]
-        _generation += 1
-        return True
-
-
-def registry_generation() -> int:
-    """A counter bumped by every registration or removal (cheap change detection)."""
-    return _generation
 
 
 __all__ = [

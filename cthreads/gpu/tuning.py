@@ -28,8 +28,8 @@ from .. import config
 from ..errors import GpuCompileError, GpuInternalCompilerError, GpuInvalidArgument
 from ..launch import session
 from ..launch.dispatch import gpu
-from . import kernel as _kernel_module
-from .kernel import GpuKernel, _lock as _registry_lock, _registry
+from . import registry
+from .kernel import GpuKernel
 from .variants import WORKGROUP, Space, _is_value, _plain, _same, variant_of
 
 REPS = 3  # timed launches per variant (the minimum counts)
@@ -65,10 +65,7 @@ def autotune(*, key: Any = (), **choices: Any) -> Any:
         tuned = TunedKernel.__new__(TunedKernel)
         tuned.__dict__.update(kernel.__dict__)
         tuned._tuner = Tuner(space, kernel)
-        with _registry_lock:  # the tuned kernel takes the plain one's place (same version)
-            if _registry.get(kernel.qualified_name) is kernel:
-                _registry[kernel.qualified_name] = tuned
-                _kernel_module._generation += 1
+        registry.replace(kernel, tuned)  # the tuned kernel takes the plain one's place
         return tuned
 
     return apply

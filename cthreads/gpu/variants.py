@@ -150,8 +150,9 @@ def _make_variant(kernel: GpuKernel, choices: dict[str, Any]) -> GpuKernel:
 
     variant = object.__new__(GpuKernel)
     state = dict(kernel.__dict__)
-    for derived in ("_tuner", "_bracket", "_fast_launch", "__gpu_kernel_meta__", "_python_face"):
+    for derived in ("_tuner", "__gpu_kernel_meta__", "_python_face"):
         state.pop(derived, None)
+    state.update(_bracket=None, _fast_launch=None)  # instance attributes (kernel.py)
     variant.__dict__.update(state)
     given = dict(kernel._given)
     given.update({k: v for k, v in choices.items() if k != WORKGROUP})

@@ -1,5 +1,7 @@
-"""`gpu(fn, *args, force=False)` (SPEC §5): check the arguments, move lists to the device, record
-the dispatch (plus copies) as one stream-ordered submission and return a started `GpuJob`.
+"""`gpu(fn, *args, **options)` (SPEC §5): route a launch and return a started `GpuJob`. The
+common case goes straight to the kernel's C launcher; streams (`stream=`, `after=`, `with
+stream:`), other devices, `@autotune` kernels and a kernel's first launch (preparation) are
+routed here; what the C launcher declines takes the general path (launch/general.py).
 
 Problem size (SPEC §4): the `int` parameter named `n`, else the longest list, or per axis the
 `grid=(nx, ny[, nz])` keyword. Kernels that do not observe the workgroup run as grid-stride loops
@@ -11,27 +13,26 @@ groups than the device allows along y or z is a `GpuInvalidArgument` naming `gri
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
-from ..errors import GpuArgumentTypeError, GpuInvalidArgument
-from ..residency.arena import SELF_RECORD_TYPES, resident_of
-from ..runtime import formats, transfer
+from ..errors import GpuInvalidArgument
 from ..runtime.handle import current as _current_device
 from ..runtime.handle import resolve as _resolve_device
 from . import session
-from .aliasing import check_aliasing
-from .binding import (
-    ListArg,
-    check_list,
-    check_scalar,
-    cuda_arguments,
-    device_buffer_for,
-    type_name,
-)
+
+# (called as `_launch`, a name of this module: tests replace it to prove the C launcher took
+# a launch)
+from .general import general_launch as _launch
+from .general import plan_of
 from .gpujob import GpuJob
-from .plan import LaunchPlan, make_plan, native_launcher
-from .sizing import dispatches, parse_grid, shape_of
+from .plan import native_launcher
+from .sizing import parse_grid
 from .stream import SCOPED, after_value, check_after, current_stream, resolve_stream
+
+# the calling context's `with device:` device, or None; bound once (a method looked up on the
+# ContextVar at each call costs a bound-method object)
+scoped_device = _current_device.get
 
 if TYPE_CHECKING:
     from ..gpu.kernel import GpuKernel as _GpuKernel
@@ -39,13 +40,6 @@ else:
     # `cthreads.gpu` is the face above launch (its __init__ imports this package), so the
     # kernel class is looked up on the first launch, never while launch loads (_kernel_class).
     _GpuKernel = None
-
-
-def plan_of(prep: session.Prepared, device: Any) -> LaunchPlan:
-    """The kernel's launch plan (made on its first launch) and, with it, its C launcher."""
-    if prep.plan is None:
-        prep.plan = make_plan(prep.compiled, prep.physical_wg, device)
-    return prep.plan
 
 
 def _kernel_class() -> type:
@@ -58,13 +52,45 @@ def _kernel_class() -> type:
 
 
 def _take_orphaned_keys() -> list:
-    """The source keys of kernels no longer referenced (gpu/kernel.py counts them)."""
-    from ..gpu.kernel import take_orphaned_keys
+    """The source keys of kernels no longer referenced (gpu/registry.py counts them)."""
+    from ..gpu.registry import take_orphaned_keys
 
     return take_orphaned_keys()
 
 
-def gpu(
+def gpu(fn: _GpuKernel, *args: Any, **options: Any) -> GpuJob:
+    """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`.
+
+    Options (keywords): `force=True` re-prepares everything first; `timed=True` records device
+    timestamps around the launch, read back as `job.elapsed_ms` (costly on some drivers, so off
+    by default); `grid=(nx, ny[, nz])` gives the problem size per axis in invocations (each
+    rounded up to whole workgroups) instead of `n` / the longest list. `stream=s` queues it on
+    stream `s` (launch/stream.py; default: the thread's `with` stream, else the device's default
+    stream); `after=[job, ...]` starts it after those jobs of any stream of the same device.
+    `device=` (a `GpuDevice`, an index in `cthreads.gpu.devices()`, a UUID or a part of a name)
+    runs it there instead of on the current device (`with device:`), else the default one.
+    Device arrays and arena-bound arguments must live on the device the launch runs on.
+    `pins={NAME: value}` fixes `@autotune` choices for this launch (gpu/tuning.py)."""
+    # The hot loop, in as few bytecodes as possible (issue 14): the options are one `**`
+    # dict, not keyword-only parameters, because CPython looks each missing keyword-only
+    # default up in a dict on every call. A launch whose C launcher was built
+    # (plan.native_launcher) returns from here; it re-checks the device, the arity and every
+    # argument, takes `grid` as an int or 1 to 3 ints, and declines (None) anything else.
+    if type(fn) is _GpuKernel and not SCOPED[0] and scoped_device() is None:
+        fast = fn._fast_launch
+        if fast is not None:
+            if not options:
+                job = fast(args)
+            elif len(options) == 1 and "grid" in options:
+                job = fast(args, options["grid"])
+            else:
+                job = None
+            if job is not None:
+                return job
+    return launch(fn, *args, **options)
+
+
+def launch(
     fn: _GpuKernel,
     *args: Any,
     force: bool = False,
@@ -76,46 +102,14 @@ def gpu(
     pins: Any = None,
     **kwargs: Any,
 ) -> GpuJob:
-    """Launch `@Gpu` kernel `fn` with positional `args`; returns a started `GpuJob`.
-
-    `force=True` re-prepares everything first; `timed=True` records device timestamps around
-    the launch, read back as `job.elapsed_ms` (costly on some drivers, so off by default);
-    `grid=(nx, ny[, nz])` gives the problem size per axis in invocations (each rounded up to
-    whole workgroups) instead of `n` / the longest list. `stream=s` queues it on stream `s`
-    (launch/stream.py; default: the thread's `with` stream, else the device's default stream);
-    `after=[job, ...]` starts it after those jobs of any stream of the same device. `device=`
-    (a `GpuDevice`, an index in `cthreads.gpu.devices()`, a UUID or a part of a name) runs it
-    there instead of on the current device (`with device:`), else the default one. Device
-    arrays and arena-bound arguments must live on the device the launch runs on.
-    `pins={NAME: value}` fixes `@autotune` choices for this launch (gpu/tuning.py)."""
+    """`gpu()` with its options spelled out (gpu() is this signature, see below): the launch
+    past gpu()'s hot loop, or what it declined."""
     if stream is not None or after is not None or SCOPED[0]:
         return _stream_launch(fn, args, force, timed, grid, stream, after, device, pins, kwargs)
-    if (
-        type(fn) is _GpuKernel
-        and pins is None
-        and not (kwargs or force or timed)
-        and device is None
-        and _current_device.get() is None
-    ):
-        # The hot loop: a launch whose C launcher was built (plan.native_launcher) returns from
-        # here; it re-checks the device, the arity and every argument.
-        fast = fn._fast_launch
-        if fast is not None:
-            if grid is None:
-                job = fast(args)
-            else:  # padded to 3 as it is: the C launcher declines any extent it cannot take
-                # (not an exact int, negative), and the general path below words the error
-                t = type(grid)
-                if t is tuple and 0 < len(grid) <= 3:
-                    g = grid if len(grid) == 3 else (grid + (1, 1))[:3]
-                elif t is int:
-                    g = (grid, 1, 1)
-                else:
-                    g = parse_grid(grid)
-                job = fast(args, g)
-            if job is not None:
-                return job
     return _general(fn, args, force, timed, grid, device, pins, kwargs)
+
+
+gpu.__signature__ = inspect.signature(launch)  # what help(gpu) and IDEs show
 
 
 def _general(
@@ -281,229 +275,3 @@ def forget_kernels(source_keys: list[str]) -> None:
 
 def _no_fast_path(args: tuple, grid: Any = None, lane: int = 0, after: int = 0) -> None:
     return None
-
-
-def _launch(
-    prep: session.Prepared,
-    device: Any,
-    args: tuple,
-    timed: bool = False,
-    grid: tuple | None = None,
-    lane: int = 0,
-    after: int = 0,
-) -> GpuJob:
-    plan = prep.plan or plan_of(prep, device)
-    if cuda_arguments(plan, args):  # CUDA objects: staged, then this launch again (issue 17)
-        from ..interop import imports
-
-        return imports.launch(prep, device, args, plan, _launch, timed=timed, grid=grid)
-    generation = prep.generation
-    scalar: dict[int, int | float] = {}
-    for param in plan.scalars:
-        scalar[param.index] = check_scalar(param, args[param.index])
-    lists: list[ListArg] = []
-    resident: dict[int, Any] = {}
-    addr: dict[int, int] = {}
-    count: dict[int, int] = {}
-    for param in plan.lists:
-        i = param.index
-        value = args[i]
-        res = resident_of(value)
-        if res is not None and res.generation != generation:
-            _check_same_device(param, res, device)
-        if res is value:
-            # a self-record (a DeviceArray): it checks itself against the parameter and stays
-            # on the device (no writeback)
-            res = resident[i] = value.launch_record(param)
-            addr[i] = res.buffer.address
-            count[i] = res.count
-            lists.append(ListArg(i, param, value, res.count, res.nbytes, res.pack, None, None))
-            continue
-        if res is not None:
-            if (
-                res.generation != generation
-                or res.count != len(value)
-                or not formats.serves(res.pack, param.fmt)
-            ):
-                _check_resident(param, value, res)
-            if param.writes and res.view is not None and res.view.readonly:
-                _read_only_resident(param, value, res)
-            resident[i] = res
-            addr[i] = res.buffer.address
-            count[i] = res.count
-            lists.append(ListArg(i, param, value, res.count, res.nbytes, res.pack, None, res.view))
-        else:
-            lists.append(check_list(i, param, value))
-    if len(lists) > 1 and plan.writes_lists:
-        check_aliasing(lists)
-    shape: dict[int, tuple] = {}
-    for arg in lists:
-        axis = plan.shapes.get(arg.index)
-        if axis is not None:
-            shape[arg.index] = shape_of(arg.param, arg.value, arg.count, axis)
-
-    if grid is not None:
-        size = grid
-        if min(grid) == 0:
-            # an explicit zero extent runs nothing: the arguments were checked, nothing moves
-            # and the job is finished already (the same for kernel[grid], gpu/bracket.py)
-            return GpuJob(device, 0, prep.compiled.name, [], [])
-    elif plan.n_index is not None:
-        size = (scalar[plan.n_index], 1, 1)
-    else:
-        size = (max(a.count for a in lists) if lists else 0, 1, 1)
-
-    commands: list[tuple] = []
-    buffers: list[Any] = []
-    writebacks: list[tuple[ListArg, Any]] = []
-    try:
-        dev_bufs = {}
-        for arg in lists:
-            if arg.index in resident:
-                continue
-            dev_buf = dev_bufs[arg.index] = device_buffer_for(
-                device, arg.param.name, arg.count, arg.nbytes
-            )
-            buffers.append(dev_buf)
-            if dev_buf.host_visible:
-                _fill(dev_buf, arg)
-            else:
-                staging = device.buffer(arg.nbytes, usage="upload")
-                buffers.append(staging)
-                _fill(staging, arg)
-                commands.append(("copy", staging, dev_buf, arg.nbytes, 0, 0))
-            addr[arg.index] = dev_buf.address
-            count[arg.index] = arg.count
-        if min(size) > 0 or (grid is None and plan.observes_workgroup):
-            # n <= 0 still runs one workgroup of a kernel that observes it (as cthreads-gpu);
-            # an explicit zero `grid` extent runs nothing
-            size = tuple(max(0, s) for s in size)
-            dispatches(prep, plan, device, size, addr, count, scalar, shape, buffers, commands)
-        for arg in lists:
-            if not arg.param.writes:
-                continue
-            res = resident.get(arg.index)
-            if res is not None:
-                if res is not arg.value:  # a self-record (DeviceArray) stays on the device
-                    writebacks.append((arg, res))
-                continue
-            dev_buf = dev_bufs[arg.index]
-            if plan.direct_read and dev_buf.host_visible:
-                writebacks.append((arg, dev_buf))
-            else:
-                down = device.buffer(arg.nbytes, usage="download")
-                buffers.append(down)
-                commands.append(("copy", dev_buf, down, arg.nbytes, 0, 0))
-                writebacks.append((arg, down))
-        if commands:
-            keep: tuple = (*buffers, *[r.buffer for r in resident.values()], args)
-            if lane:
-                # implicit ordering across lanes: after the last write of what it reads and the
-                # last use of what it writes (a race-free program loses nothing by it)
-                for arg in lists:
-                    res = resident.get(arg.index)
-                    if res is not None:
-                        dep = res.last_use if arg.param.writes else res.last_write
-                        if dep > after:
-                            after = dep
-                value = device.submit(commands, keep=keep, timed=timed, lane=lane, after=after)
-            else:
-                value = device.submit(commands, keep=keep, timed=timed)
-        else:
-            value = 0
-        for arg in lists:
-            res = resident.get(arg.index)
-            if res is not None:
-                res.last_use = value
-                if arg.param.writes:
-                    res.last_write = value
-    except BaseException:
-        for buf in buffers:
-            buf.release()
-        raise
-    return GpuJob(device, value, prep.compiled.name, writebacks, buffers)
-
-
-def _check_same_device(param: Any, res: Any, device: Any) -> None:
-    """An array (DeviceArray or arena-bound) of another live device passed to this launch:
-    refused, never copied behind the user's back (its memory is another VkDevice's)."""
-    other = getattr(res, "_device", None) or getattr(res, "device", None)
-    if other is None or not other.alive or other is device:
-        return  # (a shut-down device's array: its own check says so)
-    what = (
-        "a DeviceArray"
-        if type(res) in SELF_RECORD_TYPES
-        else f"bound in a GpuArena as `{res.name}`"
-    )
-    raise GpuInvalidArgument(
-        f"`{param.name}` is {what} on device {other.label}; this launch runs on "
-        f"{device.label}: arrays are never copied between devices implicitly",
-        param=param.name,
-        expected=f"an array on {device.label}",
-        got=f"an array on {other.label}",
-        hint="copy it on purpose with array.to(device), or launch with device= the array's device",
-    )
-
-
-def _check_resident(param: Any, value: Any, res: Any) -> None:
-    """An arena-bound argument (SPEC §7: by identity plus length), checked against the kernel."""
-    res.check_alive()
-    n = (
-        len(value)
-        if isinstance(value, list)
-        else memoryview(value).nbytes // formats.PACK_SIZE[res.pack]
-    )
-    if res.count != n:
-        raise GpuInvalidArgument(
-            f"`{param.name}` is bound in a GpuArena as `{res.name}` with {res.count} "
-            f"elements but now has {n}: its length changed since it was bound",
-            param=param.name,
-            hint=f"re-bind it (arena.bind({res.name}=...)) after changing its length",
-        )
-    if not formats.serves(res.pack, param.fmt):
-        raise GpuArgumentTypeError(
-            f"`{param.name}` expects {type_name(param.type)}; the resident `{res.name}` "
-            f"holds {res.kind} elements (arena.bind() packs a Python list as int32, float32 or "
-            "bool)",
-            param=param.name,
-            hint=f"bind it with arena.bind_as({param.type.elem}, {res.name}=...) or as a numpy "
-            "array of that element type",
-        )
-
-
-def _read_only_resident(param: Any, value: Any, res: Any) -> None:
-    """A kernel writing a read-only array bound in an arena: refused at the launch, before
-    anything runs (its results could never reach the array)."""
-    from .binding import describe
-
-    raise GpuInvalidArgument(
-        f"`{param.name}` is written by the kernel but is a read-only {describe(value)} bound "
-        f"in a GpuArena as `{res.name}`",
-        param=param.name,
-        expected="a writable array",
-        got="read-only array",
-        hint=f"bind a writable copy (arena.bind({res.name}=arr.copy())) and pass that",
-    )
-
-
-def _fill(buf: Any, arg: ListArg) -> None:
-    if arg.view is None:
-        try:
-            buf.pack_list(arg.value, arg.pack)
-        except (GpuInvalidArgument, TypeError, ValueError, OverflowError) as exc:
-            raise _prefixed(exc, arg) from None
-    else:
-        transfer.write(buf, arg.view)
-
-
-def _prefixed(exc: BaseException, arg: ListArg) -> BaseException:
-    """Re-raise a native packing error with the parameter's name in front."""
-    from .binding import type_name
-
-    cls = type(exc)
-    message = f"`{arg.param.name}` expects {type_name(arg.param.type)}; {exc}"
-    try:
-        new = cls(message, param=arg.param.name)  # our GpuInvalidArgument family
-    except TypeError:
-        new = cls(message)
-    return new

@@ -26,12 +26,15 @@ class GpuJob(Job):
     _error = None
     _thread = None
     _lock: threading.Lock | None = None  # made on first _finish (most jobs never finish alone)
+    _buffers: list[Any] | tuple = ()  # buffers to release when done: a queued launch has none
+    _device_done = False  # a queued launch is not done (done() and join() set it)
 
-    # The fast construction protocol: a job is exactly these instance attributes, in the order
-    # of __init__'s arguments (`_device_done` last, False for a queued launch). The C launcher
-    # (native/launch.c) is handed this tuple and makes a job as object.__new__(GpuJob) plus
-    # these attributes, so that a queued launch runs no Python code; __init__ sets the same.
-    QUEUED_FIELDS = ("_device", "_value", "_kernel_name", "_writebacks", "_buffers", "_device_done")
+    # The fast construction protocol: a queued job is exactly these instance attributes, the
+    # first ones __init__ sets, in its argument order (the rest above are class defaults). The
+    # C launcher (native/launch.c) is handed this tuple and makes a job as
+    # object.__new__(GpuJob) plus these attributes, so that a queued launch runs no Python code
+    # of ours; every attribute it leaves out costs nothing per launch.
+    QUEUED_FIELDS = ("_device", "_value", "_kernel_name", "_writebacks")
 
     def __init__(
         self,
@@ -42,7 +45,7 @@ class GpuJob(Job):
         buffers: list[Any],
     ) -> None:
         # Job.__init__ is not called: a device job needs none of the host-thread machinery,
-        # and a launch must stay cheap. These are QUEUED_FIELDS (tests compare both jobs).
+        # and a launch must stay cheap. QUEUED_FIELDS first (tests compare both jobs).
         self._device = device
         self._value = value
         self._kernel_name = kernel_name

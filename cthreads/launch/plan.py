@@ -2,14 +2,14 @@
 derived once, here only, from the compiler's contract (`CompiledKernel`: parameters, the
 parameter-block layout, workgroup shape) and the device's limits.
 
-Both launch paths consume it: the general Python path (`dispatch._launch`, `binding.
-check_scalar`) reads the `LaunchPlan` itself; the C launcher (native/launch.c, `FastLauncher`)
+Both launch paths consume it: the general Python path (`general.general_launch`,
+`binding.check_scalar`) reads the `LaunchPlan` itself; the C launcher (native/launch.c, `FastLauncher`)
 gets `native_launcher(...)`'s compact encoding of it. The C module defines its own parameter
 kinds and field roles and exports them (`FastLauncher.codes()`); this module spells them by
 name and reads the numbers from there, so no code is mirrored by hand.
 
     gpu(fn, *args) ─▶ Prepared (session) ─▶ LaunchPlan (here, once) ─┬▶ FastLauncher.launch (C)
-                                                                     └▶ dispatch._launch (Python)
+                                                                     └▶ general_launch (Python)
 """
 
 from __future__ import annotations
@@ -229,7 +229,9 @@ def native_launcher(plan: LaunchPlan, pipeline: Any, device: Any, generation: in
     if (
         type(native) is not module.Device
         or len(plan.params) > module.FastLauncher.codes()["MAX_PARAMS"]
-        or GpuJob.__new__ is not object.__new__  # the launcher makes jobs with object.__new__
+        # the launcher makes jobs with object.__new__ and sets their attributes as object does
+        or GpuJob.__new__ is not object.__new__
+        or GpuJob.__setattr__ is not object.__setattr__
         or not all(_plain_attributes(t, residency.RECORD_FIELDS) for t in record_types)
     ):
         return None

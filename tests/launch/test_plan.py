@@ -187,8 +187,14 @@ def test_an_object_of_a_self_record_type_is_its_own_record(monkeypatch):
     session.state.prepared[plane.source_key].fast = None
 
 
-def test_queued_fields_are_exactly_what_init_sets():
-    """The C launcher makes jobs from GpuJob.QUEUED_FIELDS: they must name what __init__ sets,
-    in its argument order (the done flag last)."""
-    job = GpuJob(session.state.device, 0, "k", [], [])
-    assert list(vars(job)) == list(GpuJob.QUEUED_FIELDS)
+def test_queued_fields_are_what_init_sets_first():
+    """The C launcher makes jobs from GpuJob.QUEUED_FIELDS: they must name what __init__ sets
+    first, in its argument order; what __init__ sets after them has a class default that
+    means "queued" (no buffers, not done)."""
+    job = GpuJob(session.state.device, 5, "k", [], [])
+    fields = list(vars(job))
+    n = len(GpuJob.QUEUED_FIELDS)
+    assert fields[:n] == list(GpuJob.QUEUED_FIELDS)
+    assert fields[n:] == ["_buffers", "_device_done"]
+    assert list(GpuJob._buffers) == [] and GpuJob._device_done is False
+    assert job._buffers == [] and job._device_done is False
