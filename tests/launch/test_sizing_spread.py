@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from cthreads.gpu import GlobalIdx, Gpu, gpu
-from cthreads.launch import dispatch, session, sizing
+from cthreads.launch import general, session, sizing
 
 H200 = SimpleNamespace(type="discrete", vendor_id=4318, device_id=9013)  # profiles/nvidia-h200.json
 UNKNOWN = SimpleNamespace(type="discrete", vendor_id=0x1234, device_id=1)
@@ -82,7 +82,7 @@ def test_results_are_exact_around_the_threshold(monkeypatch, n):
         seen.extend(c[3] for c in args[-1][before:] if c[0] == "dispatch")
 
     dispatch_commands = sizing.dispatches
-    monkeypatch.setattr(dispatch, "dispatches", recording)
+    monkeypatch.setattr(general, "dispatches", recording)
     m = max(n, 7) + 5  # longer than n: the elements past n must stay as they were
     x = np.linspace(-3.0, 3.0, m, dtype=np.float32)
     y = np.linspace(1.0, 2.0, m, dtype=np.float32)[::-1].copy()
