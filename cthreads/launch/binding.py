@@ -313,9 +313,22 @@ def cuda_arguments(plan: Any, args: tuple) -> bool:
     goes through cthreads/interop/imports.py, which stages it and calls the launch again."""
     if not plan.lists:
         return False
+    if all(_is_host_container(args[p.index]) for p in plan.lists):
+        return False  # (interop is imported only when some argument may be CUDA's: issue 19)
     from ..interop.imports import is_cuda_object
 
     return any(is_cuda_object(args[p.index]) for p in plan.lists)
+
+
+# Argument types that hold host memory only: a launch on these alone never loads interop
+# (2-3 ms of a process's first launch on the CI machine). numpy's array is named, not
+# imported: binding does not import numpy.
+_HOST_TYPES = frozenset({list, tuple, bytes, bytearray, memoryview, array.array})
+
+
+def _is_host_container(value: Any) -> bool:
+    t = type(value)
+    return t in _HOST_TYPES or (t.__name__ == "ndarray" and t.__module__ == "numpy")
 
 
 def _has_buffer(value: Any) -> bool:

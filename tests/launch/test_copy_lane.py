@@ -33,13 +33,11 @@ pytestmark = pytest.mark.skipif(not available(), reason="no Vulkan device")
 def copy_queue(request, monkeypatch):
     """The copy lane's queue family on a device made for the mode (None: no copy lane)."""
     monkeypatch.setattr(_DeviceArray, "_direct", lambda self: False)
-    if request.param == "compute":
-        shutdown()
-        monkeypatch.setenv("CTHREADS_COPY_QUEUE", "compute")
+    shutdown()  # (the copy lane is off by default: both modes are asked for)
+    monkeypatch.setenv("CTHREADS_COPY_QUEUE", request.param)
     family = runtime.get_device().stats()["copy_queue"]
     yield family
-    if request.param == "compute":
-        shutdown()  # (the environment is restored after this: the next device is as before)
+    shutdown()  # (the environment is restored after this: the next device is as before)
 
 
 def _counters() -> dict:
@@ -51,8 +49,6 @@ def test_stats_report_the_copy_queue(copy_queue, request):
     knob = device.stats()["knobs"]["copy_queue"]  # (CTHREADS_COPY_QUEUE: auto 1, 0, compute 2)
     if "compute" in request.node.name:
         assert knob == 2 and copy_queue is not None
-    elif knob == 0:
-        assert copy_queue is None
     elif device.info.type == "cpu":
         assert copy_queue is None  # lavapipe: one family, graphics + compute + transfer
     elif device.info.nvidia:
@@ -180,3 +176,11 @@ def test_a_bad_copy_queue_value_is_refused_naming_the_variable(monkeypatch, raw)
     monkeypatch.setenv("CTHREADS_COPY_QUEUE", raw)
     with pytest.raises(GpuInvalidArgument, match="CTHREADS_COPY_QUEUE.*auto, 0 or compute"):
         config.native_knobs()
+
+
+def test_the_copy_lane_is_off_by_default(monkeypatch):
+    # stream copies stay on the compute queues until the copy lane is proven on the H200
+    monkeypatch.delenv("CTHREADS_COPY_QUEUE", raising=False)
+    shutdown()
+    stats = runtime.get_device().stats()
+    assert stats["knobs"]["copy_queue"] == 0 and stats["copy_queue"] is None

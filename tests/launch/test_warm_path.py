@@ -88,6 +88,8 @@ def test_warm_first_launch_loads_no_ir_no_frontend_lowering(tmp_path):
         assert ours <= WARM_MAY_LOAD, sorted(ours - WARM_MAY_LOAD)
         loaded = [m for m in warm["new"] if m in NEVER_WARM]
         assert not loaded, loaded
+        interop = [m for m in warm["new"] if m.startswith("cthreads.interop")]
+        assert not interop, interop  # lists only: nothing can be a CUDA object
 
 
 def test_a_changed_module_constant_is_a_miss(tmp_path):
