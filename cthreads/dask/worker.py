@@ -19,10 +19,9 @@ from typing import Any
 import numpy as np
 from distributed import WorkerPlugin, get_worker
 
-from ..errors import CThreadsGPUError, VulkanNoDevice
+from ..errors import CThreadsGPUError
+from ..runtime.visibility import rank_device
 from .refs import KernelRef, ref_of, resolve
-
-NVIDIA_VENDOR_ID = 0x10DE
 
 _lock = threading.Lock()
 _stats: dict[str, Any] = {
@@ -53,37 +52,24 @@ def worker_rank(name: Any) -> int:
     return int(found.group(1)) if found else 0
 
 
-def device_selector(rank: int, cuda_visible: str | None, infos: list[Any]) -> str | None:
-    """The `CTHREADS_DEVICE` index a worker of `rank` uses among the physical devices `infos`.
+def device_selector(
+    rank: int, cuda_visible: str | None, infos: list[Any], visible_devices: str | None = None
+) -> str | None:
+    """The `CTHREADS_DEVICE` index a worker of `rank` uses among the physical devices `infos`,
+    given `CUDA_VISIBLE_DEVICES` and `CTHREADS_VISIBLE_DEVICES` (None where unset).
 
-    GPUs are preferred; software devices (lavapipe) only when no GPU is usable. On NVIDIA the
-    first entry of `CUDA_VISIBLE_DEVICES` (dask-cuda gives each worker its own first) picks the
-    device by ordinal among the NVIDIA devices in Vulkan's order; its `GPU-<uuid>` form, and
-    every other case, fall back to round-robin by rank. This is the one place the lead points at
-    the device API of issue 20 (match by deviceUUID) once it lands."""
-    usable = [i for i in infos if i.usable]
-    if not usable:
-        return None  # the runtime raises its own VulkanNoDevice on first use
-    pool = [i for i in usable if i.type != "cpu"] or usable
-    pool.sort(key=lambda i: i.index)
-    nvidia = [i for i in pool if i.vendor_id == NVIDIA_VENDOR_ID]
-    first = (cuda_visible or "").split(",")[0].strip()
-    if nvidia and first.isdigit():
-        ordinal = int(first)
-        if ordinal >= len(nvidia):
-            raise VulkanNoDevice(
-                f"CUDA_VISIBLE_DEVICES={cuda_visible!r} starts with device {ordinal}, but Vulkan "
-                f"shows {len(nvidia)} NVIDIA device(s)",
-                hint="give this worker an ordinal that exists, or set CTHREADS_DEVICE yourself",
-            )
-        return str(nvidia[ordinal].index)
-    candidates = nvidia if nvidia and first else pool
-    return str(candidates[rank % len(candidates)].index)
+    The visibility rules of the rest of cthreads decide (runtime/visibility.py `rank_device`):
+    a variable that names devices (ordinals, `GPU-<uuid>` or a unique prefix, lists) gives
+    the first device it leaves visible, the one a plain process would open (dask-cuda puts
+    each worker's own GPU first); with none set, the visible devices (GPUs, software ones
+    only without a GPU) round-robin by rank. VulkanNoDevice names a value naming nothing."""
+    chosen = rank_device(infos, rank, visible_devices, cuda_visible)
+    return None if chosen is None else str(chosen.index)
 
 
 def choose_device(worker_name: Any) -> str | None:
     """Set this process's `CTHREADS_DEVICE` before its first launch (once): the user's own
-    value wins; otherwise `device_selector` by the worker's rank and `CUDA_VISIBLE_DEVICES`.
+    value wins; otherwise `device_selector` by the worker's rank and the visibility variables.
     A process whose device is open already keeps it (workers that are threads of one process
     share its device)."""
     global _device_chosen
@@ -106,7 +92,10 @@ def _choose(worker_name: Any) -> None:
         selector = str(runtime.default_device_info().index)
     elif selector is None:
         selector = device_selector(
-            worker_rank(worker_name), config.cuda_visible_devices(), runtime.list_devices()
+            worker_rank(worker_name),
+            config.cuda_visible_devices(),
+            runtime.list_devices(),
+            config.visible_devices(),
         )
         if selector is not None:
             # config.device_selector() reads it when the device opens (the first launch)

@@ -18,7 +18,8 @@ The rules (docs/scale.md, "Which devices a process sees"), first match wins:
 3. Else every usable device, ranked the same way.
 
 `CTHREADS_DEVICE` chooses the default device (info.choose) among every device; without it the
-default is the first visible one. Unusable devices are never visible.
+default is the first visible one; `rank_device` is the choice of one of several processes
+(dask workers), by the same rules. Unusable devices are never visible.
 """
 
 from __future__ import annotations
@@ -116,6 +117,17 @@ def visible(infos: list[DeviceInfo], ours: str | None, cuda: str | None) -> list
     return _ranked(keep + others, {i.index: k - len(keep) for k, i in enumerate(keep)})
 
 
+def _describe_hidden(infos: list[DeviceInfo], ours: str | None, cuda: str | None) -> str:
+    """Which variable hid every device, with the devices there are (for VulkanNoDevice)."""
+    listing = "; ".join(f"{i.describe()} {i.uuid}".rstrip() for i in infos) or "none"
+    which = (
+        f"CTHREADS_VISIBLE_DEVICES={ours!r}"
+        if ours is not None
+        else f"CUDA_VISIBLE_DEVICES={cuda!r}"
+    )
+    return f"{which} hides every Vulkan device (devices: {listing})"
+
+
 def default_device(
     infos: list[DeviceInfo], selector: str | None, ours: str | None, cuda: str | None
 ) -> DeviceInfo:
@@ -126,13 +138,45 @@ def default_device(
     seen = visible(infos, ours, cuda)
     if seen:
         return seen[0]
-    listing = "; ".join(i.describe() for i in infos)
-    which = (
-        f"CTHREADS_VISIBLE_DEVICES={ours!r}"
-        if ours is not None
-        else f"CUDA_VISIBLE_DEVICES={cuda!r}"
-    )
     raise VulkanNoDevice(
-        f"{which} hides every Vulkan device (devices: {listing})",
+        _describe_hidden(infos, ours, cuda),
         hint="name a device in it, unset it, or choose one with CTHREADS_DEVICE",
     )
+
+
+def rank_device(
+    infos: list[DeviceInfo], rank: int, ours: str | None, cuda: str | None
+) -> DeviceInfo | None:
+    """The device the process of `rank` among several on one host opens (a dask worker): when
+    a variable names devices, the first it leaves visible, the one `default_device` opens
+    (dask-cuda hands each worker a `CUDA_VISIBLE_DEVICES` with its own GPU first); when none
+    does, the visible devices round-robin by rank. None when no device is usable (the runtime
+    raises its own error on first use); VulkanNoDevice, naming the value, when a variable
+    names nothing there is: a `CUDA_VISIBLE_DEVICES` that starts with no NVIDIA device of
+    this machine (an unknown ordinal or UUID, a MIG instance), or one that hides them all."""
+    usable = [i for i in infos if i.usable]
+    if not usable:
+        return None
+    seen = visible(usable, ours, cuda)
+    if not seen:
+        raise VulkanNoDevice(
+            _describe_hidden(usable, ours, cuda),
+            hint="name a device in it, unset it, or set CTHREADS_DEVICE yourself",
+        )
+    if ours is not None:
+        return seen[0]
+    if cuda is not None and cuda.strip():
+        nvidia = [i for i in usable if i.nvidia]
+        named = cuda_selection(nvidia, cuda)
+        if named:
+            return seen[0]
+        if nvidia:
+            listing = "; ".join(f"{k}: {i.name} GPU-{i.uuid}" for k, i in enumerate(nvidia))
+            raise VulkanNoDevice(
+                f"CUDA_VISIBLE_DEVICES={cuda!r} starts with no NVIDIA Vulkan device of this "
+                f"machine (NVIDIA devices, by CUDA ordinal: {listing})",
+                hint="give an ordinal below "
+                f"{len(nvidia)} or a GPU-<uuid> that `nvidia-smi -L` lists (a MIG instance "
+                "has no Vulkan device), or set CTHREADS_DEVICE yourself",
+            )
+    return seen[rank % len(seen)]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import pickle
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -19,6 +18,7 @@ pytest.importorskip("distributed", reason="cthreads.dask needs distributed")
 import dask_kernels as k  # tests/dask is on sys.path (pytest's rootdir insertion)
 
 import cthreads.dask as cdask
+from cthreads import runtime
 from cthreads.dask.worker import named
 from cthreads.errors import (
     GpuArgumentTypeError,
@@ -28,6 +28,8 @@ from cthreads.errors import (
 )
 from cthreads.gpu import GlobalIdx, Gpu, available
 from cthreads.gpu.kernel import unregister
+from cthreads.runtime.info import DeviceInfo
+from cthreads.runtime.visibility import default_device
 
 needs_device = pytest.mark.skipif(not available(), reason="no Vulkan device")
 
@@ -267,11 +269,23 @@ def test_named_errors_pickle_back_as_themselves(exc):
 # ------------------------------------------------------------------------ device choice
 
 
-def _dev(index, type_, vendor=0x10DE, usable=True):
-    return SimpleNamespace(index=index, type=type_, vendor_id=vendor, usable=usable)
+def _dev(index, type_, vendor=0x10DE, usable=True, uuid=""):
+    return DeviceInfo(
+        index=index, name=f"dev{index}", type=type_, vendor_id=vendor, device_id=0,
+        api_version="1.3.0", driver_version="1", driver_name="x", usable=usable, uuid=uuid,
+    )  # fmt: skip
 
 
-LAVAPIPE = _dev(0, "cpu", vendor=0x10005)
+LAVAPIPE = _dev(0, "cpu", vendor=0x10005, uuid="6d657361-3232-2e33")
+UUID_A = "418fbc3c-8e36-8050-1c09-65fcbba2e1c3"
+UUID_B = "9a1b2c3d-0000-1111-2222-333344445555"
+# Vulkan order: an Intel iGPU, lavapipe, then two NVIDIA GPUs (CUDA ordinals 0 and 1)
+MIXED = [
+    _dev(0, "integrated", vendor=0x8086),
+    _dev(1, "cpu", vendor=0x10005),
+    _dev(2, "discrete", uuid=UUID_A),
+    _dev(3, "discrete", uuid=UUID_B),
+]
 
 
 @pytest.mark.parametrize("rank", [0, 1, 5])
@@ -280,25 +294,100 @@ def test_lavapipe_alone_is_every_workers_device(rank, cuda):
     assert cdask.device_selector(rank, cuda, [LAVAPIPE]) == "0"
 
 
+def test_no_usable_device_leaves_the_choice_to_the_runtime():
+    assert cdask.device_selector(0, "0", [_dev(0, "discrete", usable=False)]) is None
+
+
 def test_round_robin_over_gpus_skips_the_software_device():
     infos = [LAVAPIPE, _dev(1, "discrete"), _dev(2, "discrete"), _dev(3, "discrete", usable=False)]
     assert [cdask.device_selector(r, None, infos) for r in range(4)] == ["1", "2", "1", "2"]
 
 
-def test_cuda_visible_devices_picks_by_ordinal_among_nvidia_devices():
-    infos = [
-        _dev(0, "integrated", vendor=0x8086),
-        LAVAPIPE,
-        _dev(2, "discrete"),
-        _dev(3, "discrete"),
+@pytest.mark.parametrize(
+    "cuda, expected",
+    [
+        ("1,0", "3"),  # dask-cuda: this worker's GPU first
+        ("0", "2"),
+        ("1", "3"),
+        (f"GPU-{UUID_B}", "3"),  # the UUID of the second NVIDIA device: that one
+        (f"GPU-{UUID_B.upper()}", "3"),
+        ("GPU-9a1b", "3"),  # a unique prefix, as CUDA accepts
+        (f"GPU-{UUID_B},GPU-{UUID_A}", "3"),
+        (f" GPU-{UUID_A} , 1", "2"),
+        ("0,GPU-9a1b", "2"),
+    ],
+)
+def test_cuda_visible_devices_picks_what_the_rest_of_cthreads_opens(cuda, expected):
+    # every rank: the value is each worker's own (dask-cuda), not shared round-robin
+    for rank in range(3):
+        assert cdask.device_selector(rank, cuda, MIXED) == expected
+    assert str(default_device(MIXED, None, None, cuda).index) == expected
+
+
+@pytest.mark.parametrize(
+    "cuda", ["2", "GPU-00000000", "GPU-", "MIG-418fbc3c-8e36-8050-1c09-65fcbba2e1c3/1/0", "x,0"]
+)
+def test_cuda_visible_devices_naming_no_nvidia_device_is_an_error_naming_it(cuda):
+    with pytest.raises(VulkanNoDevice) as caught:
+        cdask.device_selector(1, cuda, MIXED)
+    assert f"CUDA_VISIBLE_DEVICES={cuda!r}" in str(caught.value)
+    assert f"GPU-{UUID_B}" in str(caught.value)  # the devices it could have named
+    assert "nvidia-smi -L" in caught.value.hint
+
+
+def test_a_prefix_matching_both_nvidia_devices_names_none():
+    twins = [
+        _dev(0, "discrete", uuid="abcd0000-" + UUID_A[9:]),
+        _dev(1, "discrete", uuid="abcd1111-" + UUID_B[9:]),
     ]
-    infos[1] = _dev(1, "cpu", vendor=0x10005)
-    assert cdask.device_selector(0, "1,0", infos) == "3"  # dask-cuda: this worker's GPU first
-    assert cdask.device_selector(1, "0", infos) == "2"
-    # the UUID form cannot be matched yet (issue 20 items 1-2): round-robin over NVIDIA only
-    assert cdask.device_selector(1, "GPU-418fbc3c", infos) == "3"
-    with pytest.raises(VulkanNoDevice, match="CUDA_VISIBLE_DEVICES='2'"):
-        cdask.device_selector(0, "2", infos)
+    with pytest.raises(VulkanNoDevice, match="'GPU-abcd'"):
+        cdask.device_selector(0, "GPU-abcd", twins)
+    assert cdask.device_selector(0, "GPU-abcd1", twins) == "1"
+
+
+def test_empty_cuda_visible_devices_hides_nvidia_and_the_rest_round_robin():
+    # CUDA's "no GPU": the Intel iGPU is the only GPU left (lavapipe stays hidden behind it)
+    assert [cdask.device_selector(r, "", MIXED) for r in range(3)] == ["0", "0", "0"]
+    nvidia_only = MIXED[2:]
+    with pytest.raises(VulkanNoDevice, match="CUDA_VISIBLE_DEVICES='' hides every"):
+        cdask.device_selector(0, "", nvidia_only)
+
+
+def test_our_visible_devices_take_precedence_over_cuda():
+    assert cdask.device_selector(0, "0", MIXED, visible_devices=f"GPU-{UUID_B}") == "3"
+    assert cdask.device_selector(1, "GPU-bogus", MIXED, visible_devices="1") == "1"  # software
+    with pytest.raises(VulkanNoDevice, match="CTHREADS_VISIBLE_DEVICES=''"):
+        cdask.device_selector(0, "0", MIXED, visible_devices="")
+    with pytest.raises(GpuInvalidArgument, match="CTHREADS_VISIBLE_DEVICES"):
+        cdask.device_selector(0, None, MIXED, visible_devices="GPU-00000000")
+
+
+def test_the_users_cthreads_device_wins(monkeypatch):
+    # choose_device() keeps CTHREADS_DEVICE as given, whatever CUDA_VISIBLE_DEVICES says
+    from cthreads.dask import worker
+
+    monkeypatch.setenv("CTHREADS_DEVICE", "7")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-00000000")
+    monkeypatch.setattr(worker, "_device_chosen", False)
+    monkeypatch.setitem(worker._stats, "device_selector", None)
+    monkeypatch.setattr(runtime, "current_generation", lambda: 0)
+    assert worker.choose_device("w3") == "7"
+    assert os.environ["CTHREADS_DEVICE"] == "7"
+
+
+def test_without_a_device_choice_the_worker_sets_the_ranked_one(monkeypatch):
+    from cthreads.dask import worker
+
+    for name in ("CTHREADS_DEVICE", "CTHREADS_VISIBLE_DEVICES"):  # (set first: undo restores)
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", f"GPU-{UUID_B[:8]}")
+    monkeypatch.setattr(worker, "_device_chosen", False)
+    monkeypatch.setitem(worker._stats, "device_selector", None)
+    monkeypatch.setattr(runtime, "current_generation", lambda: 0)
+    monkeypatch.setattr(runtime, "list_devices", lambda: list(MIXED))
+    assert worker.choose_device("w0") == "3"
+    assert os.environ["CTHREADS_DEVICE"] == "3"
 
 
 def test_worker_rank():

@@ -15,7 +15,13 @@ from cthreads import config, runtime
 from cthreads.errors import GpuInvalidArgument, VulkanNoDevice
 from cthreads.runtime import lifecycle
 from cthreads.runtime.info import DeviceInfo
-from cthreads.runtime.visibility import cuda_selection, default_device, uuid_matches, visible
+from cthreads.runtime.visibility import (
+    cuda_selection,
+    default_device,
+    rank_device,
+    uuid_matches,
+    visible,
+)
 
 NV = 0x10DE
 H200_UUID = "418fbc3c-8e36-8050-1c09-65fcbba2e1c3"  # what nvidia-smi -L printed for the H200
@@ -121,6 +127,20 @@ def test_default_device_is_the_selector_else_the_first_visible():
         default_device(MACHINE, None, "", None)
     with pytest.raises(VulkanNoDevice, match="no devices"):
         default_device([], None, None, None)
+
+
+def test_rank_device_names_first_and_round_robins_only_when_nothing_is_named():
+    for rank in range(3):  # named: the device a plain process opens, whatever the rank
+        for cuda in ("1", f"GPU-{H1.uuid}", "GPU-9a1b", "1,0"):
+            assert rank_device(MACHINE, rank, None, cuda) is default_device(
+                MACHINE, None, None, cuda
+            )
+            assert rank_device(MACHINE, rank, None, cuda) is H1
+        assert rank_device(MACHINE + [AMD], rank, "0", "1") is LAVAPIPE
+    assert [rank_device(MACHINE, r, None, None).index for r in range(3)] == [1, 2, 1]
+    assert rank_device([_info(0, "gone", usable=False)], 0, None, "0") is None
+    with pytest.raises(VulkanNoDevice, match=re.escape("CUDA_VISIBLE_DEVICES='GPU-ffff'")):
+        rank_device(MACHINE + [AMD], 0, None, "GPU-ffff")  # not the AMD GPU instead
 
 
 def test_uuid_matches_reads_nvidia_smi_forms():
