@@ -170,6 +170,7 @@ def emulate(
     workgroup: Any = None,
     oob: str = "raise",
     subgroup_size: int | None = None,
+    pins: Any = None,
 ) -> None:
     """Run kernel `fn` on `args` in Python, invocation by invocation, in increasing global index
     (within a workgroup, invocations step together from barrier to barrier).
@@ -181,12 +182,19 @@ def emulate(
         writes are dropped, as on the device, SPEC §5.6).
     subgroup_size: invocations per subgroup for subgroup operations (translate_subgroup.py);
         default: the default device's subgroup size when Vulkan is available, else 32.
+    pins: as `gpu(..., pins=...)`: an @autotune kernel runs as its variant at these choices (the
+        first choice of every name not pinned); the body reads them, and `@Gpu(constants=...)`,
+        before module globals, as the compiler does.
     Lists the kernel writes are written back into the argument objects; others are left alone.
     Raises `EmulationError` for constructs outside the language, `KernelUndefined` for undefined
     behaviour (float->int of nan/inf/out-of-range values, barriers not reached by every invocation).
     """
     if oob not in ("raise", "device"):
         raise ValueError(f"oob must be 'raise' or 'device'; got {oob!r}")
+    if pins is not None or getattr(fn, "_tuner", None) is not None:
+        from ..gpu.variants import pinned_variant
+
+        fn = pinned_variant(fn, pins)
     tr = translate(fn)
     if len(args) != len(tr.params):
         names = ", ".join(p for p, _ in tr.params)

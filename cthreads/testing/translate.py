@@ -9,7 +9,6 @@ generators that `yield` at each barrier. Statement translation lives in `transla
 from __future__ import annotations
 
 import ast
-import builtins
 import inspect
 import math
 import textwrap
@@ -17,6 +16,7 @@ import types
 from dataclasses import dataclass, field
 
 from . import semantics as S
+from .names import _MISSING, Resolver, final_name, kernel_function  # noqa: F401 - re-exported
 from .semantics import EmulationError
 from .translate_types import (  # noqa: F401 - re-exported for the translator's other parts
     _INT_LITERAL,
@@ -51,7 +51,6 @@ _INDEX_VARS = {
     "GridDim": ("_ct_gdx", "_ct_gdy", "_ct_gdz"),
 }
 SCALARS = ("int", "float", "bool")
-_MISSING = object()
 
 
 @dataclass
@@ -74,73 +73,22 @@ class Translation:
     has_subgroup: bool = False  # subgroup operations: runs as generators (translate_subgroup.py)
 
 
-class Resolver:
-    """Names a kernel may use from outside: module globals, closure cells, builtins."""
-
-    def __init__(self, func: types.FunctionType):
-        self.globals = func.__globals__
-        self.closure = {}
-        if func.__closure__:
-            for name, cell in zip(func.__code__.co_freevars, func.__closure__):
-                try:
-                    self.closure[name] = cell.cell_contents
-                except ValueError:  # empty cell
-                    pass
-
-    def lookup(self, name: str):
-        if name in self.closure:
-            return self.closure[name]
-        if name in self.globals:
-            return self.globals[name]
-        return getattr(builtins, name, _MISSING)
-
-    def dotted(self, node: ast.expr):
-        """The object an attribute chain like `a.b.c` names, or _MISSING."""
-        if isinstance(node, ast.Name):
-            return self.lookup(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.dotted(node.value)
-            if base is _MISSING:
-                return _MISSING
-            return getattr(base, node.attr, _MISSING)
-        return _MISSING
-
-
-def final_name(node: ast.expr) -> str | None:
-    """`a.b.GlobalIdx` -> 'GlobalIdx'; `GlobalIdx` -> 'GlobalIdx'."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
-def kernel_function(fn) -> types.FunctionType:
-    """The plain Python function behind a @Gpu kernel (or the function itself)."""
-    seen = 0
-    while not isinstance(fn, types.FunctionType) and seen < 5:
-        inner = (
-            getattr(fn, "__wrapped__", None) or getattr(fn, "fn", None) or getattr(fn, "func", None)
-        )
-        if inner is None:
-            break
-        fn, seen = inner, seen + 1
-    if not isinstance(fn, types.FunctionType):
-        raise TypeError(
-            f"emulate() needs a @Gpu kernel or a Python function; got {type(fn).__name__}"
-        )
-    return fn
-
-
 class ExprTranslator:
     """Expressions: `expr(node) -> (python_code, type)`."""
 
-    def __init__(self, func: types.FunctionType, tree: ast.FunctionDef, filename: str, line0: int):
+    def __init__(
+        self,
+        func: types.FunctionType,
+        tree: ast.FunctionDef,
+        filename: str,
+        line0: int,
+        given: dict | None = None,
+    ):
         self.func = func
         self.tree = tree
         self.filename = filename
         self.line0 = line0  # add to ast line numbers to get file line numbers
-        self.resolver = Resolver(func)
+        self.resolver = Resolver(func, given)
         self.scalars: dict[str, str] = {}  # params and locals -> type
         self.lists: dict[str, str] = {}  # list params -> element type
         self.shared: dict[str, str] = {}  # workgroup shared arrays -> element type

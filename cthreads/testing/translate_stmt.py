@@ -27,12 +27,12 @@ from .translate_memory import MemoryTranslator
 from .translate_subgroup import SUBGROUP_OPS, SubgroupTranslator, uses_subgroups
 from .translate_tiles import TILE_RUNTIME, TILE_TAGS, TileTranslator
 
-_cache: weakref.WeakKeyDictionary[types.FunctionType, tuple] = weakref.WeakKeyDictionary()
+_cache: weakref.WeakKeyDictionary[types.FunctionType, dict] = weakref.WeakKeyDictionary()
 
 
 class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
-    def __init__(self, func, tree, filename, line0):
-        super().__init__(func, tree, filename, line0)
+    def __init__(self, func, tree, filename, line0, given=None):
+        super().__init__(func, tree, filename, line0, given)
         from .translate_calls import callee
 
         self.uses_sg = uses_subgroups(tree, lambda f: callee(self, f))
@@ -477,16 +477,17 @@ def runtime_namespace() -> dict:
 
 
 def translate(fn) -> Translation:
-    """Translate (once per function object; re-translated if its code object changes)."""
-    from .translate import kernel_function
+    """Translate once per function object and constants (again if its code object changes)."""
+    from .names import constants_key, kernel_constants, kernel_function
 
-    func = kernel_function(fn)
-    hit = _cache.get(func)
+    func, given = kernel_function(fn), kernel_constants(fn)
+    per_func = _cache.setdefault(func, {})  # two variants of one function differ in constants
+    hit = per_func.get(constants_key(given))
     if hit is not None and hit[0] is func.__code__:
         return hit[1]
     tree, filename, line0 = parse_kernel(func)
-    result = KernelTranslator(func, tree, filename, line0).build()
-    _cache[func] = (func.__code__, result)
+    result = KernelTranslator(func, tree, filename, line0, given).build()
+    per_func[constants_key(given)] = (func.__code__, result)
     return result
 
 

@@ -4,8 +4,9 @@ Each kernel runs one subgroup of 32 per workgroup and one output tile per workgr
 (`BlockIdx.x` = tile index, row-major over the output's tiles). `FORMS` lists, per kernel, how
 to make its arguments and the numpy reference, so the compile tests (tests/compiler), the
 emulator tests (tests/testing) and the H200 execution test (tests/gpu) share them.
-`SHAPE_FORMS` has one more kernel per matrix shape the nvidia-h200 profile lists (the same body
-per element-type pair, sized by `@Gpu(constants=...)`), `shape_forms(shapes)` those of a device.
+One body per element-type pair is sized by `@Gpu(constants=...)` (the fixed-shape forms and
+`SHAPE_FORMS`, one kernel per matrix shape the nvidia-h200 profile lists, alike);
+`shape_forms(shapes)` makes those of a device.
 """
 
 from __future__ import annotations
@@ -38,130 +39,10 @@ from cthreads.gpu.tiles import from_bf16
 WG = 32
 
 
-@Gpu(workgroup_size=WG)
-def mm_f16_f32(a: list[f16], b: list[f16], c: list[f32], m: int, n: int, k: int):
-    tm = BlockIdx.x // (n // 16)
-    tn = BlockIdx.x % (n // 16)
-    acc = tile_fill(f32, 16, 16, 0.0)
-    for kk in range(0, k, 16):
-        ta = tile_load(a, tm * 16 * k + kk, k, 16, 16, use="a")
-        tb = tile_load(b, kk * n + tn * 16, n, 16, 16, use="b")
-        acc = tile_mma(ta, tb, acc)
-    tile_store(c, tm * 16 * n + tn * 16, n, acc)
-
-
-@Gpu(workgroup_size=WG)
-def mm_f16_f16_16x8x16(a: list[f16], b: list[f16], c: list[f16], m: int, n: int, k: int):
-    tm = BlockIdx.x // (n // 8)
-    tn = BlockIdx.x % (n // 8)
-    acc = tile_fill(f16, 16, 8)
-    for kk in range(0, k, 16):
-        ta = tile_load(a, tm * 16 * k + kk, k, 16, 16, use="a")
-        tb = tile_load(b, kk * n + tn * 8, n, 16, 8, use="b")
-        acc = tile_mma(ta, tb, acc)
-    tile_store(c, tm * 16 * n + tn * 8, n, acc)
-
-
-@Gpu(workgroup_size=WG)
-def mm_f16_f32_16x8x8(a: list[f16], b: list[f16], c: list[f32], m: int, n: int, k: int):
-    tm = BlockIdx.x // (n // 8)
-    tn = BlockIdx.x % (n // 8)
-    acc = tile_fill(f32, 16, 8, 0.0)
-    for kk in range(0, k, 8):
-        ta = tile_load(a, tm * 16 * k + kk, k, 16, 8, use="a")
-        tb = tile_load(b, kk * n + tn * 8, n, 8, 8, use="b")
-        acc = tile_mma(ta, tb, acc)
-    tile_store(c, tm * 16 * n + tn * 8, n, acc)
-
-
-@Gpu(workgroup_size=WG)
-def mm_col_major(a: list[f16], bt: list[f16], ct: list[f32], m: int, n: int, k: int):
-    """B given transposed (N x K row-major = K x N column-major); C written transposed."""
-    tm = BlockIdx.x // (n // 16)
-    tn = BlockIdx.x % (n // 16)
-    acc = tile_fill(f32, 16, 16, 0.0)
-    for kk in range(0, k, 16):
-        ta = tile_load(a, tm * 16 * k + kk, k, 16, 16, use="a")
-        tb = tile_load(bt, tn * 16 * k + kk, k, 16, 16, use="b", col_major=True)
-        acc = tile_mma(ta, tb, acc)
-    tile_store(ct, tn * 16 * m + tm * 16, m, acc, col_major=True)
-
-
-@Gpu(workgroup_size=WG)
-def mm_i8(a: list[i8], b: list[i8], c: list[i32], m: int, n: int, k: int):
-    tm = BlockIdx.x // (n // 16)
-    tn = BlockIdx.x % (n // 16)
-    acc = tile_fill(i32, 16, 16)
-    for kk in range(0, k, 32):
-        ta = tile_load(a, tm * 16 * k + kk, k, 16, 32, use="a")
-        tb = tile_load(b, kk * n + tn * 16, n, 32, 16, use="b")
-        acc = tile_mma(ta, tb, acc)
-    tile_store(c, tm * 16 * n + tn * 16, n, acc)
-
-
-@Gpu(workgroup_size=WG)
-def mm_u8(a: list[u8], b: list[u8], c: list[u32], m: int, n: int, k: int):
-    tm = BlockIdx.x // (n // 8)
-    tn = BlockIdx.x % (n // 8)
-    acc = tile_fill(u32, 16, 8)
-    for kk in range(0, k, 32):
-        ta = tile_load(a, tm * 16 * k + kk, k, 16, 32, use="a")
-        tb = tile_load(b, kk * n + tn * 8, n, 32, 8, use="b")
-        acc = tile_mma(ta, tb, acc)
-    tile_store(c, tm * 16 * n + tn * 8, n, acc)
-
-
-@Gpu(workgroup_size=WG)
-def mm_epilogue(
-    a: list[f16], b: list[f16], c: list[f32], d: list[f32], m: int, n: int, k: int,
-    alpha: float, beta: float,
-):  # fmt: skip
-    """d = 2 * (alpha * (a @ b) + beta * c - c) + c: an accumulator loaded from a list, scaled,
-    added and subtracted (operators and augmented assignments)."""
-    tm = BlockIdx.x // (n // 16)
-    tn = BlockIdx.x % (n // 16)
-    acc = tile_fill(f32, 16, 16, 0.0)
-    for kk in range(0, k, 16):
-        ta = tile_load(a, tm * 16 * k + kk, k, 16, 16, use="a")
-        tb = tile_load(b, kk * n + tn * 16, n, 16, 16, use="b")
-        acc = tile_mma(ta, tb, acc)
-    old = tile_load(c, tm * 16 * n + tn * 16, n, 16, 16, use="acc")
-    acc = alpha * acc
-    scaled = old * beta
-    out = acc + scaled
-    out -= old
-    out *= 2.0
-    out += old
-    tile_store(d, tm * 16 * n + tn * 16, n, out)
-
-
-@Gpu(workgroup_size=WG)
-def mm_shared(a: list[f16], b: list[f16], c: list[f32], m: int, n: int, k: int):
-    """A and B staged through shared arrays; the result through one too."""
-    sa = shared(f16, 256)
-    sb = shared(f16, 256)
-    sc = shared(f32, 256)
-    tm = BlockIdx.x // (n // 16)
-    tn = BlockIdx.x % (n // 16)
-    t = ThreadIdx.x
-    acc = tile_fill(f32, 16, 16, 0.0)
-    for kk in range(0, k, 16):
-        for e in range(t, 256, WG):
-            sa[e] = a[(tm * 16 + e // 16) * k + kk + e % 16]
-            sb[e] = b[(kk + e // 16) * n + tn * 16 + e % 16]
-        __sync_threads()
-        ta = tile_load(sa, 0, 16, 16, 16, use="a")
-        tb = tile_load(sb, 0, 16, 16, 16, use="b")
-        acc = tile_mma(ta, tb, acc)
-        __sync_threads()
-    tile_store(sc, 0, 16, acc)
-    __sync_threads()
-    for e in range(t, 256, WG):
-        c[(tm * 16 + e // 16) * n + tn * 16 + e % 16] = sc[e]
-
-
-# --------------------------------------------- one kernel per matrix shape (TM x TN x TK)
-TM = TN = TK = 16  # module defaults; each shape kernel binds its own with constants=
+# ---------------------------------- one body per element-type pair, sized TM x TN x TK
+# Never read: every kernel binds its own with constants= (0 makes a resolver that reads the
+# module instead fail loudly, in the compiler and in the emulator alike).
+TM = TN = TK = 0
 
 
 def sh_f16_f32(a: list[f16], b: list[f16], c: list[f32], m: int, n: int, k: int):
@@ -218,6 +99,80 @@ def sh_u8_u32(a: list[u8], b: list[u8], c: list[u32], m: int, n: int, k: int):
         tb = tile_load(b, kk * n + tn * TN, n, TK, TN, use="b")
         acc = tile_mma(ta, tb, acc)
     tile_store(c, tm * TM * n + tn * TN, n, acc)
+
+
+def _shaped(body, m: int, n: int, k: int):
+    """`body` as the kernel of one M x N x K shape."""
+    return Gpu(workgroup_size=WG, constants={"TM": m, "TN": n, "TK": k})(body)
+
+
+mm_f16_f32 = _shaped(sh_f16_f32, 16, 16, 16)
+mm_f16_f16_16x8x16 = _shaped(sh_f16_f16, 16, 8, 16)
+mm_f16_f32_16x8x8 = _shaped(sh_f16_f32, 16, 8, 8)
+mm_i8 = _shaped(sh_i8_i32, 16, 16, 32)
+mm_u8 = _shaped(sh_u8_u32, 16, 8, 32)
+
+
+@Gpu(workgroup_size=WG)
+def mm_col_major(a: list[f16], bt: list[f16], ct: list[f32], m: int, n: int, k: int):
+    """B given transposed (N x K row-major = K x N column-major); C written transposed."""
+    tm = BlockIdx.x // (n // 16)
+    tn = BlockIdx.x % (n // 16)
+    acc = tile_fill(f32, 16, 16, 0.0)
+    for kk in range(0, k, 16):
+        ta = tile_load(a, tm * 16 * k + kk, k, 16, 16, use="a")
+        tb = tile_load(bt, tn * 16 * k + kk, k, 16, 16, use="b", col_major=True)
+        acc = tile_mma(ta, tb, acc)
+    tile_store(ct, tn * 16 * m + tm * 16, m, acc, col_major=True)
+
+
+@Gpu(workgroup_size=WG)
+def mm_epilogue(
+    a: list[f16], b: list[f16], c: list[f32], d: list[f32], m: int, n: int, k: int,
+    alpha: float, beta: float,
+):  # fmt: skip
+    """d = 2 * (alpha * (a @ b) + beta * c - c) + c: an accumulator loaded from a list, scaled,
+    added and subtracted (operators and augmented assignments)."""
+    tm = BlockIdx.x // (n // 16)
+    tn = BlockIdx.x % (n // 16)
+    acc = tile_fill(f32, 16, 16, 0.0)
+    for kk in range(0, k, 16):
+        ta = tile_load(a, tm * 16 * k + kk, k, 16, 16, use="a")
+        tb = tile_load(b, kk * n + tn * 16, n, 16, 16, use="b")
+        acc = tile_mma(ta, tb, acc)
+    old = tile_load(c, tm * 16 * n + tn * 16, n, 16, 16, use="acc")
+    acc = alpha * acc
+    scaled = old * beta
+    out = acc + scaled
+    out -= old
+    out *= 2.0
+    out += old
+    tile_store(d, tm * 16 * n + tn * 16, n, out)
+
+
+@Gpu(workgroup_size=WG)
+def mm_shared(a: list[f16], b: list[f16], c: list[f32], m: int, n: int, k: int):
+    """A and B staged through shared arrays; the result through one too."""
+    sa = shared(f16, 256)
+    sb = shared(f16, 256)
+    sc = shared(f32, 256)
+    tm = BlockIdx.x // (n // 16)
+    tn = BlockIdx.x % (n // 16)
+    t = ThreadIdx.x
+    acc = tile_fill(f32, 16, 16, 0.0)
+    for kk in range(0, k, 16):
+        for e in range(t, 256, WG):
+            sa[e] = a[(tm * 16 + e // 16) * k + kk + e % 16]
+            sb[e] = b[(kk + e // 16) * n + tn * 16 + e % 16]
+        __sync_threads()
+        ta = tile_load(sa, 0, 16, 16, 16, use="a")
+        tb = tile_load(sb, 0, 16, 16, 16, use="b")
+        acc = tile_mma(ta, tb, acc)
+        __sync_threads()
+    tile_store(sc, 0, 16, acc)
+    __sync_threads()
+    for e in range(t, 256, WG):
+        c[(tm * 16 + e // 16) * n + tn * 16 + e % 16] = sc[e]
 
 
 @Gpu(workgroup_size=WG)
@@ -280,7 +235,7 @@ def shape_forms(shapes) -> dict:
         body = _SHAPE_BODIES.get((a, c))
         if body is None or a != b or c != r:
             continue
-        kernel = Gpu(workgroup_size=WG, constants={"TM": m, "TN": n, "TK": k})(body)
+        kernel = _shaped(body, m, n, k)
         make, ref = _std(_NP[a], _NP_ACC[c], m, n, m=2 * m, n=2 * n, k=2 * k)
         out[f"shape_{m}x{n}x{k}_{a}_{c}"] = (kernel, make, ref, (2,), 4 * WG)
     return out
