@@ -120,13 +120,17 @@ def py(code: str, *args: str) -> list[str]:
     return [sys.executable, "-c", code, *args]
 
 
+# the C floor's sources (bench/c_floor/floor.h is their shared header)
+FLOOR_C = ("floor.c", "floor_steps.c")
+
+
 def build_floor(workdir: str) -> str | None:
     exe = os.path.join(workdir, "floor")
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         return None
     p = subprocess.run(
-        [cc, "-O2", "-std=c11", "-o", exe, str(BENCH / "c_floor" / "floor.c"), "-ldl"],
+        [cc, "-O2", "-std=c11", "-o", exe, *(str(BENCH / "c_floor" / f) for f in FLOOR_C), "-ldl"],
         capture_output=True,
         text=True,
     )
