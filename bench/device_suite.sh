@@ -28,7 +28,7 @@ run_dir() {
   # faulthandler dumps every thread's stack 10 s before the per-test timeout: a hang in C that
   # the timeout's signal cannot break still names its test and its stack in the log.
   tt=${TEST_TIMEOUT:-120}
-  timeout -k 10 "${DIR_LIMIT:-420}" $PY -m pytest -q -p no:cacheprovider --timeout "$tt" -o faulthandler_timeout=$(( tt > 20 ? tt - 10 : tt )) \
+  timeout -k 10 "${DIR_LIMIT:-420}" $PY -m pytest -q -p no:cacheprovider --timeout "$tt" -o faulthandler_timeout=$(( tt > 20 ? tt - 10 : tt )) ${PYTEST_ARGS:-} \
     --junitxml "$OUT/junit-$d.xml" "tests/$d" >"$OUT/log-$d.txt" 2>&1
   rc=$?
   echo "$d rc=$rc $(( $(date +%s) - t0 ))s" | tee -a "$OUT/dirs.txt"

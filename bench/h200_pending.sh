@@ -5,7 +5,7 @@
 # Every step has its own time limit and writes its output to a file; `$OUT/pending.txt` (a
 # one-line result per step) and `$OUT/pending.tgz` (every log and JSON) come back, so a step
 # whose lines fall outside the device tool's returned tail is still readable.
-# STEPS="tests bench" (default both) picks the halves.
+# STEPS="tests bench" (default both) picks the halves; ONLY="copy_lane streams ..." single steps.
 set -uo pipefail
 REPO=$PWD
 OUT=${OUT:-/tmp/pending}; mkdir -p "$OUT"
@@ -22,6 +22,8 @@ summary="$OUT/pending.txt"; : >"$summary"
 # last line that says how it went
 step() {
   local name=$1 limit=$2; shift 2
+  # ONLY="name ..." runs just those steps
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
   local t0; t0=$(date +%s)

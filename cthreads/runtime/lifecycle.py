@@ -41,6 +41,12 @@ _lock = threading.RLock()
 _instance: Any = None
 # True in a child of fork() whose parent had a device open (some drivers cannot open one there)
 _inherited_device = False
+# In such a child, the name of an inherited device that is not a CPU driver: no Vulkan call is
+# made there at all. NVIDIA's driver (580, H200, 2026-12-02) refused vkCreateDevice in a forked
+# child at times and at other times hung the child forever inside the driver (a lock some
+# driver thread of the parent held at the fork); only CPU drivers (lavapipe) were seen to open
+# a fresh instance and device in a forked child reliably.
+_forked_from_gpu: str | None = None
 _device: Device | None = None
 # the devices open besides the default one, by (Vulkan index, logical number)
 _others: dict[tuple[int, int], Device] = {}
@@ -59,8 +65,22 @@ def on_shutdown(hook: Callable[[], None]) -> None:
     _on_shutdown.append(hook)
 
 
+def _refuse_forked(cause: str) -> VulkanInitFailed:
+    """The error for a forked child that cannot open a device (`cause`: why)."""
+    return VulkanInitFailed(
+        f"this process was forked from one that had the GPU open, and {cause}",
+        hint="start worker processes with multiprocessing's 'spawn' or 'forkserver' "
+        "start method, or fork before the first GPU use",
+    )
+
+
 def _get_instance() -> Any:
     global _instance
+    if _forked_from_gpu is not None:
+        raise _refuse_forked(
+            f"the driver of {_forked_from_gpu} cannot be used again in a forked child "
+            "(it can hang there): no Vulkan call is made"
+        )
     if _instance is None:
         ext = native.loaded_module()
         _instance = ext.Instance(config.validation_enabled(), "cthreads")
@@ -125,12 +145,9 @@ def _open(info: DeviceInfo, logical: int = 0) -> Device:
     except CThreadsGPUError as exc:
         if not _inherited_device:
             raise
-        # NVIDIA's driver (580) refuses vkCreateDevice in a forked child: say why and how
-        raise VulkanInitFailed(
-            "this process was forked from one that had the GPU open, and the driver "
-            f"cannot open a device in the forked child ({exc})",
-            hint="start worker processes with multiprocessing's 'spawn' or 'forkserver' "
-            "start method, or fork before the first GPU use",
+        # a driver that refuses vkCreateDevice in a forked child: say why and how
+        raise _refuse_forked(
+            f"the driver cannot open a device in the forked child ({exc})"
         ) from None
     _generation += 1
     return Device(dev, info, _generation, cache_file, logical)
@@ -305,11 +322,13 @@ def _after_fork_in_child() -> None:
     """The child of fork(): nothing of the parent's device is usable here (its submission
     thread does not exist, a lock may be held by a thread that does not exist, the driver's
     state is the parent's). Drop it without a Vulkan call; the next use opens a new one."""
-    global _lock, _device, _instance, _available, _inherited_device  # (_others: cleared)
-    _lock = threading.RLock()
-    _inherited_device = _inherited_device or _device is not None
-    _inherited_device = _inherited_device or bool(_others)
+    global _lock, _device, _instance, _available, _inherited_device, _forked_from_gpu
+    _lock = threading.RLock()  # (_others: cleared below)
     devs = [d for d in (_device, *_others.values()) if d is not None]
+    _inherited_device = _inherited_device or bool(devs)
+    gpus = [d.info.name for d in devs if d.info.type != "cpu"]
+    if gpus and _forked_from_gpu is None:
+        _forked_from_gpu = gpus[0]
     _device = None
     _others.clear()
     inst, _instance = _instance, None

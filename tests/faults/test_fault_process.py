@@ -286,3 +286,26 @@ def test_a_forked_child_the_driver_refuses_gets_the_spawn_advice(monkeypatch):
     assert "spawn" in str(info.value) and "VK_ERROR_INITIALIZATION_FAILED" in str(info.value)
     monkeypatch.undo()
     assert lifecycle.init().alive  # the real driver again
+
+
+def test_a_child_forked_from_a_gpu_user_makes_no_vulkan_call(monkeypatch):
+    # a forked child whose parent had a GPU open is refused before any driver call: NVIDIA's
+    # driver hung such a child at times (H200, 2026-12-02), so not even an instance is created
+    from cthreads.errors import VulkanInitFailed
+    from cthreads.runtime import lifecycle
+
+    class _Untouchable:
+        def __getattr__(self, name):
+            raise AssertionError(f"the driver was called in the forked child ({name})")
+
+    lifecycle.shutdown()
+    monkeypatch.setattr(lifecycle, "_inherited_device", True)
+    monkeypatch.setattr(lifecycle, "_forked_from_gpu", "NVIDIA H200")
+    monkeypatch.setattr(lifecycle.native, "loaded_module", lambda: _Untouchable())
+    monkeypatch.setattr(lifecycle.native, "module", lambda: _Untouchable())
+    for attempt in (lifecycle.init, lifecycle.list_devices):
+        with pytest.raises(VulkanInitFailed, match="forked") as info:
+            attempt()
+        assert "NVIDIA H200" in str(info.value) and "spawn" in str(info.value)
+    monkeypatch.undo()
+    assert lifecycle.init().alive  # the parent's process itself is unaffected

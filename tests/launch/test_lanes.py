@@ -127,12 +127,17 @@ def test_a_lane_writing_an_array_waits_for_its_readers_elsewhere():
 
 def test_memory_released_after_lane_work_is_not_handed_out_before_it_completed():
     streams = [Stream(), Stream(), Stream()]
-    # 50 lane submits behind the gate: each holds a ring slot until it completes (64 slots)
-    ins = [[float(k + i) for i in range(256)] for k in range(25)]
-    outs = [[0.0] * 256 for _ in range(25)]
+    # Behind the gate every submit holds one of the 64 ring slots until the gate opens, and a
+    # submit finding none waits for one: an iteration takes 2 lane submits, plus up to 3 on the
+    # default stream where uploads and fills are device copies (the H200: 25 iterations there
+    # hung this test waiting for a slot the gate held), so 10 fit beside the gate's own slot on
+    # any device. (Lavapipe's gate ends by itself, which hid this there.)
+    rounds = 10
+    ins = [[float(k + i) for i in range(256)] for k in range(rounds)]
+    outs = [[0.0] * 256 for _ in range(rounds)]
     with QueueGate() as gate:
         arrays, jobs = [], []
-        for k in range(25):
+        for k in range(rounds):
             # plain lists: their buffers come from the pool and go back to it at once
             jobs.append(gpu(scaled, 256, float(k), ins[k], outs[k], stream=streams[k % 3]))
             # a DeviceArray read on a lane, then released while that launch waits
@@ -147,7 +152,7 @@ def test_memory_released_after_lane_work_is_not_handed_out_before_it_completed()
         gate.open()
         for job in jobs:
             job.join()  # (the lists' results are copied back by join)
-    for k in range(25):
+    for k in range(rounds):
         assert outs[k] == [k * float(k + i) for i in range(256)]
     for k, y, fresh in arrays:
         np.testing.assert_array_equal(y.numpy(), np.full(N, k, np.float32))
