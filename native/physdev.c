@@ -271,6 +271,14 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
         sub.pNext = &drv;
         drv.pNext = &fc;
     }
+    /* NVIDIA's SM count and warps per SM: how many invocations run at once (launch/sizing.py's
+       spread rule), with no profile file to read on the first launch */
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    if (ct_has_device_ext(inst, pd, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+        sm.pNext = p2.pNext;
+        p2.pNext = &sm;
+    }
     inst->fn.vkGetPhysicalDeviceProperties2(pd, &p2);
     const VkPhysicalDeviceLimits *L = &p2.properties.limits;
     VkPhysicalDeviceMemoryProperties mp;
@@ -320,6 +328,9 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
         put(lim, "max_push_constants_size", PyLong_FromUnsignedLong(L->maxPushConstantsSize)) < 0 ||
         put(lim, "max_memory_allocation_size", PyLong_FromUnsignedLongLong(0)) < 0 ||
         put(lim, "subgroup_size", PyLong_FromUnsignedLong(sub.subgroupSize)) < 0 ||
+        put(lim, "resident_invocations", /* 0: the driver does not say */
+            PyLong_FromUnsignedLongLong((unsigned long long)sm.shaderSMCount *
+                                        sm.shaderWarpsPerSM * sub.subgroupSize)) < 0 ||
         put(lim, "timestamp_period", PyFloat_FromDouble(L->timestampPeriod)) < 0 ||
         put(lim, "timestamp_valid_bits", PyLong_FromUnsignedLong(tsbits)) < 0 ||
         put(lim, "non_coherent_atom_size", PyLong_FromUnsignedLongLong(L->nonCoherentAtomSize)) < 0 ||

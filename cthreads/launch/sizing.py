@@ -29,12 +29,17 @@ _resident: dict[tuple[int, int], int] = {}  # (vendor_id, device_id) -> resident
 
 
 def resident_invocations(info: Any) -> int:
-    """How many invocations the device runs at once: the `resident_invocations` field of the
-    shipped profile with the same vendor and device id (compute units x resident invocations
-    per unit; Vulkan core reports neither), 0 where no profile says and on CPU devices, where
-    spreading never pays (llvmpipe runs both sides of a uniform branch under a mask)."""
+    """How many invocations the device runs at once: what the driver says (NVIDIA: SMs x warps
+    per SM x 32, `limits["resident_invocations"]`), else the `resident_invocations` field of
+    the shipped profile with the same vendor and device id (compute units x resident
+    invocations per unit; Vulkan core reports neither), 0 where no profile says and on CPU
+    devices, where spreading never pays (llvmpipe runs both sides of a uniform branch under a
+    mask)."""
     if info.type == "cpu":
         return 0  # and no profile lookup on the first launch (time to first result)
+    told = int(info.limits.get("resident_invocations", 0))  # (VK_NV_shader_sm_builtins)
+    if told:
+        return told
     key = (info.vendor_id, info.device_id)
     got = _resident.get(key)
     if got is None:

@@ -51,6 +51,10 @@ def test_info_json_round_trips_into_compile(tmp_path):
     assert profile["api_version"] == device.api_version
     assert profile["driver_version"] == device.driver_version
     assert profile["limits"]["subgroup_size"] == device.limits["subgroup_size"]
+    # the driver's count of invocations at once: NVIDIA's SM builtins, 0 where it does not say
+    resident = device.limits["resident_invocations"]
+    assert profile["limits"]["resident_invocations"] == resident
+    assert resident > 0 if device.nvidia else resident >= 0
     assert profile["features"] == device.features and profile["memory_heaps"]
 
     path = tmp_path / "here.json"

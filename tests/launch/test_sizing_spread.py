@@ -13,9 +13,14 @@ import pytest
 from cthreads.gpu import GlobalIdx, Gpu, gpu
 from cthreads.launch import general, session, sizing
 
-H200 = SimpleNamespace(type="discrete", vendor_id=4318, device_id=9013)  # profiles/nvidia-h200.json
-UNKNOWN = SimpleNamespace(type="discrete", vendor_id=0x1234, device_id=1)
-CPU = SimpleNamespace(type="cpu", vendor_id=4318, device_id=9013)  # even with the H200's ids
+# profiles/nvidia-h200.json (limits without the driver's own count: the profile is read)
+H200 = SimpleNamespace(type="discrete", vendor_id=4318, device_id=9013, limits={})
+UNKNOWN = SimpleNamespace(type="discrete", vendor_id=0x1234, device_id=1, limits={})
+CPU = SimpleNamespace(type="cpu", vendor_id=4318, device_id=9013, limits={})  # even the H200's ids
+# a device whose driver counts its resident invocations (VK_NV_shader_sm_builtins)
+TOLD = SimpleNamespace(
+    type="discrete", vendor_id=0x1234, device_id=1, limits={"resident_invocations": 100 * 2048}
+)
 MAX_GROUPS = (2**31 - 1, 65535, 65535)
 WIDTH = 256
 
@@ -32,6 +37,17 @@ def test_the_threshold_is_half_the_devices_resident_invocations():
     assert sizing.spread_below(vec_plan(), WIDTH, CPU) == 0  # CPU devices never spread
     scalar = SimpleNamespace(per_group=WIDTH, max_groups=MAX_GROUPS)
     assert sizing.spread_below(scalar, WIDTH, H200) == 0  # one element per invocation anyway
+
+
+def test_the_drivers_own_count_wins_over_the_profiles(monkeypatch):
+    import cthreads.compiler as compiler
+
+    # no profile may be read when the driver says (a warm first launch reads no JSON file)
+    monkeypatch.setattr(sizing, "_resident", {})
+    monkeypatch.delattr(compiler, "profiles", raising=False)
+    monkeypatch.setitem(__import__("sys").modules, "cthreads.compiler.profiles", None)
+    assert sizing.resident_invocations(TOLD) == 100 * 2048
+    assert sizing.spread_below(vec_plan(), WIDTH, TOLD) == 100 * 1024
 
 
 @pytest.mark.parametrize(

@@ -184,10 +184,24 @@ class TileGen:
         var, tt = self.tile_vars[s.tile]
         t = self.k.tiles[s.tile]
         value = self.expr(s.value)
-        if t.elem == ir.BF16:  # the frontend gives an f32 value (round to nearest even)
-            value = self.op(Op.FConvert, self._component(t.elem), value)
+        if t.elem == ir.BF16:  # the frontend gives an f32 value
+            value = self.op(Op.FConvert, self._component(t.elem), self._bf16_exact(value))
         value = self.op(Op.CompositeConstruct, tt, value)
         self.ins(Op.Store, var, value)
+
+    def _bf16_exact(self, value: int) -> int:
+        """f32 `value` rounded to the nearest bf16 (ties to even), still an f32: OpFConvert's
+        rounding is the driver's choice (NVIDIA truncates: 1.0059 became 1.0, not 1.0078, on
+        the H200), an exact value converts the same everywhere. NaN stays NaN (the carry of
+        the rounding add could make it infinity)."""
+        i32, bt = self.t_i32, self.t_bool
+        bits = self.op(Op.Bitcast, i32, value)
+        lsb = self.op(
+            Op.BitwiseAnd, i32, self.op(Op.ShiftRightLogical, i32, bits, self.ki(16)), self.ki(1)
+        )
+        up = self.op(Op.IAdd, i32, self.op(Op.IAdd, i32, bits, self.ki(0x7FFF)), lsb)
+        rounded = self.op(Op.Bitcast, self.t_f32, self.op(Op.BitwiseAnd, i32, up, self.ki(-65536)))
+        return self.op(Op.Select, self.t_f32, self.op(Op.IsNan, bt, value), value, rounded)
 
     def visit_TileLoad(self, s: ir.TileLoad) -> None:
         t = self.k.tiles[s.tile]
