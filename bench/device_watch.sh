@@ -4,7 +4,7 @@
 # bench/device_suite.sh, with nothing coming back).
 #   device run 1:  source .gl/env.sh; bash bench/device_watch.sh start 120   (carry .gl, .spv)
 #   device run 2+: bash bench/device_watch.sh poll 150                      (within the 30 s idle)
-# `start` builds, launches device_suite.sh detached (pytest -v: each log names the test running)
+# `start` builds, launches device_suite.sh detached (pytest -v past the suite's -q: each log names the test running)
 # and a monitor (memory, processes, GPU memory every 3 s); both modes then wait up to S seconds
 # and copy to $OUT: the monitor's tail, the last lines of every directory's log, and, once the
 # suite is done, its summary and bundle. Environment as for device_suite.sh (DIRS, JOBS, ...).
@@ -15,7 +15,7 @@ export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp} PYTHONPATH=$PWD CTHREADS_SPIRV_T
 if [ "$mode" = start ]; then
   rm -rf "$W"/*; mkdir -p "$W/suite"
   python3 setup.py -q build_ext --inplace >"$W/build.log" 2>&1 || { tail -30 "$W/build.log"; exit 1; }
-  OUT=$W/suite NO_BUILD=1 PYTEST_ARGS=-v setsid nohup bash bench/device_suite.sh >"$W/suite.txt" 2>&1 < /dev/null &
+  OUT=$W/suite NO_BUILD=1 PYTEST_ARGS="-v -v" setsid nohup bash bench/device_suite.sh >"$W/suite.txt" 2>&1 < /dev/null &
   echo $! >"$W/suite.pid"
   setsid nohup bash -c '
     while true; do
