@@ -4,7 +4,7 @@ for kernels that observe the workgroup (split along x past the device's group-co
 exact grid-stride extents for those that do not, vector-form kernels spread one element per
 invocation while their blocks would leave the device part empty (`spread_below`) — with the
 parameter block pushed or, past the push-constant space, in a buffer of its own. The C launcher
-sizes its one dispatch the same way (native/launch.c `plan_dispatch`, from the plan's
+sizes its one dispatch the same way (native/launch.c `ct_plan_dispatch`, from the plan's
 `spread_below` and `width`)."""
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ def test_neighbour_reads_are_exact_in_both_shapes(monkeypatch, n):
     )
 
 
-# -- the C launcher (native/launch.c plan_dispatch): the same rule, from the plan ---------------
+# -- the C launcher (native/launch.c ct_plan_dispatch): the same rule, from the plan ---------------
 
 
 def _c_launcher(info=None):
@@ -209,11 +209,16 @@ def test_the_c_launcher_takes_the_devices_rule_from_the_plan():
         assert got == (sizing.grid_stride_groups(built, width, n, h200), 1, 1), n
 
 
-def test_cpu_devices_and_observing_kernels_never_spread_in_the_c_launcher(monkeypatch):
-    _, built, launch = _c_launcher()  # lavapipe: spread_below is 0
-    assert built.spread_below == 0
-    n = 4 * built.per_group + 1
-    assert launch.__self__.sizes(n, 1, 1)[1] == (5, 1, 1)  # blocks of 4 per invocation
+def test_the_c_launcher_follows_this_devices_rule_and_observing_kernels_never_spread(monkeypatch):
+    _, built, launch = _c_launcher()
+    info = session.state.device.info
+    assert built.spread_below == sizing.spread_below(built, built.width, info)
+    if info.type == "cpu":
+        assert built.spread_below == 0  # lavapipe: CPU devices never spread
+    for n in (1, 4 * built.per_group + 1, built.spread_below - 1, built.spread_below, 1 << 20):
+        if n > 0:
+            got = launch.__self__.sizes(n, 1, 1)[1]
+            assert got == (sizing.grid_stride_groups(built, built.width, n, info), 1, 1), n
     monkeypatch.setattr(sizing, "SPREAD_BELOW", THRESHOLD)
     _, built, _ = _c_launcher()
     codes = native.module().FastLauncher.codes()
