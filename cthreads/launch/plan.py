@@ -24,8 +24,8 @@ from typing import Any
 from ..residency import arena as residency
 from ..runtime import formats
 from ..runtime import native as _native_access
-from . import sizing
 from .gpujob import GpuJob
+from .sizing import spread_threshold
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ def make_plan(compiled: Any, physical_wg: int, device: Any) -> LaunchPlan:
         wg3=tuple(compiled.workgroup_size),  # type: ignore[arg-type]
         per_group=physical_wg * per_invocation,
         width=physical_wg,
-        spread_below=sizing.spread_threshold(per_invocation, device.info),
+        spread_below=spread_threshold(per_invocation, device.info),
         observes_workgroup=bool(compiled.observes_workgroup),
         max_groups=tuple(int(v) for v in limits[:3]),  # type: ignore[arg-type]
         writes_lists=any(p.is_list and p.writes for p in params),
