@@ -236,8 +236,9 @@ make_job(CtLauncher *self, PyObject *value, PyObject *writebacks)
 /* The dispatch of `size` (x, y, z) logical invocations, as sizing.dispatches makes it: the
    block's sizing values (total, grid_x, total_y, total_z) and the group counts. 0 where the
    launch needs the general path (several dispatches, a limit exceeded, nothing to run). */
-static int
-plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4], uint32_t groups[3])
+int
+ct_plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4],
+                 uint32_t groups[3])
 {
     uint64_t g[3], wg[3], mg[3], per = (uint64_t)self->sz.per;
     for (int a = 0; a < 3; a++) {
@@ -261,7 +262,10 @@ plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4], u
         sz[3] = g[2] * wg[2];
         return 1;
     }
-    /* exact: the grid-stride loops stop at the problem size (sizing.dispatches) */
+    /* exact: the grid-stride loops stop at the problem size (sizing.dispatches); below the
+       spread threshold one invocation per element (sizing.grid_stride_groups) */
+    if ((uint64_t)size[0] < (uint64_t)self->sz.spread_below)
+        per = (uint64_t)self->sz.width;
     uint64_t gx = ((uint64_t)size[0] + per - 1) / per;
     sz[0] = (uint64_t)size[0];
     sz[1] = g[0];
@@ -372,7 +376,7 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
                 size[0] = count[listix[x]];
     CtOp op;
     uint64_t sz[4]; /* total, grid_x, total_y, total_z */
-    if (!plan_dispatch(self, size, sz, op.groups))
+    if (!ct_plan_dispatch(self, size, sz, op.groups))
         goto done;
     op.kind = 0;
     op.pipe = (CtPipeline *)self->ref[O_PIPE];

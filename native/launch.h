@@ -33,10 +33,12 @@ typedef struct {
     int64_t wg[3];              /* logical workgroup shape */
     int64_t per;                /* grid-stride kernels: invocations per physical group */
     int64_t max_groups[3], observes, push_size, hz_read_only, hz_overlaps;
+    int64_t spread_below;       /* grid-stride kernels: below this size, one invocation per */
+    int64_t width;              /* element, in groups of `width` (sizing.grid_stride_groups) */
 } LSizing;
-#define SIZING_FORMAT "=12q"
+#define SIZING_FORMAT "=14q"
 /* the formats above describe these layouts exactly (struct.calcsize gives the same sizes) */
-_Static_assert(sizeof(LParam) == 40 && sizeof(LField) == 16 && sizeof(LSizing) == 96,
+_Static_assert(sizeof(LParam) == 40 && sizeof(LField) == 16 && sizeof(LSizing) == 112,
                "launch.h: a plan layout no longer matches its struct format");
 
 enum { J_DEVICE, J_VALUE, J_NAME, J_WRITEBACKS, J_COUNT };
@@ -57,4 +59,7 @@ typedef struct {
 
 int ct_launch_intern_names(void);
 PyObject *ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc);
+/* the one dispatch of a launch of `size` (launch.c), 0 where it takes the general path */
+int ct_plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4],
+                     uint32_t groups[3]);
 #endif

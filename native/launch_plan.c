@@ -11,6 +11,7 @@
  *       record type, then the types whose instances are their own records; job_fields:
  *       GpuJob.QUEUED_FIELDS (a job is object.__new__(GpuJob) plus those attributes).
  *   FastLauncher.launch(args, grid=None, lane=0, after=0): launch.c.
+ *   FastLauncher.sizes(nx, ny, nz): the dispatch a launch of that size makes (for tests).
  */
 #include "launch.h"
 
@@ -26,6 +27,24 @@ Launcher_codes(PyObject *unused, PyObject *noargs)
         R_TOTAL_Y, "R_TOTAL_Z", R_TOTAL_Z, "R_ADDR", R_ADDR, "R_LEN", R_LEN, "R_SCALAR", R_SCALAR,
         "MAX_PARAMS", CT_LAUNCH_MAX_PARAMS, "PARAM_FORMAT", PARAM_FORMAT, "FIELD_FORMAT",
         FIELD_FORMAT, "SIZING_FORMAT", SIZING_FORMAT);
+}
+
+/* FastLauncher.sizes(nx, ny, nz): what ct_plan_dispatch (launch.c) makes of that size, as
+   ((total, grid_x, total_y, total_z), (groups x, y, z)), or None where a launch of it takes
+   the general path (tests compare it with sizing.dispatches) */
+static PyObject *
+Launcher_sizes(CtLauncher *self, PyObject *args)
+{
+    long long size[3];
+    uint64_t sz[4];
+    uint32_t groups[3];
+    if (!PyArg_ParseTuple(args, "LLL:sizes", &size[0], &size[1], &size[2]))
+        return NULL;
+    if (!ct_plan_dispatch(self, size, sz, groups))
+        Py_RETURN_NONE;
+    return Py_BuildValue("(KKKK)(III)", (unsigned long long)sz[0], (unsigned long long)sz[1],
+                         (unsigned long long)sz[2], (unsigned long long)sz[3], groups[0],
+                         groups[1], groups[2]);
 }
 
 /* ---- construction ------------------------------------------------------------------------ */
@@ -49,7 +68,8 @@ take_plan(CtLauncher *self, Py_buffer *params, Py_buffer *fields, Py_buffer *siz
         if (z->wg[a] < 1 || z->wg[a] > 0xFFFFFFFFll || z->max_groups[a] < 1 ||
             z->max_groups[a] > 0xFFFFFFFFll)
             return 0;
-    if (z->per < 0 || (!z->observes && z->per < 1) || z->push_size < 0 ||
+    if (z->per < 0 || (!z->observes && z->per < 1) || z->spread_below < 0 ||
+        (z->spread_below > 0 && (z->width < 1 || z->width > z->per)) || z->push_size < 0 ||
         z->push_size > CT_MAX_PUSH || z->push_size != ((CtPipeline *)self->ref[O_PIPE])->push_size ||
         z->n_index >= self->nparams)
         return 0;
@@ -162,6 +182,9 @@ static PyMethodDef Launcher_methods[] = {
     {"launch", (PyCFunction)(void (*)(void))ct_launcher_launch, METH_FASTCALL,
      "launch(args, grid=None, lane=0, after=0) -> GpuJob | None: the launch when everything is "
      "plain, else None (lane >= 1: on that stream lane, after the value `after`)"},
+    {"sizes", (PyCFunction)Launcher_sizes, METH_VARARGS,
+     "sizes(nx, ny, nz) -> ((total, grid_x, total_y, total_z), groups) | None: the one "
+     "dispatch a launch of that size makes (None: the general path sizes it)"},
     {"codes", Launcher_codes, METH_NOARGS | METH_STATIC,
      "codes() -> dict: the parameter kinds, field roles and parameter limit of this launcher"},
     {NULL}

@@ -1,7 +1,8 @@
 /* cthreads._native — stats: what a Device holds and what its submission path did, as a dict.
  *
  * Python API:
- *   Device.stats() -> dict   Vulkan objects alive (allocations, pipelines, command buffers),
+ *   Device.stats() -> dict   Vulkan objects alive (allocations, pipelines, command buffers:
+ *       all of them, and by use: the ring slots', the lanes' join, the copy lane's),
  *       the pool, the batch state (pending, in flight, kept references, values), the event
  *       counters of the submission path ("counters") and the policy knobs ("knobs", knobs.c).
  *       Reading it submits nothing (the counter is read directly, not refreshed).
@@ -72,7 +73,13 @@ ct_device_stats(CtDevice *self, PyObject *unused)
         in_flight += s == CT_SLOT_SUBMITTED;
         keep += (int)self->ring[i].nkeep;
     }
-    int cbs = self->cmd_pool != VK_NULL_HANDLE ? CT_RING : 0; /* (plus lane.c's join_cb) */
+    /* every command buffer the device holds: a ring slot's, the join (lane.c), and the copy
+       lane's one per slot when it has one (each pool frees its buffers with it) */
+    int ring_cbs = 0, copy_cbs = 0, join_cbs = self->join_cb != VK_NULL_HANDLE;
+    for (int i = 0; i < CT_RING; i++) {
+        ring_cbs += self->cmd_pool != VK_NULL_HANDLE && self->ring[i].cb != VK_NULL_HANDLE;
+        copy_cbs += self->copy_pool != VK_NULL_HANDLE && self->ring[i].copy_cb != VK_NULL_HANDLE;
+    }
     uint64_t counter = self->completed; /* fresh, without submitting anything */
     if (self->state == CT_ALIVE && self->timeline != VK_NULL_HANDLE)
         self->fn.vkGetSemaphoreCounterValue(self->device, self->timeline, &counter);
@@ -81,22 +88,25 @@ ct_device_stats(CtDevice *self, PyObject *unused)
     PyObject *copy_queue = self->copy_queue == VK_NULL_HANDLE
                                ? Py_NewRef(Py_None)
                                : PyLong_FromUnsignedLong(self->copy_family);
-    if (counters == NULL || knobs == NULL || copy_queue == NULL) {
+    PyObject *cb_parts = Py_BuildValue("{s:i,s:i,s:i}", "ring", ring_cbs, "join", join_cbs,
+                                       "copy", copy_cbs);
+    if (counters == NULL || knobs == NULL || copy_queue == NULL || cb_parts == NULL) {
         Py_XDECREF(counters);
         Py_XDECREF(knobs);
         Py_XDECREF(copy_queue);
+        Py_XDECREF(cb_parts);
         return NULL;
     }
     return Py_BuildValue(
         "{s:n,s:n,s:n,s:K,s:n,s:n,s:K,s:K,s:n,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:K,s:K,s:i,s:I,s:N,s:N,"
-        "s:N}",
+        "s:N,s:N}",
         /* Vulkan objects alive: one VkBuffer bound to one VkDeviceMemory per allocation */
         "allocations", live, "vk_buffers", live, "vk_memory", live,
         "allocated_bytes", (unsigned long long)live_bytes,
         "buffers_in_use", live - pooled - deferred, "pooled", pooled,
         "pooled_bytes", (unsigned long long)self->pooled_bytes,
         "pool_cap", (unsigned long long)self->pool_cap,
-        "pipelines", pipelines, "command_buffers", cbs,
+        "pipelines", pipelines, "command_buffers", ring_cbs + join_cbs + copy_cbs,
         /* batches: open (pending), submitted and not yet retired, and references they hold */
         "batches_pending", open, "batches_in_flight", in_flight, "ring_in_flight", open + in_flight,
         "kept_objects", keep, "submit_thread", self->bg_started,
@@ -108,5 +118,7 @@ ct_device_stats(CtDevice *self, PyObject *unused)
         "lanes", CT_LANES, "lane_queues", (unsigned int)self->nqueues,
         "counters", counters, "knobs", knobs,
         /* the copy lane's queue family (queues.c), None without one */
-        "copy_queue", copy_queue);
+        "copy_queue", copy_queue,
+        /* command_buffers by use: the ring slots', the lanes' join, the copy lane's */
+        "command_buffer_uses", cb_parts);
 }

@@ -25,6 +25,7 @@ from ..residency import arena as residency
 from ..runtime import formats
 from ..runtime import native as _native_access
 from .gpujob import GpuJob
+from .sizing import spread_threshold
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class LaunchPlan:
     n_index: int | None
     wg3: tuple[int, int, int]  # logical workgroup shape
     per_group: int  # invocations one physical workgroup covers per grid-stride step
+    width: int  # invocations of one physical workgroup (the pipeline's width along x)
+    spread_below: int  # sizing.spread_below when the plan was made, for the C launcher
     observes_workgroup: bool  # whole workgroups of wg3, x split across dispatches
     max_groups: tuple[int, int, int]  # the device's group-count limits
     writes_lists: bool  # some list is written: aliasing must be checked (with > 1 list)
@@ -136,6 +139,7 @@ def make_plan(compiled: Any, physical_wg: int, device: Any) -> LaunchPlan:
         None,
     )
     limits = device.info.limits["max_compute_work_group_count"]
+    per_invocation = getattr(compiled, "elements_per_invocation", 1)
     return LaunchPlan(
         name=compiled.name,
         params=tuple(_param_plan(i, p, axes.get(i)) for i, p in enumerate(params)),
@@ -145,7 +149,9 @@ def make_plan(compiled: Any, physical_wg: int, device: Any) -> LaunchPlan:
         pack=_make_packer(fields, struct.Struct(compiled.push.struct_format())),
         n_index=n_index,
         wg3=tuple(compiled.workgroup_size),  # type: ignore[arg-type]
-        per_group=physical_wg * getattr(compiled, "elements_per_invocation", 1),
+        per_group=physical_wg * per_invocation,
+        width=physical_wg,
+        spread_below=spread_threshold(per_invocation, device.info),
         observes_workgroup=bool(compiled.observes_workgroup),
         max_groups=tuple(int(v) for v in limits[:3]),  # type: ignore[arg-type]
         writes_lists=any(p.is_list and p.writes for p in params),
@@ -213,6 +219,9 @@ def native_encoding(plan: LaunchPlan, codes: dict[str, Any]) -> tuple[bytes, byt
         plan.push_size,
         residency.READ_ONLY,
         residency.OVERLAPS,
+        # the spread rule (sizing.grid_stride_groups): grid-stride kernels only
+        0 if plan.observes_workgroup else plan.spread_below,
+        plan.width,
     )
     return params, fields, sizing
 

@@ -4,7 +4,8 @@ for kernels that observe the workgroup (split along x past the device's group-co
 exact grid-stride extents for those that do not, vector-form kernels spread one element per
 invocation while their blocks would leave the device part empty (`spread_below`) — with the
 parameter block pushed or, past the push-constant space, in a buffer of its own. The C launcher
-sizes its one dispatch the same way (native/launch.c `plan_dispatch`), except the spread."""
+sizes its one dispatch the same way (native/launch.c `ct_plan_dispatch`, from the plan's
+`spread_below` and `width`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
 # The problem size below which vector-form kernels run one element per invocation: None takes
 # the device's (`spread_below`); an int forces it for every device (bench/small_saxpy.py sweeps
-# the dispatch shapes this way: 0 never spreads, 2**32 always does).
+# the dispatch shapes this way: 0 never spreads, 2**32 always does). The general path reads it
+# at every launch; a kernel's plan, and so its C launcher, takes it once, when it is made.
 SPREAD_BELOW: int | None = None
 
 _resident: dict[tuple[int, int], int] = {}  # (vendor_id, device_id) -> resident invocations
@@ -62,8 +64,13 @@ def spread_below(plan: LaunchPlan, width: int, info: Any) -> int:
     empty (issue 14). Measured on the H200 (bench/small_saxpy.py, 2026-12-02): spreading won
     2-3 % at 2^16 and lost up to 33 % at 2^18-2^20, where the vector form's wider loads pay
     for its fewer invocations. 0 for scalar kernels and unknown devices."""
-    per = plan.per_group // width
-    if per <= 1:
+    return spread_threshold(plan.per_group // width, info)
+
+
+def spread_threshold(per_invocation: int, info: Any) -> int:
+    """`spread_below` of a kernel whose vector form covers `per_invocation` elements per
+    invocation (launch/plan.py stores it in the plan, for the C launcher)."""
+    if per_invocation <= 1:
         return 0
     if SPREAD_BELOW is not None:
         return SPREAD_BELOW

@@ -122,7 +122,9 @@ def test_stats_count_vulkan_objects(device):
     device.wait_idle()
     device.completed()
     s0 = device.stats()
-    assert s0["command_buffers"] == 64 and s0["submit_thread"] == 1
+    # the 64 ring slots' and the lanes' join; no copy lane by default (CTHREADS_COPY_QUEUE)
+    assert s0["command_buffer_uses"] == {"ring": 64, "join": 1, "copy": 0}
+    assert s0["command_buffers"] == 65 and s0["submit_thread"] == 1
     assert s0["vk_buffers"] == s0["vk_memory"] == s0["allocations"]
     pipe = device.pipeline(runtime.load_shader("fill_u32"), 16)
     assert device.stats()["pipelines"] == s0["pipelines"] + 1
@@ -140,6 +142,24 @@ def test_stats_count_vulkan_objects(device):
     s3 = device.stats()
     assert s3["vk_buffers"] == s3["buffers_in_use"] == s0["buffers_in_use"] and s3["pooled"] == 0
     assert s3["kept_objects"] == 0 and s3["ring_in_flight"] == 0
+
+
+def test_stats_count_the_copy_lanes_command_buffers_too(monkeypatch):
+    # CTHREADS_COPY_QUEUE=compute: a copy lane even on lavapipe, one command buffer per slot
+    if not runtime.available():
+        pytest.skip("no Vulkan device")
+    runtime.shutdown()
+    monkeypatch.setenv("CTHREADS_COPY_QUEUE", "compute")
+    try:
+        device = runtime.get_device()
+        s = device.stats()
+        assert s["copy_queue"] is not None
+        assert s["command_buffer_uses"] == {"ring": 64, "join": 1, "copy": 64}
+        assert s["command_buffers"] == 129
+        runtime.shutdown()
+        assert device.stats()["command_buffers"] == 0  # the pools took them with them
+    finally:
+        runtime.shutdown()  # (the environment is restored after this: the next device is as before)
 
 
 def test_a_stream_of_submits_appends_without_counter_reads(device, kernels):
