@@ -135,7 +135,7 @@ ct_layer_fences_destroy(CtDevice *dev)
 VkFence
 ct_layer_fence(const CtDevice *dev, const CtSlot *s)
 {
-    return dev->layer_fences ? s->fence : VK_NULL_HANDLE;
+    return CT_LOAD(dev->layer_fences) ? s->fence : VK_NULL_HANDLE; /* (the thread's too) */
 }
 
 /* Slot s completed: wait for its fence (the layer's record that the batch is done) and reset
@@ -153,7 +153,7 @@ layer_fence_done(CtDevice *dev, CtSlot *s)
     if (r == VK_SUCCESS)
         dev->layer_fence_waits++;
     else
-        dev->layer_fences = 0;
+        CT_STORE(dev->layer_fences, 0);
 }
 
 /* Device._layer_fences() -> int | None: completions told to the validation layer through
