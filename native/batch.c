@@ -113,7 +113,9 @@ ct_close_and_submit_unlock(CtDevice *dev, int i, int from_bg)
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &tsi,
                            .commandBufferCount = 1, .pCommandBuffers = &s->cb,
                            .signalSemaphoreCount = 1, .pSignalSemaphores = &dev->timeline};
-        r = dev->fn.vkQueueSubmit(dev->queue, 1, &si, VK_NULL_HANDLE);
+        VkFence fence = ct_layer_fence(dev, s); /* (validation's view: timeline.c) */
+        r = dev->fn.vkQueueSubmit(dev->queue, 1, &si, fence);
+        s->fence_sent = r == VK_SUCCESS && fence != VK_NULL_HANDLE;
         STORE(dev->nbatches, dev->nbatches + 1); /* (written under queue_lock only) */
     }
     if (r != VK_SUCCESS) {

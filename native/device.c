@@ -13,8 +13,9 @@
  *   Device.wait(value, timeout=None) -> bool; completed() -> int;
  *   Device.elapsed_ms(value) -> float | None (submit.c); last_value -> int
  *   Device.wait_idle() -> None (submit.c); stats() -> dict (stats.c); trim() -> None;
- *   destroy() -> None; _inject_submit_error(vk_result), _poke_u32(buffer, offset, value):
- *   test hooks; _abandon() (exit with work running); _forget() (fork child)
+ *   destroy() -> None; _inject_submit_error(vk_result), _poke_u32(buffer, offset, value),
+ *   _layer_fences() (timeline.c): test hooks; _abandon() (exit with work running); _forget()
+ *   (fork child)
  *   Device.alive -> bool; host_visible_device_local -> bool
  * Teardown, _abandon and _forget: teardown.c.
  */
@@ -404,6 +405,8 @@ static PyMethodDef Device_methods[] = {
     {"_inject_submit_error", (PyCFunction)Device_inject_submit_error, METH_O,
      "_inject_submit_error(vk_result) -> None: test hook, the next queue submission fails so"},
     {"destroy", (PyCFunction)Device_destroy, METH_NOARGS, "destroy() -> None (idempotent)"},
+    {"_layer_fences", (PyCFunction)ct_device_layer_fences, METH_NOARGS,
+     "_layer_fences() -> int | None: test hook, completions told to validation (timeline.c)"},
     {"_poke_u32", (PyCFunction)Device_poke_u32, METH_VARARGS,
      "_poke_u32(buffer, offset, value) -> None: test hook, a store into mapped memory that "
      "works during teardown"},

@@ -23,6 +23,8 @@ typedef struct {
     Py_ssize_t nkeep, keep_cap;
     struct CtTimed { uint64_t value; uint32_t pair; } *timed;
     int ntimed, timed_cap;
+    VkFence fence;              /* the validation layer's view of completion (timeline.c) */
+    int fence_sent;             /* a submission of the batch carries `fence` (queue_lock) */
 } CtSlot;
 
 
@@ -100,6 +102,8 @@ typedef struct {
     uint64_t copy_value;
     uint64_t lane_last[CT_LANES][2]; /* lane k's newest value on its compute queue [0] and on
                                         the copy queue [1] (state_lock): stream order */
+    int layer_fences;             /* slots' fences in use (timeline.c: validation, >1 queue) */
+    uint64_t layer_fence_waits;   /* completions told to the layer through them (GIL) */
     uint32_t share_families[2];   /* the families buffers are used from (queues.c) */
     uint32_t nshare;
     CtDeviceFns fn;

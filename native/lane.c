@@ -32,6 +32,8 @@
  * same. A stream then spans two queues, so its order is kept by waits, not by queue order: a
  * copy waits for its lane's newest compute submit, and a compute submit on a queue other than
  * queue 0 for its lane's newest copy (on queue 0 the copy's join comes first anyway).
+ * Under validation, a submit on another queue than queue 0 first retires what completed: the
+ * slots' fences (timeline.c) tell the layer, which sees no host wait on a semaphore.
  */
 #include "cthreads.h"
 
@@ -114,7 +116,7 @@ ct_lanes_create(CtDevice *dev)
         ct_raise_vk(dev->st, r, "recording the join command buffer");
         return -1;
     }
-    return 0;
+    return ct_layer_fences_create(dev); /* (timeline.c: validation's view of completion) */
 }
 
 /* At teardown, the device idle (join_cb goes with the command pool). */
@@ -129,6 +131,7 @@ ct_lanes_destroy(CtDevice *dev)
     CT_DESTROY(dev, CommandPool, dev->copy_pool); /* (frees the slots' copy_cb) */
     for (int i = 0; i < CT_RING; i++)
         dev->ring[i].copy_cb = VK_NULL_HANDLE;
+    ct_layer_fences_destroy(dev);
 }
 
 /* The value a submission depending on `after` waits for on dev->timeline: 0 when `after`
@@ -183,8 +186,10 @@ submit_lane_unlock(CtDevice *dev, int lane, int i, uint64_t wait_value, VkResult
                            .pWaitSemaphores = &dev->timeline, .pWaitDstStageMask = &all,
                            .commandBufferCount = 1, .pCommandBuffers = &cb,
                            .signalSemaphoreCount = 1, .pSignalSemaphores = &sem};
-        r = dev->fn.vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE);
+        VkFence fence = ct_layer_fence(dev, s); /* (the slot's work is this submission's) */
+        r = dev->fn.vkQueueSubmit(queue, 1, &si, fence);
         lane_done = r == VK_SUCCESS;
+        s->fence_sent = lane_done && fence != VK_NULL_HANDLE;
         if (r == VK_SUCCESS) {
             VkTimelineSemaphoreSubmitInfo jtsi = {
                 .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
@@ -245,7 +250,12 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
     CtState *st = dev->st;
     timed = timed && dev->query_pool != VK_NULL_HANDLE;
     int copy = on_copy_queue(dev, ops, n, timed);
+    int elsewhere = copy || dev->lane_queue[lane] != dev->queue; /* not on queue 0 */
     Py_ssize_t nhold = nitems + (kept != NULL);
+    /* under validation, what the host saw complete (which the pool and the copies' host waits
+       rely on) reaches the layer before work on another queue (timeline.c's fences) */
+    if (elsewhere && dev->layer_fences)
+        ct_timeline_retire(dev);
     for (;;) {
         int ready = ct_submit_ready(dev, timed);
         if (ready != 0) {
@@ -261,7 +271,7 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
         uint32_t pair = dev->qnext;
         /* stream order where the lane's work is on two queues (see the top of this file) */
         uint64_t dep = after, other = dev->lane_last[lane][!copy];
-        if ((copy || dev->lane_queue[lane] != dev->queue) && other > dep)
+        if (elsewhere && other > dep)
             dep = other;
         uint64_t wait_value = dep ? wait_target(dev, dep) : 0;
         if (wait_value == UINT64_MAX) {
@@ -271,10 +281,10 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
         int counted = wait_value != 0;
         /* On a queue other than queue 0, also wait for the newest completed value: work that
            completed on another queue (pooled staging memory, an array whose last use is done)
-           is ordered before this submission only by the host having seen it complete, which
-           synchronization validation cannot see (H200, 2026-12-02: WRITE_RACING_WRITE between
-           two copies on two queues). The value has been signalled: the wait costs nothing. */
-        if (wait_value == 0 && (copy || dev->lane_queue[lane] != dev->queue))
+           is otherwise ordered before this submission only by the host having seen it
+           complete. The value has been signalled: the wait costs nothing. (Validation 1.3.239
+           ignores the value of a timeline wait; the fences retired above tell it instead.) */
+        if (wait_value == 0 && elsewhere)
             wait_value = LOAD(dev->completed);
         ct_lock(dev, &dev->state_lock);
         if (dev->pending >= 0) {

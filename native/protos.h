@@ -118,6 +118,10 @@ int ct_fold_completed(CtDevice *dev);
 void ct_timeline_retire(CtDevice *dev);
 void ct_timeline_free_after_use(CtDevice *dev, CtAlloc *a);
 void ct_note_bg_completed(CtDevice *dev, uint64_t v);
+int ct_layer_fences_create(CtDevice *dev);
+void ct_layer_fences_destroy(CtDevice *dev);
+VkFence ct_layer_fence(const CtDevice *dev, const CtSlot *s);
+PyObject *ct_device_layer_fences(CtDevice *dev, PyObject *unused);
 
 /* stats.c */
 PyObject *ct_device_stats(CtDevice *dev, PyObject *unused);

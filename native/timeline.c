@@ -7,7 +7,8 @@
  * list) and, on request, idle pooled allocations. Every Python-side refresh goes through
  * ct_timeline_sync; the waits (batch.c, submitter.c) only report the value they saw.
  * Retirement runs with the GIL held and no lock held: the references it drops may run
- * finalizers, which may submit again.
+ * finalizers, which may submit again. It also tells the validation layer what completed
+ * (the slots' fences, below), where the layer cannot see it otherwise.
  */
 #include "cthreads.h"
 
@@ -85,6 +86,86 @@ record_timing(CtDevice *dev, uint32_t pair, uint64_t value)
     dev->timings[value % CT_TIMINGS].ms = (double)ticks * dev->props.limits.timestampPeriod / 1e6;
 }
 
+/* ---- the validation layer's view of completion ---------------------------------------------
+ * Khronos' validation layer 1.3.239 (Debian 12's, the H200 machine's too) tracks a timeline
+ * semaphore as if it were binary: a wait imports the batch of the oldest signal no wait took
+ * yet, whatever the values, and host waits on semaphores are invisible to it. So memory one
+ * queue used last and another queue uses once the host saw that use complete (the pool's
+ * rule: a pooled staging buffer; an array read on the copy lane after a host wait) races in
+ * its eyes, though the submission waits for that value (H200, 2026-12-02: WRITE_RACING_WRITE
+ * between a default-stream download and a copy-lane download into one pooled buffer). The
+ * host waits it does model are fences: with validation on and work on more than one queue,
+ * each submission doing a slot's work carries the slot's fence, and retirement (the batch
+ * completed) waits for it, signalled by then, and resets it: the layer then knows what the
+ * host knows. No GPU wait is added; without validation nothing changes. */
+
+#define CT_LAYER_FENCE_NS 1000000000ull /* signalled with the batch: only a bound, never met */
+
+/* Make the slots' fences where the layer needs them (lane.c, at device creation). */
+int
+ct_layer_fences_create(CtDevice *dev)
+{
+    if (!dev->inst->validation || (dev->copy_queue == VK_NULL_HANDLE && dev->nqueues <= 1))
+        return 0;
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    for (int i = 0; i < CT_RING; i++) {
+        VkResult r = dev->fn.vkCreateFence(dev->device, &fci, NULL, &dev->ring[i].fence);
+        if (r != VK_SUCCESS) {
+            ct_raise_vk(dev->st, r, "vkCreateFence (validation)");
+            return -1;
+        }
+    }
+    dev->layer_fences = 1;
+    return 0;
+}
+
+/* At teardown, the device idle. */
+void
+ct_layer_fences_destroy(CtDevice *dev)
+{
+    for (int i = 0; i < CT_RING; i++) {
+        CT_DESTROY(dev, Fence, dev->ring[i].fence);
+        dev->ring[i].fence_sent = 0;
+    }
+    dev->layer_fences = 0;
+}
+
+/* The fence a submission of slot s's work carries (VK_NULL_HANDLE: none); the submitter sets
+   s->fence_sent once vkQueueSubmit took it. */
+VkFence
+ct_layer_fence(const CtDevice *dev, const CtSlot *s)
+{
+    return CT_LOAD(dev->layer_fences) ? s->fence : VK_NULL_HANDLE; /* (the thread's too) */
+}
+
+/* Slot s completed: wait for its fence (the layer's record that the batch is done) and reset
+   it for the slot's next batch. A fence found unsignalled may still be pending: fences are
+   then given up for the device rather than reused. */
+static void
+layer_fence_done(CtDevice *dev, CtSlot *s)
+{
+    s->fence_sent = 0;
+    if (dev->device == VK_NULL_HANDLE)
+        return;
+    VkResult r = dev->fn.vkWaitForFences(dev->device, 1, &s->fence, VK_TRUE, CT_LAYER_FENCE_NS);
+    if (r == VK_SUCCESS)
+        r = dev->fn.vkResetFences(dev->device, 1, &s->fence);
+    if (r == VK_SUCCESS)
+        dev->layer_fence_waits++;
+    else
+        CT_STORE(dev->layer_fences, 0);
+}
+
+/* Device._layer_fences() -> int | None: completions told to the validation layer through
+   fences (None: no fences, validation off or one queue). A test hook. */
+PyObject *
+ct_device_layer_fences(CtDevice *dev, PyObject *unused)
+{
+    if (!dev->layer_fences)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(dev->layer_fence_waits);
+}
+
 /* Give back what dev->completed covers: batches whose value completed (their timings are
    recorded, query pairs and ring slot freed, references dropped) and deferred frees. */
 void
@@ -94,6 +175,8 @@ ct_timeline_retire(CtDevice *dev)
         CtSlot *s = &dev->ring[i];
         if (CT_LOAD(s->state) != CT_SLOT_SUBMITTED || s->value > dev->completed)
             continue;
+        if (s->fence_sent)
+            layer_fence_done(dev, s);
         for (int t = 0; t < s->ntimed; t++) {
             record_timing(dev, s->timed[t].pair, s->timed[t].value);
             dev->qbusy[s->timed[t].pair] = 0;

@@ -84,6 +84,10 @@
     X(vkGetSemaphoreCounterValue)          \
     X(vkWaitSemaphores)                    \
     X(vkSignalSemaphore)                   \
+    X(vkCreateFence)                       \
+    X(vkDestroyFence)                      \
+    X(vkWaitForFences)                     \
+    X(vkResetFences)                       \
     X(vkQueueSubmit)
 
 #define CT_DECLARE_PFN(name) PFN_##name name;

@@ -126,6 +126,46 @@ def test_a_stream_alternating_uploads_and_kernels_keeps_its_order(copy_queue):
     np.testing.assert_array_equal(x.numpy(stream=s), np.full(N, 6.0, np.float32))
 
 
+def test_a_pooled_buffer_the_default_stream_wrote_is_written_again_on_the_copy_lane(copy_queue):
+    """H200, 2026-12-02 (test_streams.py's test_with_stream_covers_copies): the copy lane's
+    download took the pooled buffer a default-stream download had written on queue 0, ordered
+    only by the host having seen that copy complete; validation 1.3.239 reads timeline
+    semaphores as binary and cannot see host waits on them, so it reported the two copies as
+    WRITE_RACING_WRITE. The sequence made deterministic (a lane submit first: the layer's
+    record of the timeline's signal is then older than the default stream's copy); the
+    slots' fences (native/timeline.c) tell the layer what completed. On lavapipe the lanes
+    share one queue, where the layer sees queue order: there, the fences are what is checked."""
+    from cthreads.runtime import lifecycle
+
+    device = runtime.get_device()
+    s = Stream()
+    x = DeviceArray.from_numpy(_arange())
+    y = DeviceArray.from_numpy(_arange() * 2)
+    gpu(add_k, N, 1.0, y, stream=s)
+    s.synchronize()
+    first = device.buffer(4 * N, usage="download")
+    address = first.address
+    device.wait(device.submit([("copy", x.buffer, first, 4 * N, 0, 0)], keep=(x.buffer, first)))
+    first.release()  # back to the pool: its last use completed
+    again = device.buffer(4 * N, usage="download")
+    try:
+        assert again.address == address  # the pool handed the same VkBuffer out again
+        value = device.submit(
+            [("copy", y.buffer, again, 4 * N, 0, 0)], keep=(y.buffer, again), lane=s._lane
+        )
+        assert device.wait(value, timeout=60)
+        got = np.empty(N, np.float32)
+        transfer.read_into(again, memoryview(got).cast("B"))
+        np.testing.assert_array_equal(got, _arange() * 2 + 1)
+    finally:
+        again.release()
+    told = device._dev._layer_fences()  # completions told to the layer through fences
+    if copy_queue is not None and lifecycle._instance.validation:
+        assert told is not None and told >= 2  # (the default stream's copy among them)
+    else:
+        assert told is None  # no fences where the layer is off or there is one queue
+
+
 def test_a_failed_copy_submission_raises_and_the_copy_lane_stays_usable(copy_queue):
     from cthreads.errors import VulkanOutOfMemory
 
