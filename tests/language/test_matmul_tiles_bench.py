@@ -29,7 +29,7 @@ MT = _bench()
 @pytest.mark.parametrize("dtype", sorted(MT.TYPES))
 @pytest.mark.parametrize("variant", sorted(MT.VARIANTS))
 def test_every_bench_kernel_compiles_for_the_h200_and_validates(dtype, variant, tmp_path):
-    k, _, _ = MT.kernel(dtype, variant, tmp_path)
+    k = MT.kernel(dtype, variant, tmp_path).kernel
     spirv = k.compile(chip="nvidia-h200").spirv
     if tools.newer_tool("spirv-val") is None:
         pytest.skip("no spirv-val that knows SPV_KHR_cooperative_matrix (tools_new installs one)")
@@ -47,12 +47,21 @@ def test_every_bench_kernel_compiles_for_the_h200_and_validates(dtype, variant, 
         ("f16", "regs", 2),  # 2 x 2 blocks: the grouped launch order maps each once
         ("i8", "regs", 1),
         ("bf16", "regs_g1", 2),
+        ("f16", "regs_b1", 1),
+        ("bf16", "regs_k64", 1),
+        ("f16", "big", 2),
+        ("bf16", "big_all", 1),
+        ("i8", "big", 1),
+        ("f16", "big_k64", 1),
+        ("bf16", "wide", 1),
+        ("f16", "wide_k16", 1),
+        ("i8", "wide", 1),
+        ("f16", "tall", 1),
     ],
 )
 def test_bench_kernels_multiply_like_numpy_in_the_emulator(dtype, variant, blocks, tmp_path):
-    k, bm, bn = MT.kernel(dtype, variant, tmp_path)
-    m, n = blocks * bm, blocks * bn
-    kk = 3 * MT.VARIANTS[variant][3] // MT.TYPES[dtype][4]  # three K blocks: buffers swap
+    k, bm, bn, wg, bk = MT.kernel(dtype, variant, tmp_path)
+    m, n, kk = blocks * bm, blocks * bn, 3 * bk  # three K blocks: the buffers swap
     rng = np.random.default_rng(3)
     if dtype == "i8":
         a = rng.integers(-128, 128, (m, kk), dtype=np.int8)
@@ -65,7 +74,7 @@ def test_bench_kernels_multiply_like_numpy_in_the_emulator(dtype, variant, block
         a, b = conv(va), conv(vb)
     c = np.zeros((m, n), np.int32 if dtype == "i8" else np.float32)
     a, b = MT.as_words(a, variant), MT.as_words(b, variant)
-    grid = (m // bm) * (n // bn) * (bm // 64) * (bn // 32) * 32
+    grid = (m // bm) * (n // bn) * wg
     emulate(k, a, b, c, m, n, kk, grid=grid, subgroup_size=32)
     want = va.astype(np.int64) @ vb.astype(np.int64) if dtype == "i8" else va @ vb
     np.testing.assert_array_equal(c, want.astype(c.dtype))
