@@ -20,11 +20,11 @@ from pathlib import Path
 
 from .. import config
 from .artifact import CompiledKernel, PushField, PushLayout
-from .digest import sha256
+from .digest import key_hash
 from .ir_types import ListType, Param, Scalar
 
 COMPILER_VERSION = "0.6.6"  # 0.6.6: vector-form kernels run one element per invocation when dispatched one invocation per element; 0.6.5: float32 / correctly rounded (one fma correction step), long elif chains flat, deep kernels located errors, bodies past 255 inputs read the parameter block; 0.6.4: float min/max keep Python's NaN and signed zero meaning on NVIDIA, float subgroup_min/max NaN if any lane is, range() counters never wrap past stop; 0.6.3: constant float->int casts saturate, -1.5 is a literal; 0.6.2: (-inf) ** y as Python; 0.6.1: f16 rounding in integer steps; 0.6: float % and ** keep the sign of zero as Python; 0.5: f16/i8/i16/u8/u16/u64, proven shared indexes unguarded; 0.4: f64/i64/u32 types; 0.3: 2-D grids
-_MAGIC = b"CTK3"  # CTK3: metadata in marshal form; CTK2: the entry records its own key
+_MAGIC = b"CTK4"  # CTK4: SHA-512 checksum; CTK3: metadata in marshal form; CTK2: own key
 _MARSHAL_VERSION = 4  # marshal's format, fixed so that any 3.x reads what another wrote
 
 # Counts compilations that missed the cache in this process (tests assert on it, not timers).
@@ -35,7 +35,7 @@ def cache_key(source_key: str, target_key: str) -> str:
     """The hex key of one kernel build (compiler options read from `config` are part of it)."""
     options = "vec" if config.vectorize_enabled() else "novec"
     text = f"{COMPILER_VERSION}\0{source_key}\0{target_key}\0{options}"
-    return sha256(text.encode()).hexdigest()[:32]
+    return key_hash(text.encode()).hexdigest()[:32]
 
 
 def _type_to_data(t: Scalar | ListType) -> list:
@@ -70,7 +70,7 @@ def encode(kernel: CompiledKernel, key: str | None = None) -> bytes:
     }
     blob = marshal.dumps(meta, _MARSHAL_VERSION)
     body = len(blob).to_bytes(4, "little") + blob + kernel.spirv
-    return _MAGIC + sha256(body).digest() + body
+    return _MAGIC + key_hash(body).digest()[:32] + body
 
 
 def decode(data: bytes, key: str | None = None) -> CompiledKernel:
@@ -79,7 +79,7 @@ def decode(data: bytes, key: str | None = None) -> CompiledKernel:
     if len(data) < 40 or data[:4] != _MAGIC:
         raise ValueError("not a cthreads kernel cache entry")
     digest, body = data[4:36], data[36:]
-    if sha256(body).digest() != digest:
+    if key_hash(body).digest()[:32] != digest:
         raise ValueError("cache entry checksum mismatch")
     n = int.from_bytes(body[:4], "little")
     meta = marshal.loads(body[4 : 4 + n])  # (EOFError, ValueError, TypeError on bad data)
