@@ -7,21 +7,37 @@ entry also names the key it was stored under: a file renamed, copied or swapped 
 key's name is a miss (recompiled and overwritten), never another kernel run in its place.
 
 A warm launch reads one entry, so this module stays cheap to load (issue 19): entries hold their
-metadata in `marshal` form (built in; `json` costs ~4 ms to import) and digests come from
-compiler/digest.py (not `hashlib`, which loads OpenSSL). The checksum is verified before the
-metadata is unmarshalled, so a torn or damaged file never reaches `marshal.loads`.
+metadata in `marshal` form (built in; `json` costs ~4 ms to import) and every digest (these keys,
+the checksums, `GpuKernel.source_key`) is `key_hash` below, not `hashlib` (which loads
+OpenSSL). The checksum is verified before the metadata is unmarshalled, so a torn or damaged
+file never reaches `marshal.loads`.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
+import sys
 from pathlib import Path
 
 from .. import config
 from .artifact import CompiledKernel, PushField, PushLayout
-from .digest import key_hash
 from .ir_types import ListType, Param, Scalar
+
+# `key_hash`: SHA-512 (its callers truncate it). Not SHA-256 (issue 19): CPython's module for
+# SHA-512 (`_sha512`, `_sha2` from 3.12) is the one `random` and so `tempfile` load, which a
+# process has usually loaded already, while `_sha256` (3.11) is a shared library of its own,
+# 0.4-0.6 ms to load on the lavapipe machine. hashlib only where neither module is built; every
+# digest is the same whichever module gives it. (The module of this version is tried first: a
+# failed import searches every sys.path entry.)
+_SHA_MODULES = ("_sha2", "_sha512") if sys.version_info >= (3, 12) else ("_sha512", "_sha2")
+try:
+    key_hash = __import__(_SHA_MODULES[0]).sha512
+except ImportError:
+    try:
+        key_hash = __import__(_SHA_MODULES[1]).sha512
+    except ImportError:  # pragma: no cover - a Python built without them
+        from hashlib import sha512 as key_hash
 
 COMPILER_VERSION = "0.6.6"  # 0.6.6: vector-form kernels run one element per invocation when dispatched one invocation per element; 0.6.5: float32 / correctly rounded (one fma correction step), long elif chains flat, deep kernels located errors, bodies past 255 inputs read the parameter block; 0.6.4: float min/max keep Python's NaN and signed zero meaning on NVIDIA, float subgroup_min/max NaN if any lane is, range() counters never wrap past stop; 0.6.3: constant float->int casts saturate, -1.5 is a literal; 0.6.2: (-inf) ** y as Python; 0.6.1: f16 rounding in integer steps; 0.6: float % and ** keep the sign of zero as Python; 0.5: f16/i8/i16/u8/u16/u64, proven shared indexes unguarded; 0.4: f64/i64/u32 types; 0.3: 2-D grids
 _MAGIC = b"CTK4"  # CTK4: SHA-512 checksum; CTK3: metadata in marshal form; CTK2: own key

@@ -307,7 +307,7 @@ class GpuKernel:
         compiler version: source text and location, signature, options, module constants."""
         key = self._source_key
         if key is None:
-            from ..compiler.digest import key_hash
+            from ..compiler.cache import key_hash
             from ..compiler.frontend.signature import signature_text
 
             h = key_hash()

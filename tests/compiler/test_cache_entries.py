@@ -11,7 +11,6 @@ import pytest
 
 from cthreads.compiler import cache
 from cthreads.compiler.artifact import CompiledKernel, PushField, PushLayout
-from cthreads.compiler.digest import key_hash
 from cthreads.compiler.ir_types import F32, I32, ListType, Param
 
 
@@ -50,7 +49,7 @@ def test_an_older_format_is_a_miss(tmp_path):
 def test_bad_metadata_behind_a_good_checksum_is_a_miss(tmp_path, meta):
     blob = marshal.dumps(meta) if isinstance(meta, list) else meta
     body = len(blob).to_bytes(4, "little") + blob
-    data = b"CTK4" + key_hash(body).digest()[:32] + body
+    data = b"CTK4" + cache.key_hash(body).digest()[:32] + body
     key = "cd" * 16
     (tmp_path / f"{key}.ctk").write_bytes(data)
     with pytest.raises((ValueError, EOFError, TypeError)):
@@ -61,7 +60,7 @@ def test_bad_metadata_behind_a_good_checksum_is_a_miss(tmp_path, meta):
 def test_cache_key_digest_is_sha512():
     import hashlib
 
-    assert key_hash(b"abc").hexdigest() == hashlib.sha512(b"abc").hexdigest()
+    assert cache.key_hash(b"abc").hexdigest() == hashlib.sha512(b"abc").hexdigest()
 
 
 def test_records_behave_as_frozen_dataclasses():

@@ -1,6 +1,6 @@
 """Issue 19: a warm first launch (the kernel in the disk cache) in a fresh process loads what
 it needs and nothing of the compiler proper: no `compiler.ir`, no frontend lowering or
-constants walk, no json/hashlib (the cache reads marshal, digests come from compiler/digest.py:
+constants walk, no json/hashlib (the cache reads marshal, digests are compiler/cache.py's
 SHA-512, whose module `random` loads, so no `_sha256` either),
 and `prepare()` loads no concurrent.futures (nor the logging it brings)."""
 
@@ -52,8 +52,6 @@ WARM_MAY_LOAD = {
     "cthreads.compiler.ir_types",
     "cthreads.compiler.artifact",
     "cthreads.compiler.cache",
-    "cthreads.compiler.digest",
-    "cthreads.compiler.record",
     "cthreads.compiler.target",
 }
 NEVER_WARM = ("json", "hashlib", "_hashlib", "_sha256", "concurrent.futures", "logging", "textwrap")
