@@ -25,8 +25,8 @@ from .artifact import CompiledKernel, PushField, PushLayout
 from .ir_types import ListType, Param, Scalar
 
 # `key_hash`: SHA-512 (its callers truncate it). Not SHA-256 (issue 19): CPython's module for
-# SHA-512 (`_sha512`, `_sha2` from 3.12) is the one `random` and so `tempfile` load, which a
-# process has usually loaded already, while `_sha256` (3.11) is a shared library of its own,
+# SHA-512 (`_sha512`, `_sha2` from 3.12) is the one `random` (so `tempfile`) and numpy load,
+# which a process has usually loaded already, while `_sha256` (3.11) is a shared library of its own,
 # 0.4-0.6 ms to load on the lavapipe machine. hashlib only where neither module is built; every
 # digest is the same whichever module gives it. (The module of this version is tried first: a
 # failed import searches every sys.path entry.)
