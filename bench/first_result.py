@@ -2,6 +2,7 @@
 cold and warm, next to a plain C program's floor measured in the same run.
 
     python bench/first_result.py [--repeats 5] [--json out.json] [--md out.md]
+    python bench/first_result.py --warm-only [--repeats 10]   # issue 19's warm first dispatch
 
 Every sample is a fresh interpreter (or a fresh run of the C program). "Cold" gives each sample
 empty caches: a new directory for cthreads' kernel and pipeline caches (CTHREADS_CACHE_DIR) and
@@ -29,6 +30,9 @@ Measured (min and median over the repeats):
   + 10 ms (warm), issue 19's targets;
 - Taichi's first dispatch of the same saxpy with its device open, when `import taichi` works.
 
+`--warm-only` measures the warm first dispatch alone (a cold process fills fresh caches, then
+a plain and a split warm process run on them, per repeat): a few seconds, no floor, no prepare.
+
 Needs gcc and the Vulkan headers for the floor (built into a temporary directory).
 """
 
@@ -50,7 +54,7 @@ from pathlib import Path
 
 # (siblings in bench/: the script's directory is on sys.path)
 from first_result_children import DEVICE, DISPATCH, IMPORT_ALONE, IMPORTS, PREPARE, TAICHI
-from first_result_table import markdown
+from first_result_table import markdown, warm_markdown
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -211,20 +215,52 @@ def main() -> int:
     ap.add_argument("--json")
     ap.add_argument("--md")
     ap.add_argument("--no-taichi", action="store_true")
+    ap.add_argument("--warm-only", action="store_true", help="the warm first dispatch alone")
     opts = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="cthreads-first-")
     try:
-        result = measure(work, opts)
+        result = (measure_warm if opts.warm_only else measure)(work, opts)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    table = markdown(result)
+    table = (warm_markdown if opts.warm_only else markdown)(result)
     print(table)
     if opts.json:
         Path(opts.json).write_text(json.dumps(result, indent=1))
     if opts.md:
         Path(opts.md).write_text(table)
     return 0
+
+
+def dispatch_args(mode: str, spv: str = "") -> list[str]:
+    """The first-dispatch child in `mode` ("plain", "hooks", "hooks-warm")."""
+    return py(DISPATCH, str(KERNELS), str(N), mode, spv)
+
+
+def summarize(samples: dict[str, list[dict]]) -> dict:
+    return {kind: {k: stats(v, k) for k in v[0] if stats(v, k)} for kind, v in samples.items()}
+
+
+def measure_warm(work: str, opts) -> dict:
+    """--warm-only: per repeat, a cold first dispatch fills fresh caches (discarded), then a
+    plain and a split ("hooks-warm") warm process run on them."""
+    samples: dict[str, list[dict]] = {}
+    load = [loadavg()]
+    run_child(dispatch_args("hooks"), Caches(work).env())  # (fills the bytecode cache)
+    for _ in range(opts.repeats):
+        env = Caches(work).env()
+        run_child(dispatch_args("plain"), env)
+        samples.setdefault("dispatch_plain_warm", []).append(run_child(dispatch_args("plain"), env))
+        split = run_child(dispatch_args("hooks-warm"), env)
+        samples.setdefault("dispatch_hooks_warm", []).append(split)
+        load.append(loadavg())
+    return {
+        "machine": machine() | {"loadavg": load},
+        "command": "python bench/first_result.py " + " ".join(sys.argv[1:]),
+        "repeats": opts.repeats,
+        "summary": summarize(samples),
+        "samples": samples,
+    }
 
 
 def measure(work: str, opts) -> dict:
@@ -297,7 +333,7 @@ def measure(work: str, opts) -> dict:
     if not floor:
         notes.append("C floor skipped: gcc or the Vulkan headers are missing")
     tops = importtime_top(Caches(work).env())
-    summary = {kind: {k: stats(v, k) for k in v[0] if stats(v, k)} for kind, v in samples.items()}
+    summary = summarize(samples)
     flags = samples["import_alone"][0]
     dev_name = samples["floor_cold"][0]["device"] if floor else "?"
     return {

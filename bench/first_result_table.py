@@ -239,6 +239,50 @@ def markdown(r: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+# the split warm child's steps (first_result_children.DISPATCH "hooks-warm"), in launch order
+WARM_STEPS = (
+    ("first_launch_imports_ms", "of it, imports the first launch makes (inside the steps below)"),
+    ("source_key_ms", "source key (`GpuKernel.source_key`)"),
+    ("device_target_ms", "device + compile target (`session._current_device`)"),
+    ("compile_step_ms", "kernel from the disk cache (`session._compile_one`)"),
+    ("cache_lookup_ms", "of it, `KernelCache.get` (key, read, checksum, decode)"),
+    ("pipeline_step_ms", "pipeline creation (the driver; `session._pipeline`)"),
+    ("plan_ms", "launch plan (`plan_of`)"),
+    ("launcher_ms", "C launcher (`native_launcher`)"),
+    ("general_launch_ms", "general launch (argument checks, buffers, submit)"),
+    ("launch_rest_ms", "rest of the `gpu()` call"),
+    ("join_ms", "`join()` (the device runs it; `Device.wait`)"),
+)
+
+
+def warm_markdown(r: dict) -> str:
+    """The table of a `--warm-only` run: the warm first dispatch and its split."""
+    s, m = r["summary"], r["machine"]
+
+    def cell(kind: str, key: str) -> str:
+        v = s.get(kind, {}).get(key)
+        return "–" if v is None else f"{v['min']:.2f} / {v['median']:.2f}"
+
+    plain, split = "dispatch_plain_warm", "dispatch_hooks_warm"
+    names = (r["samples"].get(split) or [{}])[0].get("first_launch_module_names", [])
+    lines = [
+        f"Machine: {m['host']} ({m['cpus']} CPUs), Python {m['python']}; {m['date']}; "
+        f"`{r['command']}`; {r['repeats']} repeats; load average before and after each "
+        f"repeat: {', '.join(map(str, m['loadavg']))}.",
+        "",
+        "| warm first dispatch, device open, ms | min / median |",
+        "|---|---:|",
+        f"| **first `gpu()` + `join()`** (target ≤ 5) | **{cell(plain, 'first_ms')}** |",
+        f"| the same, main thread's CPU time | {cell(plain, 'first_thread_cpu_ms')} |",
+        f"| the same, in the split process | {cell(split, 'first_ms')} |",
+        f"| `gpu()` call | {cell(split, 'launch_ms')} |",
+    ]
+    lines += [f"| {label} | {cell(split, key)} |" for key, label in WARM_STEPS]
+    lines.append(f"| second `gpu()` + `join()` | {cell(plain, 'second_ms')} |")
+    lines += ["", f"Modules the first launch imports: {', '.join(names) or 'none'}."]
+    return "\n".join(lines) + "\n"
+
+
 def _submit(rows: list[dict] | None) -> dict | None:
     if not rows or any(k not in rows[0] for k in ("first_ms", "compile_ms", "pipeline_ms")):
         return None

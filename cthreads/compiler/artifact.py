@@ -7,7 +7,7 @@ larger than the device's push-constant size, `PushLayout.in_buffer` is True: the
 hold one 8-byte address of a host-written buffer with the same layout.
 
 A warm launch loads this module to rebuild kernels from the disk cache, so its classes are
-frozen records written out by hand (compiler/record.py), not dataclasses (issue 19).
+frozen records written out by hand (`Record`, compiler/target.py), not dataclasses (issue 19).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 
 from .ir_types import Param
-from .record import Record
+from .target import Record
 
 
 class PushField(Record):

@@ -7,24 +7,40 @@ entry also names the key it was stored under: a file renamed, copied or swapped 
 key's name is a miss (recompiled and overwritten), never another kernel run in its place.
 
 A warm launch reads one entry, so this module stays cheap to load (issue 19): entries hold their
-metadata in `marshal` form (built in; `json` costs ~4 ms to import) and digests come from
-compiler/digest.py (not `hashlib`, which loads OpenSSL). The checksum is verified before the
-metadata is unmarshalled, so a torn or damaged file never reaches `marshal.loads`.
+metadata in `marshal` form (built in; `json` costs ~4 ms to import) and every digest (these keys,
+the checksums, `GpuKernel.source_key`) is `key_hash` below, not `hashlib` (which loads
+OpenSSL). The checksum is verified before the metadata is unmarshalled, so a torn or damaged
+file never reaches `marshal.loads`.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
+import sys
 from pathlib import Path
 
 from .. import config
 from .artifact import CompiledKernel, PushField, PushLayout
-from .digest import sha256
 from .ir_types import ListType, Param, Scalar
 
+# `key_hash`: SHA-512 (its callers truncate it). Not SHA-256 (issue 19): CPython's module for
+# SHA-512 (`_sha512`, `_sha2` from 3.12) is the one `random` (so `tempfile`) and numpy load,
+# which a process has usually loaded already, while `_sha256` (3.11) is a shared library of its own,
+# 0.4-0.6 ms to load on the lavapipe machine. hashlib only where neither module is built; every
+# digest is the same whichever module gives it. (The module of this version is tried first: a
+# failed import searches every sys.path entry.)
+_SHA_MODULES = ("_sha2", "_sha512") if sys.version_info >= (3, 12) else ("_sha512", "_sha2")
+try:
+    key_hash = __import__(_SHA_MODULES[0]).sha512
+except ImportError:
+    try:
+        key_hash = __import__(_SHA_MODULES[1]).sha512
+    except ImportError:  # pragma: no cover - a Python built without them
+        from hashlib import sha512 as key_hash
+
 COMPILER_VERSION = "0.6.6"  # 0.6.6: vector-form kernels run one element per invocation when dispatched one invocation per element; 0.6.5: float32 / correctly rounded (one fma correction step), long elif chains flat, deep kernels located errors, bodies past 255 inputs read the parameter block; 0.6.4: float min/max keep Python's NaN and signed zero meaning on NVIDIA, float subgroup_min/max NaN if any lane is, range() counters never wrap past stop; 0.6.3: constant float->int casts saturate, -1.5 is a literal; 0.6.2: (-inf) ** y as Python; 0.6.1: f16 rounding in integer steps; 0.6: float % and ** keep the sign of zero as Python; 0.5: f16/i8/i16/u8/u16/u64, proven shared indexes unguarded; 0.4: f64/i64/u32 types; 0.3: 2-D grids
-_MAGIC = b"CTK3"  # CTK3: metadata in marshal form; CTK2: the entry records its own key
+_MAGIC = b"CTK4"  # CTK4: SHA-512 checksum; CTK3: metadata in marshal form; CTK2: own key
 _MARSHAL_VERSION = 4  # marshal's format, fixed so that any 3.x reads what another wrote
 
 # Counts compilations that missed the cache in this process (tests assert on it, not timers).
@@ -35,7 +51,7 @@ def cache_key(source_key: str, target_key: str) -> str:
     """The hex key of one kernel build (compiler options read from `config` are part of it)."""
     options = "vec" if config.vectorize_enabled() else "novec"
     text = f"{COMPILER_VERSION}\0{source_key}\0{target_key}\0{options}"
-    return sha256(text.encode()).hexdigest()[:32]
+    return key_hash(text.encode()).hexdigest()[:32]
 
 
 def _type_to_data(t: Scalar | ListType) -> list:
@@ -70,7 +86,7 @@ def encode(kernel: CompiledKernel, key: str | None = None) -> bytes:
     }
     blob = marshal.dumps(meta, _MARSHAL_VERSION)
     body = len(blob).to_bytes(4, "little") + blob + kernel.spirv
-    return _MAGIC + sha256(body).digest() + body
+    return _MAGIC + key_hash(body).digest()[:32] + body
 
 
 def decode(data: bytes, key: str | None = None) -> CompiledKernel:
@@ -79,7 +95,7 @@ def decode(data: bytes, key: str | None = None) -> CompiledKernel:
     if len(data) < 40 or data[:4] != _MAGIC:
         raise ValueError("not a cthreads kernel cache entry")
     digest, body = data[4:36], data[36:]
-    if sha256(body).digest() != digest:
+    if key_hash(body).digest()[:32] != digest:
         raise ValueError("cache entry checksum mismatch")
     n = int.from_bytes(body[:4], "little")
     meta = marshal.loads(body[4 : 4 + n])  # (EOFError, ValueError, TypeError on bad data)

@@ -5,6 +5,9 @@ The compiler never imports the runtime: a device is described to it as a *profil
 `target_from_profile` is the one place that turns a profile into a `Target`; launch passes the
 present device's description through it, `kernel.compile(chip=...)` a shipped or saved profile
 (compiler/profiles.py). `Target.key()` goes into the SPIR-V cache key.
+
+`Record` (the frozen record base of `Target` and of compiler/artifact.py's records) lives here
+too: a warm launch loads both modules, and each module more is ~0.15 ms of it (issue 19).
 """
 
 from __future__ import annotations
@@ -12,12 +15,76 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .record import Record
+
+# -- Record ----------------------------------------------------------------------------------
+# Generating a dataclass's methods costs ~1 ms per class at import on the CI machine (issue 19).
+# A record keeps dataclass behaviour: keyword or positional construction with defaults, equality
+# and hashing by fields, a field-by-field repr, attributes that cannot be assigned, pickling.
+
+
+class Record:
+    """A frozen record: subclasses list `_fields` (in order) and `_defaults` (for the last ones)."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    _defaults: dict[str, Any] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        fields = self._fields
+        if len(args) > len(fields):
+            raise TypeError(f"{type(self).__name__}() takes {len(fields)} arguments")
+        values = dict(zip(fields, args))
+        for name, value in kwargs.items():
+            if name not in fields or name in values:
+                raise TypeError(f"{type(self).__name__}() got an unexpected or repeated `{name}`")
+            values[name] = value
+        for name in fields:
+            if name not in values:
+                if name not in self._defaults:
+                    raise TypeError(f"{type(self).__name__}() missing argument `{name}`")
+                values[name] = self._defaults[name]
+            object.__setattr__(self, name, values[name])
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, n) for n in self._fields)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field `{name}` of a frozen {type(self).__name__}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field `{name}` of a frozen {type(self).__name__}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
+        return f"{type(self).__name__}({inner})"
+
+    def replace(self, **changes: Any) -> Record:
+        """A copy with `changes` (field=value) applied, as `dataclasses.replace` gives."""
+        values = dict(zip(self._fields, self._values()))
+        for name in changes:
+            if name not in values:
+                raise TypeError(f"{type(self).__name__} has no field `{name}`")
+        values.update(changes)
+        return type(self)(**values)
+
+    def __reduce__(self) -> tuple:
+        return (type(self), self._values())
+
+
+# -- Target ----------------------------------------------------------------------------------
 
 
 class Target(Record):
     """What the compiler may assume about one device (see the module docstring). A frozen
-    record (compiler/record.py), not a dataclass: a warm launch builds one per device and its
+    record (`Record` above), not a dataclass: a warm launch builds one per device and its
     22 fields cost ~2-3 ms of dataclass code generation at import (issue 19)."""
 
     _defaults: dict[str, Any] = {

@@ -307,10 +307,10 @@ class GpuKernel:
         compiler version: source text and location, signature, options, module constants."""
         key = self._source_key
         if key is None:
-            from ..compiler.digest import sha256
+            from ..compiler.cache import key_hash
             from ..compiler.frontend.signature import signature_text
 
-            h = sha256()
+            h = key_hash()
             if self._text is not None:
                 body = "".join(self._text[0])
             else:  # no source: compiling fails anyway; keep the key stable and distinct

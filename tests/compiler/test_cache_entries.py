@@ -11,7 +11,6 @@ import pytest
 
 from cthreads.compiler import cache
 from cthreads.compiler.artifact import CompiledKernel, PushField, PushLayout
-from cthreads.compiler.digest import sha256
 from cthreads.compiler.ir_types import F32, I32, ListType, Param
 
 
@@ -33,7 +32,7 @@ def _kernel(**changes) -> CompiledKernel:
 def test_round_trip():
     k = _kernel(ir_text="ir", elements_per_invocation=4)
     assert cache.decode(cache.encode(k), k.cache_key) == k
-    assert cache.encode(k)[:4] == b"CTK3"
+    assert cache.encode(k)[:4] == b"CTK4"
 
 
 def test_an_older_format_is_a_miss(tmp_path):
@@ -50,7 +49,7 @@ def test_an_older_format_is_a_miss(tmp_path):
 def test_bad_metadata_behind_a_good_checksum_is_a_miss(tmp_path, meta):
     blob = marshal.dumps(meta) if isinstance(meta, list) else meta
     body = len(blob).to_bytes(4, "little") + blob
-    data = b"CTK3" + sha256(body).digest() + body
+    data = b"CTK4" + cache.key_hash(body).digest()[:32] + body
     key = "cd" * 16
     (tmp_path / f"{key}.ctk").write_bytes(data)
     with pytest.raises((ValueError, EOFError, TypeError)):
@@ -58,10 +57,10 @@ def test_bad_metadata_behind_a_good_checksum_is_a_miss(tmp_path, meta):
     assert cache.KernelCache(tmp_path).get(key) is None
 
 
-def test_cache_key_digest_is_sha256():
+def test_cache_key_digest_is_sha512():
     import hashlib
 
-    assert sha256(b"abc").hexdigest() == hashlib.sha256(b"abc").hexdigest()
+    assert cache.key_hash(b"abc").hexdigest() == hashlib.sha512(b"abc").hexdigest()
 
 
 def test_records_behave_as_frozen_dataclasses():
