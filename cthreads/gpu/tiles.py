@@ -43,9 +43,10 @@ rounding of the sums (tests compare with a tolerance proportional to K).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads where a host tile is made: `import cthreads.gpu` stays light
+    import numpy as np
 
 
 class MatrixShape(NamedTuple):
@@ -64,18 +65,18 @@ class MatrixShape(NamedTuple):
 USES = ("a", "b", "acc")
 OPERAND_TYPES = ("f16", "bf16", "i8", "u8")  # elements of "a" / "b" tiles
 ACCUMULATOR_TYPES = ("f32", "f16", "i32", "u32")
-_DTYPES = {
-    "f16": np.float16,
-    "f32": np.float32,
-    "i8": np.int8,
-    "u8": np.uint8,
-    "i32": np.int32,
-    "u32": np.uint32,
-    "bf16": np.float32,  # a host bf16 tile holds the (exact) float32 values of its elements
+_DTYPES = {  # numpy dtype names
+    "f16": "float16",
+    "f32": "float32",
+    "i8": "int8",
+    "u8": "uint8",
+    "i32": "int32",
+    "u32": "uint32",
+    "bf16": "float32",  # a host bf16 tile holds the (exact) float32 values of its elements
 }
 _BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "u8": 1, "i32": 4, "u32": 4}
-_STORED = {"bf16": np.uint16}  # how an element lies in memory, where not its _DTYPES
-_WORDS = {"u16": np.uint16, "u32": np.uint32, "u64": np.uint64}  # arrays packed tiles read
+_STORED = {"bf16": "uint16"}  # how an element lies in memory, where not its _DTYPES
+_WORDS = {"u16": "uint16", "u32": "uint32", "u64": "uint64"}  # arrays packed tiles read
 
 
 class _BF16:
@@ -98,6 +99,8 @@ bf16 = _BF16()
 def to_bf16(x: Any) -> np.ndarray:
     """The bfloat16 bit patterns (uint16, same shape) of `x` rounded from float32 to nearest
     even; NaN stays NaN (quiet), infinities and overflow give infinities."""
+    import numpy as np
+
     u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
     rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
     nan = (u & 0x7FFFFFFF) > 0x7F800000
@@ -106,6 +109,8 @@ def to_bf16(x: Any) -> np.ndarray:
 
 def from_bf16(bits: Any) -> np.ndarray:
     """The float32 values of bfloat16 bit patterns (uint16 array or ints): exact."""
+    import numpy as np
+
     return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
 
 
@@ -175,6 +180,8 @@ class Tile:
 
 
 def _wrap32(values: np.ndarray, elem: str) -> np.ndarray:
+    import numpy as np
+
     v = values.astype(np.int64) & 0xFFFFFFFF
     if elem == "i32":
         v = np.where(v >= 1 << 31, v - (1 << 32), v)
@@ -182,7 +189,9 @@ def _wrap32(values: np.ndarray, elem: str) -> np.ndarray:
 
 
 def fill(use: str, elem: str, rows: int, cols: int, value: Any) -> Tile:
-    dt = _DTYPES[elem]
+    import numpy as np
+
+    dt = np.dtype(_DTYPES[elem]).type
     if elem == "bf16":
         v = from_bf16(to_bf16(float(value)))[()]
     elif elem in ("f16", "f32"):
@@ -211,6 +220,8 @@ def load(
     """The tile at `offset` of `data` (indexable, `length` elements); None when it does not fit
     (the caller gives zeros, or reports the access). `word` ("u32", "u64"): `data` holds the
     elements packed little-endian in words of that type, and offset, stride, length count words."""
+    import numpy as np
+
     stored = _STORED.get(elem, _DTYPES[elem])
     per = _BYTES[elem]
     unit = np.dtype(_WORDS[word]).itemsize if word else per
@@ -248,6 +259,8 @@ def store(
 
 def mma(a: Tile, b: Tile, c: Tile) -> Tile:
     """a @ b + c with the documented rounding (module docstring)."""
+    import numpy as np
+
     if c.elem in ("i32", "u32"):
         prod = a.data.astype(np.int64) @ b.data.astype(np.int64)
         return Tile("acc", c.elem, _wrap32(prod + c.data.astype(np.int64), c.elem))
@@ -259,14 +272,18 @@ def mma(a: Tile, b: Tile, c: Tile) -> Tile:
 
 
 def scale(t: Tile, factor: Any) -> Tile:
+    import numpy as np
+
     if t.elem in ("i32", "u32"):
         return Tile(t.use, t.elem, _wrap32(t.data.astype(np.int64) * int(factor), t.elem))
-    f = _DTYPES[t.elem](float(factor))
+    f = np.dtype(_DTYPES[t.elem]).type(float(factor))
     # f16 * f16 and f32 * f32 are exact in float64: one rounding to the element type
     return Tile(t.use, t.elem, (t.data.astype(np.float64) * float(f)).astype(_DTYPES[t.elem]))
 
 
 def add(x: Tile, y: Tile, subtract: bool) -> Tile:
+    import numpy as np
+
     if x.elem in ("i32", "u32"):
         s = x.data.astype(np.int64) + (-1 if subtract else 1) * y.data.astype(np.int64)
         return Tile(x.use, x.elem, _wrap32(s, x.elem))
@@ -278,6 +295,8 @@ def add(x: Tile, y: Tile, subtract: bool) -> Tile:
 
 
 def _host_elem(xs: Any, use: str) -> str:
+    import numpy as np
+
     dtype = getattr(xs, "dtype", None)
     if dtype == np.uint16 and use != "acc":
         return "bf16"  # bf16 bit patterns (no 16-bit integer tiles exist)
@@ -311,6 +330,8 @@ def tile_load(
     (`col_major`: `xs[offset + c * stride + r]`), for `use` "a", "b" or "acc"; the element
     type is the list's, or `elem` packed in the list's u32 / u64 words (offset and stride
     count words). Zeros when the tile does not fit in `xs` or is misaligned (module doc)."""
+    import numpy as np
+
     own = _host_elem(xs, use)
     word = None
     if elem is not None and _elem_name(elem) != own:
