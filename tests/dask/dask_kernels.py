@@ -1,5 +1,6 @@
 """Kernels for the cthreads.dask tests, in a module of their own: dask workers import them by
-name (a spawned worker inherits the test process's sys.path, where pytest put this folder)."""
+name (a spawned worker inherits the test process's sys.path, where pytest put this folder);
+also `held_chunk`, an input task that waits for the test's go-ahead (the kill test)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,13 @@ def does_not_compile(n: int, x: list[float]) -> None:
     i: int = GlobalIdx.x
     if i < n:
         x[i] = len("text")
+
+
+def held_chunk(first: int, size: int, event_name: str):
+    """int32 values first .. first + size - 1, once the test sets the `distributed.Event`
+    `event_name`: while it is not set, no task of a computation reading this chunk can end."""
+    import distributed
+    import numpy as np
+
+    distributed.Event(event_name).wait()
+    return np.arange(first, first + size, dtype=np.int32)

@@ -124,20 +124,31 @@ def test_a_plugin_kernel_that_does_not_compile_fails_the_registration(client):
 
 # Last in the module: it restarts one worker (later tests would see a fresh process).
 def test_a_worker_killed_mid_computation_loses_nothing(client):
-    n = CHUNKS * 4096
-    steps = 20000  # a chunk takes a while, so tasks are still running when the worker dies
-    x = da.arange(n, chunks=4096, dtype=np.int32)
+    # The input chunks wait for an Event the test sets only after the kill, so the victim is
+    # certain to hold running tasks of the computation when it dies, on any machine (no
+    # "slow enough" chunks: nothing here depends on how fast the device or the host is).
+    import dask
+
+    size, steps = 4096, 3
+    go = distributed.Event(f"cthreads-kill-{os.getpid()}")
+    parts = [
+        da.from_delayed(
+            dask.delayed(k.held_chunk)(i * size, size, go.name), shape=(size,), dtype=np.int32
+        )
+        for i in range(CHUNKS)
+    ]
+    x = da.concatenate(parts)
     future = client.compute(cdask.map_blocks(k.count_up, steps, x, da.zeros_like(x)))
     pids = client.run(os.getpid)
     victim = sorted(pids)[0]
     # wait until the victim holds tasks of this computation (pytest-timeout bounds a hang)
-    while not future.done() and not client.processing(workers=[victim]).get(victim):
+    while not client.processing(workers=[victim]).get(victim):
         time.sleep(0.005)
-    assert client.processing(workers=[victim]).get(victim), "the victim never got a task"
-    assert not future.done(), "the computation ended before the kill: make chunks slower"
+    assert not future.done()  # (it cannot end before the event is set)
     os.kill(pids[victim], signal.SIGKILL)
+    go.set()
     got = future.result()
-    np.testing.assert_array_equal(got, np.arange(n, dtype=np.int32) + steps)
+    np.testing.assert_array_equal(got, np.arange(CHUNKS * size, dtype=np.int32) + steps)
     # the nanny started a fresh process in its place, which set up again
     client.wait_for_workers(2)
     after = client.run(cdask.worker_stats)
