@@ -14,6 +14,16 @@
  *       later commands in submission order) and/or signals `signal` once everything submitted
  *       before it completed. 0 = no wait / no signal. No host wait.
  *   Device.semaphore_value(index) -> int      its counter (tests)
+ *   Device.semaphore_wait(index, value) -> None   the hand-off CUDA -> ours: lane 0's pending
+ *       batch is submitted first (work queued before does not wait for CUDA), then the next
+ *       batch submitted on queue 0 (the one that carries the next launch) waits for `value` on
+ *       the semaphore's alias, in its own vkQueueSubmit (batch.c asks ct_external_take_waits):
+ *       no submission of its own. Values per semaphore rise (a later one replaces an earlier).
+ *   Device.export_timeline() -> int   a new fd of the device timeline (created exportable
+ *       where semaphores export: ring.c), for CUDA to wait on the value of a launch directly
+ *   Device.handoff_flush(value) -> bool   the hand-off ours -> CUDA: False when the timeline
+ *       passed `value` already (nothing to order), else the batch holding it is submitted now
+ *       (CUDA may wait for it; a batch left pending would wait for the background thread)
  *   dlpack_capsule(owner, data, shape, dtype, device, versioned=False) -> PyCapsule
  *       "dltensor" (DLPack 0.8 ABI) or, versioned, "dltensor_versioned" (DLPack 1.0, for a
  *       consumer that passed max_version >= (1, 0));
@@ -86,6 +96,7 @@ ct_external_init(CtDevice *dev, int enabled, int semaphores)
     dev->get_semaphore_fd = NULL;
     dev->import_semaphore_fd = NULL;
     dev->n_ext_sem = 0;
+    memset(dev->ext_wait, 0, sizeof dev->ext_wait);
     if (semaphores) {
         dev->get_semaphore_fd = (PFN_vkGetSemaphoreFdKHR)get(dev->device, "vkGetSemaphoreFdKHR");
         dev->import_semaphore_fd =
@@ -145,8 +156,9 @@ ct_device_external(CtDevice *dev, PyObject *unused)
 {
     if (ct_device_check(dev) < 0)
         return NULL;
-    return Py_BuildValue("{s:O,s:O}", "memory_fd", dev->get_memory_fd ? Py_True : Py_False,
-                         "semaphore_fd", dev->get_semaphore_fd ? Py_True : Py_False);
+    return Py_BuildValue("{s:O,s:O,s:K}", "memory_fd", dev->get_memory_fd ? Py_True : Py_False,
+                         "semaphore_fd", dev->get_semaphore_fd ? Py_True : Py_False,
+                         "attached_waits", (unsigned long long)CT_LOAD(dev->ext_waits));
 }
 
 /* ---- timeline semaphores shared with CUDA ------------------------------------------------ */
@@ -276,6 +288,102 @@ ct_device_semaphore_submit(CtDevice *dev, PyObject *args, PyObject *kw)
     if (r != VK_SUCCESS)
         return ct_raise_vk(dev->st, r, "vkQueueSubmit (semaphore shared with CUDA)");
     Py_RETURN_NONE;
+}
+
+/* ring.c's timeline: exportable as OPAQUE_FD where semaphores export (CUDA imports it and
+   waits for launch values on its own streams), else plain */
+const void *
+ct_external_timeline_info(CtDevice *dev, VkExportSemaphoreCreateInfo *exp, const void *next)
+{
+    if (dev->get_semaphore_fd == NULL)
+        return next;
+    *exp = (VkExportSemaphoreCreateInfo){.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+                                         .pNext = next,
+                                         .handleTypes =
+                                             VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    return exp;
+}
+
+/* The waits semaphore_wait registered, for the batch being submitted (state_lock held, no
+   Python): written to sems / values / stages (CT_EXT_SEMS each), cleared; returns how many. */
+uint32_t
+ct_external_take_waits(CtDevice *dev, VkSemaphore *sems, uint64_t *values,
+                       VkPipelineStageFlags *stages)
+{
+    uint32_t n = 0;
+    for (int k = 0; k < dev->n_ext_sem; k++) {
+        if (dev->ext_wait[k] == 0)
+            continue;
+        sems[n] = dev->ext_alias[k];
+        values[n] = dev->ext_wait[k];
+        stages[n++] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+        dev->ext_wait[k] = 0;
+    }
+    dev->ext_waits += n;
+    return n;
+}
+
+PyObject *
+ct_device_semaphore_wait(CtDevice *dev, PyObject *args)
+{
+    int index;
+    unsigned long long value;
+    if (!PyArg_ParseTuple(args, "iK:semaphore_wait", &index, &value))
+        return NULL;
+    if (ct_device_check(dev) < 0)
+        return NULL;
+    if (index < 0 || index >= dev->n_ext_sem)
+        return ct_raise(dev->st->GpuInvalidArgument, "semaphore %d was never exported", index);
+    if (value == 0)
+        return ct_raise(dev->st->GpuInvalidArgument, "`value`: a wait needs a value above 0");
+    if (ct_flush_pending(dev, UINT64_MAX) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS /* (a submitting thread may hold the lock) */
+    ct_lock(dev, &dev->state_lock);
+    if (value > dev->ext_wait[index])
+        dev->ext_wait[index] = value;
+    pthread_mutex_unlock(&dev->state_lock);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+PyObject *
+ct_device_export_timeline(CtDevice *dev, PyObject *unused)
+{
+    if (ct_device_check(dev) < 0)
+        return NULL;
+    if (dev->get_semaphore_fd == NULL)
+        return ct_raise(dev->st->GpuInvalidArgument,
+                        "device '%s' cannot export semaphores (no VK_KHR_external_semaphore_fd "
+                        "with timeline semaphores as OPAQUE_FD)", dev->props.deviceName);
+    int fd = -1;
+    VkResult r = semaphore_fd(dev, dev->timeline, &fd);
+    if (r != VK_SUCCESS)
+        return ct_raise_vk(dev->st, r, "vkGetSemaphoreFdKHR (timeline)");
+    PyObject *out = PyLong_FromLong(fd);
+    if (out == NULL)
+        close(fd);
+    return out;
+}
+
+PyObject *
+ct_device_handoff_flush(CtDevice *dev, PyObject *arg)
+{
+    unsigned long long value = PyLong_AsUnsignedLongLong(arg);
+    if (value == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    if (ct_device_check(dev) < 0 ||
+        ct_timeline_sync(dev, UINT64_MAX, CT_SYNC_READ | CT_SYNC_RETIRE) < 0)
+        return NULL;
+    if (value == 0 || dev->completed >= value)
+        Py_RETURN_FALSE;
+    if (value > dev->next_value)
+        return ct_raise(dev->st->GpuInvalidArgument,
+                        "`value` %llu was never handed out (the last is %llu)", value,
+                        (unsigned long long)dev->next_value);
+    if (ct_flush_pending(dev, value) < 0)
+        return NULL;
+    Py_RETURN_TRUE;
 }
 
 PyObject *
