@@ -129,7 +129,8 @@ def describe(obj: Any, name: str) -> Foreign:
 @dataclass
 class Known:
     """One live CUDA object's last description: `layout` (what must be unchanged for it to
-    hold), `foreign`, the CUDA `ordinal` of its pointer, parameter kinds it passed a check for."""
+    hold), `foreign` (without the object), the CUDA `ordinal` of its pointer, and the
+    parameter kinds it passed a check for."""
 
     layout: Any
     foreign: Foreign
@@ -163,29 +164,29 @@ def is_known(obj: Any) -> bool:
     return got is not None and got[0]() is obj
 
 
-def known(obj: Any, name: str, ctx: Any) -> Known:
-    """`obj`'s description, from the table while its layout is unchanged; else `describe`d
-    (with the CUDA device of its pointer, asked of `ctx`) and kept while `obj` lives."""
+def known(obj: Any, name: str, ctx: Any) -> tuple[Foreign, Known]:
+    """`obj`'s description and its `Known`: from the table while its layout is unchanged
+    (the stream read again), else `describe`d (the CUDA device of its pointer asked of `ctx`)
+    and kept while `obj` lives (the table holds no reference to it)."""
     layout, cai = _layout(obj)
     got = _known.get(id(obj))
     if got is not None and got[0]() is obj and layout is not None and got[1].layout == layout:
         k = got[1]
+        t = k.foreign
         stream = _cai_stream(cai) if cai is not None else _torch_stream(obj)
-        if stream != k.foreign.stream:  # (a new Foreign: one handed out stays as it was)
-            k = dataclasses.replace(k, foreign=dataclasses.replace(k.foreign, stream=stream))
-            _known[id(obj)] = (got[0], k)
-        return k
+        return Foreign(obj, t.ptr, t.shape, t.dtype, t.readonly, stream, t.contiguous), k
     f = describe(obj, name)
-    k = Known(layout, f, ctx.pointer_ordinal(f.ptr) if f.ptr else ctx.ordinal)
+    k = Known(layout, dataclasses.replace(f, obj=None), None)
+    k.ordinal = ctx.pointer_ordinal(f.ptr) if f.ptr else ctx.ordinal
     if layout is not None and not f.keep:
         try:
             ref = weakref.ref(obj, lambda _, key=id(obj), table=_known: table.pop(key, None))
         except TypeError:  # (no weak references to it: described each time)
-            return k
+            return f, k
         if len(_known) >= _KNOWN_MAX:
             _known.clear()
         _known[id(obj)] = (ref, k)
-    return k
+    return f, k
 
 
 # ---- DLPack capsules (ctypes reading of the DLManagedTensor ABI) ---------------------------

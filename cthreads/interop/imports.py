@@ -167,8 +167,7 @@ def stage(param: Any, value: Any, device: Any) -> Staged:
     if not cuda_capable(device):
         raise not_capable(param.name, value, device)
     ctx = cuda.context_for(device)
-    k = known(value, param.name, ctx)
-    f = k.foreign
+    f, k = known(value, param.name, ctx)
     kind = (param.type.elem, param.writes)
     if kind not in k.checked:
         _check(param, f, k.ordinal, ctx)

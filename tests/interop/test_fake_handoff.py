@@ -150,3 +150,16 @@ def test_a_second_stream_gets_its_own_semaphore(stand):
     assert inbound == {(0, 7), (1, 9)}
     assert {e[1] for e in stand.log if e[0] == "attach"} == {0, 1}
     np.testing.assert_array_equal(b.a, np.ones(n, np.float32))
+
+
+def test_the_description_table_keeps_no_object_alive(stand):
+    import gc
+    import weakref
+
+    x = FakeCudaArray(np.ones(8, np.float32))
+    gpu(saxpy, 8, 1.0, x, FakeCudaArray(np.zeros(8, np.float32)))
+    assert describe.is_known(x)
+    gone = weakref.ref(x)
+    del x
+    gc.collect()
+    assert gone() is None
