@@ -52,6 +52,8 @@ const void *ct_external_memory_info(VkExportMemoryAllocateInfo *exp,
 PyObject *ct_device_external(CtDevice *dev, PyObject *unused);
 PyObject *ct_buffer_export_fd(CtBuffer *self, PyObject *unused);
 PyObject *ct_buffer_get_memory_size(CtBuffer *self, void *c);
+
+/* dlpack.c */
 PyObject *ct_dlpack_capsule(PyObject *module, PyObject *args);
 
 /* device.c */
