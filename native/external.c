@@ -335,12 +335,12 @@ ct_device_semaphore_wait(CtDevice *dev, PyObject *args)
         return ct_raise(dev->st->GpuInvalidArgument, "`value`: a wait needs a value above 0");
     if (ct_flush_pending(dev, UINT64_MAX) < 0)
         return NULL;
-    Py_BEGIN_ALLOW_THREADS /* (a submitting thread may hold the lock) */
+    /* with the GIL, as ct_enqueue takes it: holders never wait for the GIL, and the device
+       cannot be torn down under us */
     ct_lock(dev, &dev->state_lock);
     if (value > dev->ext_wait[index])
         dev->ext_wait[index] = value;
     pthread_mutex_unlock(&dev->state_lock);
-    Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
 
