@@ -5,7 +5,8 @@
  *          knobs: dict | None = None)          knobs: the policy knobs (knobs.c, config.py)
  *   Device.buffer(nbytes: int, kind: int = 0) -> Buffer   kind 0 device, 1 upload, 2 download,
  *                                                          3 export (external.c)
- *   Device.external() -> dict; export_semaphore(); semaphore_submit(); semaphore_value()
+ *   Device.external() -> dict; export_semaphore(); semaphore_submit(); semaphore_value();
+ *   semaphore_wait(); export_timeline(); handoff_flush()
  *                                       (external.c: what CUDA imports)
  *   Device.pipeline(spirv, push_size, spec=None, entry="main") -> Pipeline    (pipeline.c)
  *   Device.pipeline_cache_data() -> bytes                                     (pipeline.c)
