@@ -163,3 +163,14 @@ def test_the_description_table_keeps_no_object_alive(stand):
     del x
     gc.collect()
     assert gone() is None
+
+
+def test_past_eight_producer_streams_a_new_one_waits_on_the_host(stand):
+    n = 16
+    out = DeviceArray(n, "f32", exportable=True)
+    for stream in range(10, 19):  # nine streams: one semaphore each for the first eight
+        gpu(saxpy, n, 1.0, FakeCudaArray(np.ones(n, np.float32), stream=stream), out)
+    signalled = {e[3] for e in stand.log if e[0] == "cuda signal"}
+    assert signalled == set(range(10, 18))
+    assert ("sync", 18) in stand.log  # (the ninth: cuStreamSynchronize)
+    np.testing.assert_array_equal(out.numpy(), np.full(n, 9.0, np.float32))
