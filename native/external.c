@@ -344,6 +344,17 @@ ct_device_semaphore_wait(CtDevice *dev, PyObject *args)
     Py_RETURN_NONE;
 }
 
+
+/* A file descriptor handed to Python as an int (closed if that fails: nothing else owns it). */
+static PyObject *
+fd_object(int fd)
+{
+    PyObject *out = PyLong_FromLong(fd);
+    if (out == NULL)
+        close(fd);
+    return out;
+}
+
 PyObject *
 ct_device_export_timeline(CtDevice *dev, PyObject *unused)
 {
@@ -357,10 +368,7 @@ ct_device_export_timeline(CtDevice *dev, PyObject *unused)
     VkResult r = semaphore_fd(dev, dev->timeline, &fd);
     if (r != VK_SUCCESS)
         return ct_raise_vk(dev->st, r, "vkGetSemaphoreFdKHR (timeline)");
-    PyObject *out = PyLong_FromLong(fd);
-    if (out == NULL)
-        close(fd);
-    return out;
+    return fd_object(fd);
 }
 
 PyObject *
@@ -418,10 +426,7 @@ ct_buffer_export_fd(CtBuffer *self, PyObject *unused)
     VkResult r = dev->get_memory_fd(dev->device, &info, &fd);
     if (r != VK_SUCCESS)
         return ct_raise_vk(dev->st, r, "vkGetMemoryFdKHR");
-    PyObject *out = PyLong_FromLong(fd);
-    if (out == NULL)
-        close(fd);
-    return out;
+    return fd_object(fd);
 }
 
 PyObject *
