@@ -50,6 +50,15 @@ def _no_validation_messages():
         )
 
 
+@pytest.fixture
+def vector_form(monkeypatch):
+    """Kernels compiled while the test runs take the 4-wide vector form on every device
+    (`CTHREADS_VECTORIZE=1`): lavapipe's own target keeps the scalar form, and tests of the
+    vector form's launches must still run it here."""
+    monkeypatch.delenv("CTHREADS_NO_VECTORIZE", raising=False)
+    monkeypatch.setenv("CTHREADS_VECTORIZE", "1")
+
+
 def pytest_sessionfinish(session, exitstatus):
     """Tear Vulkan down (leak checks run in the layer) and fail on late messages."""
     try:
