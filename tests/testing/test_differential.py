@@ -194,9 +194,7 @@ def test_generated_kernels_are_well_defined(case):
     D.check_kernel(case, None, device_runs=_emulator_as_device)
 
 
-def test_differential_fuzz_device_vs_emulator(vector_form):
-    # vector_form: element-wise kernels run 4-wide, as on GPUs, also on lavapipe (whose own
-    # target keeps the scalar form, which the other device tests run)
+def test_differential_fuzz_device_vs_emulator():
     _device_or_skip()
     global FUZZ_SUMMARY
     FUZZ_SUMMARY = f"differential fuzz: {EXAMPLES} kernels, seed {SEED} (CTHREADS_FUZZ_EXAMPLES / CTHREADS_FUZZ_SEED)"  # printed in the run's summary by tests/conftest.py
