@@ -6,10 +6,12 @@ out of it. Reported: the median per variant, GB/s (12 B per element), and each o
     python bench/small_saxpy.py [--log2 14,16,18,20,22,24] [--reps 300] [--widths 128,256,512]
                                 [--shapes auto,vec4,spread,scalar] [--quick] [--json out.json]
 
-Our shapes (cthreads/launch/sizing.py forced through `SPREAD_BELOW`): `auto` the device's
-rule (`spread_below`), `vec4` one invocation per 4-element block at every n, `spread` one
-invocation per element at every n (the vector-form kernel runs such a dispatch scalar,
-codegen_vec.py), `scalar` the kernel compiled without the vector form (CTHREADS_NO_VECTORIZE).
+Our shapes (cthreads/launch/sizing.py forced through `SPREAD_BELOW`): `auto` what the device
+does by default (GPUs: the vector form under the device's rule, `spread_below`; CPU devices: the
+scalar form), `vec4` the vector form (CTHREADS_VECTORIZE), one invocation per 4-element block
+at every n, `spread` one invocation per element at every n (the vector-form kernel runs such a
+dispatch scalar, codegen_vec.py), `scalar` the kernel compiled without the vector form
+(CTHREADS_NO_VECTORIZE).
 Twins (shaders/bench_saxpy*.comp, same workgroup width): `glsl` one float per invocation,
 `glsl4` one vec4 per invocation. Every shape of ours is checked against numpy first (bit-exact).
 `--widths` repeats the run per workgroup width (CTHREADS_WORKGROUP, one process each: the width
@@ -53,22 +55,33 @@ def saxpy_scalar(n: int, a: float, x: list[float], y: list[float]) -> None:
         y[i] = a * x[i] + y[i]
 
 
-def _scalar_prepared() -> None:
-    """Compile `saxpy_scalar` without the vector form (the knob is read at compile time)."""
-    old = os.environ.get("CTHREADS_NO_VECTORIZE")
-    os.environ["CTHREADS_NO_VECTORIZE"] = "1"
+def _prepared(kernel, vector: bool) -> None:
+    """Compile `kernel` in the vector form (CTHREADS_VECTORIZE, for `saxpy`: lavapipe's own
+    target keeps the scalar form) or the scalar one (CTHREADS_NO_VECTORIZE, `saxpy_scalar`);
+    the knobs are read at compile time."""
+    names = ("CTHREADS_VECTORIZE", "CTHREADS_NO_VECTORIZE")
+    old = {k: os.environ.pop(k, None) for k in names}
+    os.environ[names[0] if vector else names[1]] = "1"
     try:
         x = np.ones(8, np.float32)
-        gpu(saxpy_scalar, 8, suite.A, x, x.copy()).join()
+        gpu(kernel, 8, suite.A, x, x.copy()).join()
     finally:
-        if old is None:
-            del os.environ["CTHREADS_NO_VECTORIZE"]
-        else:
-            os.environ["CTHREADS_NO_VECTORIZE"] = old
+        for k, v in old.items():
+            os.environ.pop(k, None)
+            if v is not None:
+                os.environ[k] = v
+
+
+def _kernel(shape: str):
+    """The kernel a shape launches: `auto` the form this device compiles by default."""
+    if shape == "auto":
+        vector = session.target_from_info(runtime.get_device().info).vector_form
+        return saxpy if vector else saxpy_scalar
+    return saxpy_scalar if shape == "scalar" else saxpy
 
 
 def _ours(shape: str, n: int, x, y):
-    kernel = saxpy_scalar if shape == "scalar" else saxpy
+    kernel = _kernel(shape)
 
     def launch() -> float:
         sizing.SPREAD_BELOW = FORCED[shape]
@@ -135,12 +148,13 @@ def one_size(n: int, shapes: list[str], reps: int, wg: int) -> dict:
 
 def _shape_of(n: int) -> str:
     """What `auto` dispatches at `n`: workgroups and invocations per element."""
-    prep = session.state.prepared.get(saxpy.source_key)
+    prep = session.state.prepared.get(_kernel("auto").source_key)
     sizing.SPREAD_BELOW = None
     info = runtime.get_device().info
     below = sizing.spread_below(prep.plan, prep.physical_wg, info)
     groups = sizing.grid_stride_groups(prep.plan, prep.physical_wg, n, info)
-    return f"{groups} x {prep.physical_wg} ({'1' if n < below else '4'}/inv; spread below {below})"
+    per = 1 if n < below else prep.compiled.elements_per_invocation
+    return f"{groups} x {prep.physical_wg} ({per}/inv; spread below {below})"
 
 
 def table(rows: list[dict], shapes: list[str]) -> str:
@@ -211,8 +225,9 @@ def measure(shapes: list[str], sizes: list[int], opts) -> tuple[dict, list[dict]
     if opts.quick:
         sizes, reps = [s for s in sizes if s <= 18] or [14], min(reps, 5)
     dev = runtime.get_device()
-    if "scalar" in shapes:
-        _scalar_prepared()
+    _prepared(saxpy, vector=True)
+    if "scalar" in shapes or not session.target_from_info(dev.info).vector_form:
+        _prepared(saxpy_scalar, vector=False)
     checks = check(shapes, (1 << sizes[0]) + 3)
     wg = session.state.prepared.get(saxpy.source_key).physical_wg
     rows = []

@@ -15,6 +15,11 @@ from pathlib import Path
 from .errors import GpuInvalidArgument  # errors.py imports nothing from cthreads
 
 
+def _flag(name: str) -> bool:
+    """Whether the variable `name` is set to a yes (1, true, yes, on; any case)."""
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def device_selector() -> str | None:
     """`CTHREADS_DEVICE`: the default device, a Vulkan device index or a case-insensitive name
     substring (any device, also one the visibility variables hide); None = the first visible
@@ -59,7 +64,7 @@ def spirv_tools_new_dir() -> Path:
 
 def validation_enabled() -> bool:
     """`CTHREADS_VALIDATION=1` turns on the Khronos validation layer and message capture."""
-    return os.environ.get("CTHREADS_VALIDATION", "").strip().lower() in ("1", "true", "yes", "on")
+    return _flag("CTHREADS_VALIDATION")
 
 
 def vulkan_library() -> str:
@@ -99,15 +104,18 @@ def autotune_enabled() -> bool:
     )
 
 
-def vectorize_enabled() -> bool:
-    """`CTHREADS_NO_VECTORIZE=1` keeps every kernel in the scalar form (one logical invocation per
-    grid-stride step) instead of the 4-wide element-wise form with 16-byte list accesses."""
-    return os.environ.get("CTHREADS_NO_VECTORIZE", "").strip().lower() not in (
-        "1",
-        "true",
-        "yes",
-        "on",
-    )
+def vector_form() -> bool | None:
+    """Whether element-wise kernels take the 4-wide form with 16-byte list accesses
+    (codegen_vec.py): None (unset) lets each compile target decide (`Target.vector_form`: on
+    GPUs, not on CPU devices); `CTHREADS_NO_VECTORIZE=1` (False) keeps every kernel in the
+    scalar form, one element per grid-stride step; `CTHREADS_VECTORIZE=1` (True) gives every
+    device the vector form (benchmarks and tests of it on lavapipe). Read at each compile; the
+    first wins when both are set."""
+    if _flag("CTHREADS_NO_VECTORIZE"):
+        return False
+    if _flag("CTHREADS_VECTORIZE"):
+        return True
+    return None
 
 
 def workgroup_width() -> int | None:

@@ -50,6 +50,29 @@ def _no_validation_messages():
         )
 
 
+def _drop_prepared() -> None:
+    from cthreads.launch import session
+
+    for st in session.all_states():
+        st.prepared.clear()
+
+
+@pytest.fixture
+def vector_form(monkeypatch):
+    """Kernels compiled while the test runs take the 4-wide vector form on every device
+    (`CTHREADS_VECTORIZE=1`): lavapipe's own target keeps the scalar form, and tests of the
+    vector form's launches must still run it here. Kernels prepared before (a `prepare()` of
+    every registered kernel in an earlier test) are dropped, before and after, so that the test
+    prepares its kernels in the vector form and later tests theirs in the device's own form; a
+    kernel keeps a C launcher made by a plain launch before the test, so tests that need one
+    use kernels of their own."""
+    monkeypatch.delenv("CTHREADS_NO_VECTORIZE", raising=False)
+    monkeypatch.setenv("CTHREADS_VECTORIZE", "1")
+    _drop_prepared()
+    yield
+    _drop_prepared()
+
+
 def pytest_sessionfinish(session, exitstatus):
     """Tear Vulkan down (leak checks run in the layer) and fail on late messages."""
     try:

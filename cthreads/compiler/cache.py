@@ -48,8 +48,9 @@ stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
 
 
 def cache_key(source_key: str, target_key: str) -> str:
-    """The hex key of one kernel build (compiler options read from `config` are part of it)."""
-    options = "vec" if config.vectorize_enabled() else "novec"
+    """The hex key of one kernel build (compiler options read from `config` are part of it;
+    the vector form's own choice is a field of the target, so in `target_key`)."""
+    options = {None: "vec-by-target", True: "vec", False: "novec"}[config.vector_form()]
     text = f"{COMPILER_VERSION}\0{source_key}\0{target_key}\0{options}"
     return key_hash(text.encode()).hexdigest()[:32]
 

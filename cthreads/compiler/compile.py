@@ -33,9 +33,9 @@ def compile_kernel(
 
     `validate` runs `spirv-val --target-env vulkan1.2` (a subprocess, a few ms; launch keeps it on
     for cache misses). `cache_key` is stored as given. `ir_text` defaults to the frontend
-    printer's rendering when that module is available. `vectorize` (default: on unless
-    `CTHREADS_NO_VECTORIZE=1`) lets element-wise kernels take the 4-wide form with 16-byte list
-    accesses; `CompiledKernel.elements_per_invocation` says which form was emitted.
+    printer's rendering when that module is available. `vectorize` lets element-wise kernels
+    take the 4-wide form with 16-byte list accesses (default: `vector_form(target)`);
+    `CompiledKernel.elements_per_invocation` says which form was emitted.
 
     The returned contract's `params` carry reads/writes as the body actually uses the lists (the
     declared flags OR'ed with what codegen saw), so launch never skips downloading a written list.
@@ -62,7 +62,7 @@ def _compile(
     if ir_text is None:
         ir_text = _print_ir(kernel)
     if vectorize is None:
-        vectorize = config.vectorize_enabled()
+        vectorize = vector_form(target)
     try:
         words, push, observes, usage, per_invocation = generate(kernel, target, vectorize)
     except UnsupportedFeature as exc:
@@ -110,6 +110,14 @@ def _compile(
         ir_text=ir_text,
         elements_per_invocation=per_invocation,
     )
+
+
+def vector_form(target: Target) -> bool:
+    """Whether kernels compiled for `target` may take the 4-wide form: the target's choice
+    (`Target.vector_form`: GPUs yes, CPU devices no) unless `CTHREADS_NO_VECTORIZE=1` or
+    `CTHREADS_VECTORIZE=1` forces either (config.vector_form; cache.cache_key keys on it)."""
+    forced = config.vector_form()
+    return target.vector_form if forced is None else forced
 
 
 _FLOAT16 = ("shaderFloat16", "float16", "Float16")

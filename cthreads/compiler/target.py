@@ -85,7 +85,7 @@ class Record:
 class Target(Record):
     """What the compiler may assume about one device (see the module docstring). A frozen
     record (`Record` above), not a dataclass: a warm launch builds one per device and its
-    22 fields cost ~2-3 ms of dataclass code generation at import (issue 19)."""
+    23 fields cost ~2-3 ms of dataclass code generation at import (issue 19)."""
 
     _defaults: dict[str, Any] = {
         "max_push_constants_size": 128,  # bytes; Vulkan guarantees at least 128
@@ -127,6 +127,11 @@ class Target(Record):
         # ("f16", "f32", "i8", "u8", "i32", "u32", "bf16"); empty: no matrix units (tile
         # kernels refused)
         "matrix_shapes": (),
+        # the 4-wide form of element-wise kernels (codegen_vec.py): where it pays, on GPUs (H200
+        # saxpy: 1.13-1.26 x the scalar form above 2^20 elements); CPU devices keep the scalar
+        # one (lavapipe: slower at every size, and its pipeline takes twice as long to create,
+        # issue 19). CTHREADS_NO_VECTORIZE / CTHREADS_VECTORIZE override it (compile.py)
+        "vector_form": True,
     }
     _fields = tuple(_defaults)
     __slots__ = (*_fields, "_key")  # _key: key()'s text, made once
@@ -153,6 +158,7 @@ class Target(Record):
     subgroup_extended_types: bool
     fused_fma: bool
     matrix_shapes: tuple[tuple[int, int, int, str, str, str, str], ...]
+    vector_form: bool
 
     def key(self) -> str:
         """A stable text form for cache keys (fields sorted by name; made once per Target)."""
@@ -227,6 +233,7 @@ def target_from_profile(profile: Mapping[str, Any]) -> Target:
         # GPUs have a hardware fused multiply-add; CPU devices (lavapipe) do not fuse Fma
         fused_fma=device_type != "cpu",
         matrix_shapes=matrix_shapes(profile),
+        vector_form=device_type != "cpu",
     )
 
 

@@ -32,7 +32,10 @@ def test_plan(kern):
 def test_env_switch_and_cache_key(monkeypatch):
     from cthreads.compiler import cache
 
+    monkeypatch.delenv("CTHREADS_VECTORIZE", raising=False)
     k = vk.saxpy.lower()
+    cpu = Target(vector_form=False)  # a CPU device's target (target_from_profile)
+    assert compile_kernel(k, cpu, validate=False).elements_per_invocation == 1
     on_key = cache.cache_key("src", "tgt")
     monkeypatch.setenv("CTHREADS_NO_VECTORIZE", "1")
     assert compile_kernel(k, Target(), validate=False).elements_per_invocation == 1
@@ -41,6 +44,14 @@ def test_env_switch_and_cache_key(monkeypatch):
     ck = compile_kernel(k, Target(), validate=False)
     assert ck.elements_per_invocation == 4
     assert cache.decode(cache.encode(ck)).elements_per_invocation == 4
+    monkeypatch.setenv("CTHREADS_VECTORIZE", "1")  # the vector form on CPU devices too
+    assert compile_kernel(k, cpu, validate=False).elements_per_invocation == 4
+    assert cache.cache_key("src", "tgt") != on_key
+    monkeypatch.setenv("CTHREADS_NO_VECTORIZE", "1")  # the scalar form wins when both are set
+    assert (
+        compile_kernel(k, cpu.replace(vector_form=True), validate=False).elements_per_invocation
+        == 1
+    )
 
 
 @needs_val

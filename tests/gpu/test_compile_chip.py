@@ -134,6 +134,8 @@ def test_compile_without_chip_is_what_a_launch_on_this_device_uses():
     build = saxpy.compile()
     assert build.chip == session.state.device.info.name
     assert build.compiled == prep.compiled  # same SPIR-V, params, push layout, cache key
+    cpu = session.state.device.info.type == "cpu"  # lavapipe launches the scalar form
+    assert prep.compiled.elements_per_invocation == (1 if cpu else 4)
     assert build.cache_key == prep.info["cache_key"]
     assert build.contract["physical_workgroup_size"] == prep.info["workgroup_size"]
     assert build.contract["physical_workgroup_size"][0] == prep.physical_wg
@@ -151,6 +153,31 @@ def test_compile_without_chip_is_what_a_launch_on_this_device_uses():
         build.contract["limits"]["max_push_constants_size"]
         == session.state.target.max_push_constants_size
     )
+
+
+def test_the_vector_form_is_the_gpus_and_cpu_devices_keep_the_scalar_one(monkeypatch):
+    monkeypatch.delenv("CTHREADS_NO_VECTORIZE", raising=False)
+    monkeypatch.delenv("CTHREADS_VECTORIZE", raising=False)
+    h200, lavapipe = saxpy.compile(chip="nvidia-h200"), saxpy.compile(chip="lavapipe")
+    assert h200.target.vector_form and not lavapipe.target.vector_form
+    assert h200.contract["elements_per_invocation"] == 4  # "discrete" in the profile
+    assert lavapipe.contract["elements_per_invocation"] == 1  # "cpu"
+    here = saxpy.compile()  # the present device (lavapipe in CI): the vector form if a GPU
+    from cthreads import runtime
+
+    assert here.target.vector_form == (runtime.default_device_info().type != "cpu")
+    assert here.contract["elements_per_invocation"] == (4 if here.target.vector_form else 1)
+    # the same kernel for the same device in the other form is another cache entry
+    forced = session.compiled_for(saxpy, lavapipe.target.replace(vector_form=True))
+    assert forced.elements_per_invocation == 4 and forced.cache_key != lavapipe.cache_key
+    monkeypatch.setenv("CTHREADS_NO_VECTORIZE", "1")  # the user's choice wins over the device's
+    scalar = saxpy.compile(chip="nvidia-h200")
+    assert scalar.contract["elements_per_invocation"] == 1 and scalar.cache_key != h200.cache_key
+    monkeypatch.delenv("CTHREADS_NO_VECTORIZE")
+    monkeypatch.setenv("CTHREADS_VECTORIZE", "1")
+    vector = saxpy.compile(chip="lavapipe")
+    assert vector.contract["elements_per_invocation"] == 4
+    assert vector.cache_key not in (lavapipe.cache_key, forced.cache_key, h200.cache_key)
 
 
 def test_a_kernel_observing_its_workgroup_keeps_it_in_the_contract():

@@ -2,7 +2,9 @@
 below `spread_below` run one invocation per element (codegen_vec.py runs such a dispatch with
 the scalar body), above it one invocation per 4-element block; the threshold comes from the
 driver or the device's shipped profile. The C launcher (native/launch.c) sizes the same way from
-the plan's `spread_below` and `width`. Results are exact on either side of the threshold."""
+the plan's `spread_below` and `width`. Results are exact on either side of the threshold. The
+kernels here are compiled in the vector form on every device (conftest's `vector_form`: a CPU
+device's own target keeps the scalar form)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ TOLD = SimpleNamespace(
 )
 MAX_GROUPS = (2**31 - 1, 65535, 65535)
 WIDTH = 256
+
+pytestmark = pytest.mark.usefixtures("vector_form")
 
 
 def vec_plan(max_x: int = MAX_GROUPS[0]) -> SimpleNamespace:
