@@ -220,16 +220,17 @@ put(uint8_t *push, const LField *f, LValue v)
 }
 
 /* A GpuJob by its fast construction protocol (gpujob.py QUEUED_FIELDS): object.__new__ plus
-   those attributes, in their order (the rest are class defaults that mean "queued"). */
+   a store into each of those slots, which a fresh object holds empty (the rest are class
+   defaults that mean "queued"). */
 static PyObject *
 make_job(CtLauncher *self, PyObject *value, PyObject *writebacks)
 {
     PyTypeObject *tp = (PyTypeObject *)self->ref[O_JOB_TYPE];
     PyObject *values[J_COUNT] = {self->ref[O_DEVICE_OBJ], value, self->ref[O_NAME], writebacks};
-    PyObject *job = tp->tp_new(tp, s_empty, NULL);
-    for (int i = 0; job != NULL && i < J_COUNT; i++)
-        if (PyObject_GenericSetAttr(job, self->jf[i], values[i]) < 0)
-            Py_CLEAR(job);
+    PyObject *job = PyBaseObject_Type.tp_new(tp, s_empty, NULL); /* always a tp instance */
+    if (job != NULL)
+        for (int i = 0; i < J_COUNT; i++)
+            Py_XSETREF(*(PyObject **)((char *)job + self->joff[i]), Py_NewRef(values[i]));
     return job;
 }
 

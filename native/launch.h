@@ -51,7 +51,7 @@ typedef struct {
     CtDevice *dev;              /* = ref[O_DEV] */
     int nself, nparams, nfields, nlists, alias_check;
     long long generation;
-    PyObject *jf[J_COUNT];      /* borrowed from ref[O_JOB_FIELDS] */
+    Py_ssize_t joff[J_COUNT];   /* byte offsets of the job type's QUEUED_FIELDS slots */
     LSizing sz;
     LParam params[CT_LAUNCH_MAX_PARAMS];
     LField fields[CT_LAUNCH_MAX_FIELDS];
