@@ -17,14 +17,6 @@
 #include "launch.h"
 
 #include <string.h>
-#if PY_VERSION_HEX >= 0x030C0000
-#define CT_T_OBJECT_EX Py_T_OBJECT_EX
-#define CT_READONLY Py_READONLY
-#else
-#include <structmember.h>
-#define CT_T_OBJECT_EX T_OBJECT_EX
-#define CT_READONLY READONLY
-#endif
 
 static PyObject *
 Launcher_codes(PyObject *unused, PyObject *noargs)

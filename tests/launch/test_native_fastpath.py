@@ -269,3 +269,33 @@ def test_no_reference_or_memory_is_leaked():
         assert refs1 == refs0
         assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 20_000  # KiB
         arena.sync()
+
+
+def test_gpu_is_its_c_entry_with_the_functions_face_and_routing(monkeypatch):
+    """gpu() is native/bound.c's LaunchEntry where the extension is built: the function's
+    name, doc and signature; no options or `grid=` alone go to the kernel's C launcher, any
+    other option (or a declined launch) to launch() as the same call."""
+    assert type(gpu) is native.module().LaunchEntry
+    face = dispatch._gpu_function
+    assert (gpu.__name__, gpu.__doc__) == ("gpu", face.__doc__)
+    assert gpu.__signature__ == face.__signature__
+    with pytest.raises(TypeError, match=r"gpu\(\) missing 1 required positional argument: 'fn'"):
+        gpu()
+    with pytest.raises(TypeError, match="needs a @Gpu kernel"):
+        gpu(len, 1)
+    n = 8
+    xs, ks, bs = _data(n)
+    gpu(mixed, n, 1.5, True, xs, ks, bs).join()  # the kernel class is known from here
+    assert dispatch.KERNEL_CLASS[0] is type(mixed)
+    monkeypatch.setattr(dispatch, "_launch", _no_general_path)
+    with GpuArena().bind(xs=xs, ks=ks, bs=bs):
+        assert type(gpu(mixed, n, 1.5, True, xs, ks, bs)) is GpuJob
+        assert type(gpu(mixed, n, 1.5, True, xs, ks, bs, grid=(n,))) is GpuJob
+        with pytest.raises(AssertionError, match="the general path ran"):
+            gpu(mixed, n, 1.5, True, xs, ks, bs, timed=True)  # another option: launch()
+        with pytest.raises(TypeError, match="takes 6 argument"):
+            gpu(fn=mixed)  # `fn` by keyword: the function's binding, then launch()'s checks
+    monkeypatch.undo()
+    before = list(ks)
+    gpu(mixed, n, 1.5, True, xs, ks, bs).join()  # not resident now: declined, then general
+    assert ks == [k + 1 for k in before]
