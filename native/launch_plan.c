@@ -187,6 +187,8 @@ Launcher_clear(CtLauncher *self)
     self->dev = NULL;
     for (int i = 0; i < O_COUNT; i++)
         Py_CLEAR(self->ref[i]);
+    for (int i = 0; i < CT_LAUNCH_MAX_PARAMS; i++)
+        Py_CLEAR(self->idkey[i]);
     return 0;
 }
 
