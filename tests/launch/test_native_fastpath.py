@@ -299,3 +299,31 @@ def test_gpu_is_its_c_entry_with_the_functions_face_and_routing(monkeypatch):
     before = list(ks)
     gpu(mixed, n, 1.5, True, xs, ks, bs).join()  # not resident now: declined, then general
     assert ks == [k + 1 for k in before]
+
+
+def test_a_launch_entry_refuses_bad_parts_and_falls_back_on_anything_odd():
+    import contextvars
+
+    entry_type = native.module().LaunchEntry
+    context = contextvars.ContextVar("device", default=None)
+    for bad in [
+        (),
+        ("a", [None], 1, [0], context),
+        ("a", [None], print, [], context),
+        ("a", [None], print, [0], None),
+        (1, [None], print, [0], context),
+    ]:
+        with pytest.raises(TypeError):
+            entry_type(*bad)
+    calls = []
+    kinds: list = []  # no kernel class at all (item 0 missing): every call is the fallback's
+    entry = entry_type(
+        "_fast_launch", kinds, lambda *a, **k: calls.append((a, k)) or 7, [0], context
+    )
+    assert entry(mixed, 1, grid=2) == 7 and entry(fn=3) == 7
+    kinds.append(int)  # an int "kernel" whose attribute lookup fails: that error surfaces
+    with pytest.raises(AttributeError):
+        entry(5, 1)
+    assert calls == [((mixed, 1), {"grid": 2}), ((), {"fn": 3})]
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'fn'"):
+        entry(grid=1)
