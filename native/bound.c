@@ -119,32 +119,31 @@ Bound_call(CtBound *self, PyObject *args, PyObject *kwds)
     return result;
 }
 
-static int
-Bound_traverse(CtBound *self, visitproc visit, void *arg)
-{
-    Py_VISIT(Py_TYPE(self));
-    for (int i = 0; i < B_COUNT; i++)
-        Py_VISIT(self->ref[i]);
-    return 0;
-}
+/* traverse, clear and dealloc of a type whose references are its array ref[count] */
+#define REF_ARRAY_GC(prefix, ctype, count)                                                  \
+    static int prefix##_traverse(ctype *self, visitproc visit, void *arg)                   \
+    {                                                                                       \
+        Py_VISIT(Py_TYPE(self));                                                            \
+        for (int i = 0; i < (count); i++)                                                   \
+            Py_VISIT(self->ref[i]);                                                         \
+        return 0;                                                                           \
+    }                                                                                       \
+    static int prefix##_clear(ctype *self)                                                  \
+    {                                                                                       \
+        for (int i = 0; i < (count); i++)                                                   \
+            Py_CLEAR(self->ref[i]);                                                         \
+        return 0;                                                                           \
+    }                                                                                       \
+    static void prefix##_dealloc(ctype *self)                                               \
+    {                                                                                       \
+        PyTypeObject *tp = Py_TYPE(self);                                                   \
+        PyObject_GC_UnTrack(self);                                                          \
+        prefix##_clear(self);                                                               \
+        tp->tp_free(self);                                                                  \
+        Py_DECREF(tp);                                                                      \
+    }
 
-static int
-Bound_clear(CtBound *self)
-{
-    for (int i = 0; i < B_COUNT; i++)
-        Py_CLEAR(self->ref[i]);
-    return 0;
-}
-
-static void
-Bound_dealloc(CtBound *self)
-{
-    PyTypeObject *tp = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
-    Bound_clear(self);
-    tp->tp_free(self);
-    Py_DECREF(tp);
-}
+REF_ARRAY_GC(Bound, CtBound, B_COUNT)
 
 CT_TYPE_SPEC(ct_bound_spec, "BoundLaunch", CtBound, Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
              {Py_tp_doc, "A launch bound to a kernel and a grid; calling it launches (bound.c)."},
@@ -223,32 +222,7 @@ Entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)self;
 }
 
-static int
-Entry_traverse(CtEntry *self, visitproc visit, void *arg)
-{
-    Py_VISIT(Py_TYPE(self));
-    for (int i = 0; i < E_COUNT; i++)
-        Py_VISIT(self->ref[i]);
-    return 0;
-}
-
-static int
-Entry_clear(CtEntry *self)
-{
-    for (int i = 0; i < E_COUNT; i++)
-        Py_CLEAR(self->ref[i]);
-    return 0;
-}
-
-static void
-Entry_dealloc(CtEntry *self)
-{
-    PyTypeObject *tp = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
-    Entry_clear(self);
-    tp->tp_free(self);
-    Py_DECREF(tp);
-}
+REF_ARRAY_GC(Entry, CtEntry, E_COUNT)
 
 static PyMemberDef Entry_members[] = {
     {"__dictoffset__", CT_T_PYSSIZET, offsetof(CtEntry, ref[E_DICT]), CT_READONLY},
