@@ -137,6 +137,18 @@ typedef struct {
     uint32_t api;
 } CtFeatures;
 
+/* PyMemberDef codes by their names of this Python version (3.12 renamed them) */
+#if PY_VERSION_HEX >= 0x030C0000
+#define CT_T_OBJECT_EX Py_T_OBJECT_EX
+#define CT_T_PYSSIZET Py_T_PYSSIZET
+#define CT_READONLY Py_READONLY
+#else
+#include <structmember.h>
+#define CT_T_OBJECT_EX T_OBJECT_EX
+#define CT_T_PYSSIZET T_PYSSIZET
+#define CT_READONLY READONLY
+#endif
+
 /* One type's slot table and spec (every type of the module is made this way); the slots are
    the remaining arguments: CT_TYPE_SPEC(ct_x_spec, "X", CtX, 0, {Py_tp_doc, "..."}, ...). */
 #define CT_TYPE_SPEC(spec, tpname, ctype, extra_flags, ...)                                 \

@@ -125,7 +125,7 @@ int_equals(PyObject *v, long long want)
    is its own record; anything else is looked up in the registry by id() and must be the
    registry's record type. *self_record says which. */
 static PyObject *
-resident_record(CtLauncher *self, PyObject *a, int *self_record)
+resident_record(CtLauncher *self, int param, PyObject *a, int *self_record)
 {
     for (int i = 0; i < self->nself; i++)
         if (Py_IS_TYPE(a, (PyTypeObject *)self->ref[O_SELF + i])) {
@@ -133,9 +133,14 @@ resident_record(CtLauncher *self, PyObject *a, int *self_record)
             return Py_NewRef(a);
         }
     *self_record = 0;
-    PyObject *key = PyLong_FromVoidPtr(a);
+    /* id(a), kept per parameter: a launch loop passes the same lists (the same address is
+       the same id, whichever object holds it now) */
+    if (self->idkey[param] == NULL || self->idptr[param] != (void *)a) {
+        Py_XSETREF(self->idkey[param], PyLong_FromVoidPtr(a));
+        self->idptr[param] = a;
+    }
+    PyObject *key = self->idkey[param];
     PyObject *r = key == NULL ? NULL : PyDict_GetItemWithError(self->ref[O_RECORDS], key);
-    Py_XDECREF(key);
     if (r == NULL || !Py_IS_TYPE(r, (PyTypeObject *)self->ref[O_RECORD_TYPE])) {
         PyErr_Clear();
         return NULL;
@@ -147,11 +152,12 @@ resident_record(CtLauncher *self, PyObject *a, int *self_record)
    __dict__: plan.py checked that the record types have no descriptors for these fields) and
    *buf get new references. */
 static int
-check_list(CtLauncher *self, const LParam *p, PyObject *a, PyObject **rec, PyObject **rdict,
+check_list(CtLauncher *self, int param, PyObject *a, PyObject **rec, PyObject **rdict,
            PyObject **buf, Py_ssize_t *count)
 {
+    const LParam *p = &self->params[param];
     int own;
-    if ((*rec = resident_record(self, a, &own)) == NULL)
+    if ((*rec = resident_record(self, param, a, &own)) == NULL)
         return 0;
     PyObject *d = *rdict = PyObject_GenericGetDict(*rec, NULL);
     if (d == NULL || !PyDict_CheckExact(d)) {
@@ -220,16 +226,17 @@ put(uint8_t *push, const LField *f, LValue v)
 }
 
 /* A GpuJob by its fast construction protocol (gpujob.py QUEUED_FIELDS): object.__new__ plus
-   those attributes, in their order (the rest are class defaults that mean "queued"). */
+   a store into each of those slots, which a fresh object holds empty (the rest are class
+   defaults that mean "queued"). */
 static PyObject *
 make_job(CtLauncher *self, PyObject *value, PyObject *writebacks)
 {
     PyTypeObject *tp = (PyTypeObject *)self->ref[O_JOB_TYPE];
     PyObject *values[J_COUNT] = {self->ref[O_DEVICE_OBJ], value, self->ref[O_NAME], writebacks};
-    PyObject *job = tp->tp_new(tp, s_empty, NULL);
-    for (int i = 0; job != NULL && i < J_COUNT; i++)
-        if (PyObject_GenericSetAttr(job, self->jf[i], values[i]) < 0)
-            Py_CLEAR(job);
+    PyObject *job = PyBaseObject_Type.tp_new(tp, s_empty, NULL); /* always a tp instance */
+    if (job != NULL)
+        for (int i = 0; i < J_COUNT; i++)
+            Py_XSETREF(*(PyObject **)((char *)job + self->joff[i]), Py_NewRef(values[i]));
     return job;
 }
 
@@ -345,9 +352,10 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
         if (!device_usable(self))
             Py_RETURN_NONE;
     }
-    LValue val[CT_LAUNCH_MAX_PARAMS] = {{0}};
-    PyObject *rec[CT_LAUNCH_MAX_PARAMS] = {0}, *rdict[CT_LAUNCH_MAX_PARAMS] = {0},
-             *buf[CT_LAUNCH_MAX_PARAMS] = {0};
+    /* not zeroed (about 270 instructions a launch): an entry is written before it is read,
+       a list's three references just before check_list fills them */
+    LValue val[CT_LAUNCH_MAX_PARAMS];
+    PyObject *rec[CT_LAUNCH_MAX_PARAMS], *rdict[CT_LAUNCH_MAX_PARAMS], *buf[CT_LAUNCH_MAX_PARAMS];
     Py_ssize_t count[CT_LAUNCH_MAX_PARAMS];
     int nl = 0, listix[CT_LAUNCH_MAX_PARAMS];
     PyObject *result = Py_None, *kept = NULL, *value = NULL, *wb = NULL;
@@ -360,7 +368,8 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
             continue;
         }
         listix[nl++] = i;
-        if (!check_list(self, p, a, &rec[i], &rdict[i], &buf[i], &count[i]))
+        rec[i] = rdict[i] = buf[i] = NULL;
+        if (!check_list(self, i, a, &rec[i], &rdict[i], &buf[i], &count[i]))
             goto done;
     }
     if (self->alias_check) /* one object for two list parameters: the general path refuses it */

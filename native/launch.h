@@ -51,7 +51,9 @@ typedef struct {
     CtDevice *dev;              /* = ref[O_DEV] */
     int nself, nparams, nfields, nlists, alias_check;
     long long generation;
-    PyObject *jf[J_COUNT];      /* borrowed from ref[O_JOB_FIELDS] */
+    Py_ssize_t joff[J_COUNT];   /* byte offsets of the job type's QUEUED_FIELDS slots */
+    PyObject *idkey[CT_LAUNCH_MAX_PARAMS]; /* per list parameter: id() of the last list... */
+    void *idptr[CT_LAUNCH_MAX_PARAMS];     /* ...and its address (launch.c resident_record) */
     LSizing sz;
     LParam params[CT_LAUNCH_MAX_PARAMS];
     LField fields[CT_LAUNCH_MAX_FIELDS];

@@ -9,7 +9,8 @@
  *       params / fields / sizing: bytes of LParam[] / LField[] / one LSizing (launch.h);
  *       records: id(obj) -> record (residency/arena.py RECORDS); record_types: the registry's
  *       record type, then the types whose instances are their own records; job_fields:
- *       GpuJob.QUEUED_FIELDS (a job is object.__new__(GpuJob) plus those attributes).
+ *       GpuJob.QUEUED_FIELDS, slots of job_type (a job is object.__new__(GpuJob) plus a
+ *       store into each slot).
  *   FastLauncher.launch(args, grid=None, lane=0, after=0): launch.c.
  *   FastLauncher.sizes(nx, ny, nz): the dispatch a launch of that size makes (for tests).
  */
@@ -48,6 +49,26 @@ Launcher_sizes(CtLauncher *self, PyObject *args)
 }
 
 /* ---- construction ------------------------------------------------------------------------ */
+
+/* The byte offset of slot `name` of job type tp (a writable object slot: its member
+   descriptor, defined on tp or a base), or 0 when it is not one. No exception left set. */
+static Py_ssize_t
+slot_offset(PyTypeObject *tp, PyObject *name)
+{
+    PyObject *d = PyObject_GetAttr((PyObject *)tp, name);
+    Py_ssize_t off = 0;
+    if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type) &&
+        PyType_IsSubtype(tp, PyDescr_TYPE(d))) {
+        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+        if (m->type == CT_T_OBJECT_EX && !(m->flags & CT_READONLY) &&
+            m->offset >= (Py_ssize_t)sizeof(PyObject) &&
+            m->offset + (Py_ssize_t)sizeof(PyObject *) <= tp->tp_basicsize)
+            off = m->offset;
+    }
+    Py_XDECREF(d);
+    PyErr_Clear();
+    return off;
+}
 
 /* Copy the encoded plan in and check what memory safety rests on (plan.py makes it; whether
    formats match kinds is its job): every field inside the block, every index in range. */
@@ -137,7 +158,8 @@ Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         self->dev = (CtDevice *)self->ref[O_DEV];
         self->generation = generation;
         for (int i = 0; valid && i < J_COUNT; i++)
-            self->jf[i] = PyTuple_GET_ITEM(o[O_JOB_FIELDS], i);
+            valid = (self->joff[i] = slot_offset((PyTypeObject *)o[O_JOB_TYPE],
+                                                 PyTuple_GET_ITEM(o[O_JOB_FIELDS], i))) > 0;
         if (!valid || !take_plan(self, &params, &fields, &sizing)) {
             PyErr_SetString(PyExc_ValueError, "FastLauncher: a plan, record types or job fields it "
                                               "does not take");
@@ -165,6 +187,8 @@ Launcher_clear(CtLauncher *self)
     self->dev = NULL;
     for (int i = 0; i < O_COUNT; i++)
         Py_CLEAR(self->ref[i]);
+    for (int i = 0; i < CT_LAUNCH_MAX_PARAMS; i++)
+        Py_CLEAR(self->idkey[i]);
     return 0;
 }
 

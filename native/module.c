@@ -95,18 +95,16 @@ module_exec(PyObject *m)
     ADD_TYPE(BufferType, ct_buffer_spec, "Buffer")
     ADD_TYPE(PipelineType, ct_pipeline_spec, "Pipeline")
 #undef ADD_TYPE
-    PyObject *launcher = PyType_FromModuleAndSpec(m, &ct_launcher_spec, NULL); /* launch.c */
-    if (launcher == NULL || PyModule_AddType(m, (PyTypeObject *)launcher) < 0) {
-        Py_XDECREF(launcher);
-        return -1;
+    /* the types the module state does not keep: launch_plan.c's, bound.c's */
+    PyType_Spec *plain[] = {&ct_launcher_spec, &ct_bound_spec, &ct_entry_spec};
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        PyObject *tp = PyType_FromModuleAndSpec(m, plain[i], NULL);
+        if (tp == NULL || PyModule_AddType(m, (PyTypeObject *)tp) < 0) {
+            Py_XDECREF(tp);
+            return -1;
+        }
+        Py_DECREF(tp);
     }
-    Py_DECREF(launcher);
-    PyObject *bound = PyType_FromModuleAndSpec(m, &ct_bound_spec, NULL); /* bound.c */
-    if (bound == NULL || PyModule_AddType(m, (PyTypeObject *)bound) < 0) {
-        Py_XDECREF(bound);
-        return -1;
-    }
-    Py_DECREF(bound);
     if (PyModule_AddIntConstant(m, "KIND_DEVICE", CT_KIND_DEVICE) < 0 ||
         PyModule_AddIntConstant(m, "KIND_UPLOAD", CT_KIND_UPLOAD) < 0 ||
         PyModule_AddIntConstant(m, "KIND_DOWNLOAD", CT_KIND_DOWNLOAD) < 0 ||

@@ -185,7 +185,7 @@ int ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns);
 
 /* launch.c */
 extern PyType_Spec ct_launcher_spec;
-extern PyType_Spec ct_bound_spec;
+extern PyType_Spec ct_bound_spec, ct_entry_spec;
 
 /* submit.c */
 PyObject *ct_device_submit(CtDevice *dev, PyObject *const *args, Py_ssize_t nargs,

@@ -17,6 +17,7 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GpuInvalidArgument
+from ..runtime import native as _native
 from ..runtime.handle import current as _current_device
 from ..runtime.handle import resolve as _resolve_device
 from . import session
@@ -41,13 +42,16 @@ else:
     # kernel class is looked up on the first launch, never while launch loads (_kernel_class).
     _GpuKernel = None
 
+# The kernel class as the C form of gpu() reads it (item 0; None until the first launch)
+KERNEL_CLASS: list[type | None] = [None]
+
 
 def _kernel_class() -> type:
     """`GpuKernel`, bound into this module on the first launch (see the imports)."""
     global _GpuKernel
     from ..gpu.kernel import GpuKernel
 
-    _GpuKernel = GpuKernel
+    _GpuKernel = KERNEL_CLASS[0] = GpuKernel
     return GpuKernel
 
 
@@ -110,6 +114,18 @@ def launch(
 
 
 gpu.__signature__ = inspect.signature(launch)  # what help(gpu) and IDEs show
+
+if _native.built():
+    # gpu()'s hot loop in C where the extension is built (native/bound.c LaunchEntry, issue
+    # 14): the function above, its checks and calls in the same order, with no Python frame
+    # (about 700 host instructions a launch); what it does not take goes to launch() as the
+    # same call. The function stays the documented form (and the one without the extension).
+    _gpu_function = gpu
+    gpu = _native.module().LaunchEntry(
+        "_fast_launch", KERNEL_CLASS, launch, SCOPED, _current_device
+    )
+    for _name in ("__doc__", "__name__", "__qualname__", "__module__", "__signature__"):
+        setattr(gpu, _name, getattr(_gpu_function, _name))
 
 
 def _general(

@@ -110,10 +110,12 @@ def test_jobs_of_both_launchers_have_the_same_attributes():
     with GpuArena().bind(xs=xs, ks=ks, bs=bs):
         fast = gpu(mixed, n, 1.5, True, xs, ks, bs)
         assert type(fast) is GpuJob
-        # the C launcher sets QUEUED_FIELDS, the rest are class defaults (gpujob.py)
-        assert list(vars(fast)) == list(GpuJob.QUEUED_FIELDS)
-        assert {k: type(getattr(fast, k)) for k in vars(general)} == {
-            k: type(v) for k, v in vars(general).items() if k != "_buffers"
+        # the C launcher fills the QUEUED_FIELDS slots and writes no attribute dict; the rest
+        # are class defaults (gpujob.py)
+        assert vars(fast) == {}
+        names = [*GpuJob.QUEUED_FIELDS, *vars(general)]
+        assert {k: type(getattr(fast, k)) for k in names} == {
+            k: type(getattr(general, k)) for k in names if k != "_buffers"
         } | {"_buffers": tuple}
         assert [w[1].name for w in fast._writebacks] == ["xs", "ks", "bs"]
         assert fast._writebacks[0][0] is None and list(fast._buffers) == []
@@ -267,3 +269,61 @@ def test_no_reference_or_memory_is_leaked():
         assert refs1 == refs0
         assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 20_000  # KiB
         arena.sync()
+
+
+def test_gpu_is_its_c_entry_with_the_functions_face_and_routing(monkeypatch):
+    """gpu() is native/bound.c's LaunchEntry where the extension is built: the function's
+    name, doc and signature; no options or `grid=` alone go to the kernel's C launcher, any
+    other option (or a declined launch) to launch() as the same call."""
+    assert type(gpu) is native.module().LaunchEntry
+    face = dispatch._gpu_function
+    assert (gpu.__name__, gpu.__doc__) == ("gpu", face.__doc__)
+    assert gpu.__signature__ == face.__signature__
+    with pytest.raises(TypeError, match=r"gpu\(\) missing 1 required positional argument: 'fn'"):
+        gpu()
+    with pytest.raises(TypeError, match="needs a @Gpu kernel"):
+        gpu(len, 1)
+    n = 8
+    xs, ks, bs = _data(n)
+    gpu(mixed, n, 1.5, True, xs, ks, bs).join()  # the kernel class is known from here
+    assert dispatch.KERNEL_CLASS[0] is type(mixed)
+    monkeypatch.setattr(dispatch, "_launch", _no_general_path)
+    with GpuArena().bind(xs=xs, ks=ks, bs=bs):
+        assert type(gpu(mixed, n, 1.5, True, xs, ks, bs)) is GpuJob
+        assert type(gpu(mixed, n, 1.5, True, xs, ks, bs, grid=(n,))) is GpuJob
+        with pytest.raises(AssertionError, match="the general path ran"):
+            gpu(mixed, n, 1.5, True, xs, ks, bs, timed=True)  # another option: launch()
+        with pytest.raises(TypeError, match="takes 6 argument"):
+            gpu(fn=mixed)  # `fn` by keyword: the function's binding, then launch()'s checks
+    monkeypatch.undo()
+    before = list(ks)
+    gpu(mixed, n, 1.5, True, xs, ks, bs).join()  # not resident now: declined, then general
+    assert ks == [k + 1 for k in before]
+
+
+def test_a_launch_entry_refuses_bad_parts_and_falls_back_on_anything_odd():
+    import contextvars
+
+    entry_type = native.module().LaunchEntry
+    context = contextvars.ContextVar("device", default=None)
+    for bad in [
+        (),
+        ("a", [None], 1, [0], context),
+        ("a", [None], print, [], context),
+        ("a", [None], print, [0], None),
+        (1, [None], print, [0], context),
+    ]:
+        with pytest.raises(TypeError):
+            entry_type(*bad)
+    calls = []
+    kinds: list = []  # no kernel class at all (item 0 missing): every call is the fallback's
+    entry = entry_type(
+        "_fast_launch", kinds, lambda *a, **k: calls.append((a, k)) or 7, [0], context
+    )
+    assert entry(mixed, 1, grid=2) == 7 and entry(fn=3) == 7
+    kinds.append(int)  # an int "kernel" whose attribute lookup fails: that error surfaces
+    with pytest.raises(AttributeError):
+        entry(5, 1)
+    assert calls == [((mixed, 1), {"grid": 2}), ((), {"fn": 3})]
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'fn'"):
+        entry(grid=1)

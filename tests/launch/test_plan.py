@@ -188,13 +188,43 @@ def test_an_object_of_a_self_record_type_is_its_own_record(monkeypatch):
 
 
 def test_queued_fields_are_what_init_sets_first():
-    """The C launcher makes jobs from GpuJob.QUEUED_FIELDS: they must name what __init__ sets
-    first, in its argument order; what __init__ sets after them has a class default that
-    means "queued" (no buffers, not done)."""
-    job = GpuJob(session.state.device, 5, "k", [], [])
-    fields = list(vars(job))
-    n = len(GpuJob.QUEUED_FIELDS)
-    assert fields[:n] == list(GpuJob.QUEUED_FIELDS)
-    assert fields[n:] == ["_buffers", "_device_done"]
+    """The C launcher makes jobs from GpuJob.QUEUED_FIELDS: they must be the job's slots,
+    what __init__ sets first, in its argument order; what __init__ sets after them (in the
+    instance dict) has a class default that means "queued" (no buffers, not done)."""
+    device = session.state.device
+    writebacks: list = []
+    job = GpuJob(device, 5, "k", writebacks, [])
+    assert GpuJob.__slots__ == GpuJob.QUEUED_FIELDS
+    values = [getattr(job, name) for name in GpuJob.QUEUED_FIELDS]
+    assert values[0] is device and values[1:3] == [5, "k"] and values[3] is writebacks
+    assert list(vars(job)) == ["_buffers", "_device_done"]
     assert list(GpuJob._buffers) == [] and GpuJob._device_done is False
     assert job._buffers == [] and job._device_done is False
+
+
+def test_the_c_launcher_takes_the_job_fields_only_as_slots(monkeypatch):
+    """The C launcher stores a queued job's QUEUED_FIELDS into their slots at offsets it
+    finds once: a job type without those slots gets no C launcher (the general path)."""
+    from cthreads.launch import plan as plan_module
+    from cthreads.launch.general import plan_of
+
+    out = [0] * 8
+    gpu(plane, 8, out).join()
+    st = session.state
+    prep = st.prepared[plane.source_key]
+    built = plan_of(prep, st.device)
+
+    class Loose:  # the same names as plain attributes: no slot to store into
+        QUEUED_FIELDS = GpuJob.QUEUED_FIELDS
+
+    monkeypatch.setattr(plan_module, "GpuJob", Loose)
+    assert plan_module.native_launcher(built, prep.pipeline, st.device, prep.generation) is None
+    monkeypatch.undo()
+    launch = plan_module.native_launcher(built, prep.pipeline, st.device, prep.generation)
+    assert type(launch.__self__) is native.module().FastLauncher
+    out[:] = [0] * 8
+    with GpuArena().bind(out=out):  # the C launcher takes resident lists only
+        job = launch((8, out))
+        assert type(job) is GpuJob and job._kernel_name == "plane" and vars(job) == {}
+        job.join()
+        assert out == list(range(8))
