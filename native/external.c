@@ -344,6 +344,7 @@ ct_device_semaphore_wait(CtDevice *dev, PyObject *args)
     Py_RETURN_NONE;
 }
 
+
 /* A file descriptor handed to Python as an int (closed if that fails: nothing else owns it). */
 static PyObject *
 fd_object(int fd)
