@@ -344,17 +344,6 @@ ct_device_semaphore_wait(CtDevice *dev, PyObject *args)
     Py_RETURN_NONE;
 }
 
-
-/* A file descriptor handed to Python as an int (closed if that fails: nothing else owns it). */
-static PyObject *
-fd_object(int fd)
-{
-    PyObject *out = PyLong_FromLong(fd);
-    if (out == NULL)
-        close(fd);
-    return out;
-}
-
 PyObject *
 ct_device_export_timeline(CtDevice *dev, PyObject *unused)
 {
@@ -368,7 +357,10 @@ ct_device_export_timeline(CtDevice *dev, PyObject *unused)
     VkResult r = semaphore_fd(dev, dev->timeline, &fd);
     if (r != VK_SUCCESS)
         return ct_raise_vk(dev->st, r, "vkGetSemaphoreFdKHR (timeline)");
-    return fd_object(fd);
+    PyObject *out = PyLong_FromLong(fd);
+    if (out == NULL)
+        close(fd);
+    return out;
 }
 
 PyObject *
@@ -426,7 +418,10 @@ ct_buffer_export_fd(CtBuffer *self, PyObject *unused)
     VkResult r = dev->get_memory_fd(dev->device, &info, &fd);
     if (r != VK_SUCCESS)
         return ct_raise_vk(dev->st, r, "vkGetMemoryFdKHR");
-    return fd_object(fd);
+    PyObject *out = PyLong_FromLong(fd);
+    if (out == NULL)
+        close(fd);
+    return out;
 }
 
 PyObject *
