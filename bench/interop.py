@@ -16,8 +16,7 @@ Overhead per hand-off = (step time of the mode - torch part - kernel part) / 2 (
 a step: torch -> ours, ours -> torch). The hand-off mode is printed (`cthreads.interop.
 handoff_mode()`): "gpu" waits through exported timeline semaphores, no host wait per step;
 "host" (with its reason) waits on the host at each hand-off, so the overhead includes draining
-the GPU twice a step. Best of `--repeat`; results checked. `queue_submits_per_step`: our
-vkQueueSubmit calls per zero-copy step (1 in mode "gpu").
+the GPU twice a step. Best of `--repeat`; results checked.
 """
 
 from __future__ import annotations
@@ -44,17 +43,6 @@ def twice(n: int, x: list[float], y: list[float]) -> None:
 def _best(fn, repeat: int) -> float:
     fn()  # warm-up: pipelines, staging arrays, CUDA imports
     return min(fn() for _ in range(repeat))
-
-
-def _submits_per_step(go, steps: int) -> float:
-    """vkQueueSubmit calls of ours per zero-copy step (1 in mode "gpu": the launch's batch,
-    which carries the wait for torch; a hand-off makes no submission of its own)."""
-    from cthreads.runtime import get_device
-
-    go()  # (what was queued before goes out)
-    before = get_device().stats()["queue_submits"]
-    go()
-    return (get_device().stats()["queue_submits"] - before) / steps
 
 
 def run(n: int, steps: int, repeat: int) -> dict:
@@ -116,7 +104,6 @@ def run(n: int, steps: int, repeat: int) -> dict:
     out: dict = {"n": n, "steps": steps, "device": device_name(), "package": package_label()}
     out["handoff_mode"], out["handoff_reason"] = interop.handoff_mode()
     out.update(parts)
-    out["queue_submits_per_step"] = _submits_per_step(pipeline(vx, vy), steps)
     for name, fn in (
         ("zero_copy", pipeline(vx, vy)),
         ("staged", pipeline(tx, ty)),
@@ -159,8 +146,7 @@ def main() -> None:
         )
     print(
         f"parts: torch {res['torch_only_s'] * 1e3:.3f} ms, cthreads kernel "
-        f"{res['cthreads_only_s'] * 1e3:.3f} ms per step; zero-copy queue submits per step "
-        f"{res['queue_submits_per_step']:.2f}; ok={res['ok']}"
+        f"{res['cthreads_only_s'] * 1e3:.3f} ms per step; ok={res['ok']}"
     )
     if args.json:
         with open(args.json, "w") as fh:

@@ -102,11 +102,6 @@ ct_close_and_submit_unlock(CtDevice *dev, int i, int from_bg)
     STORE(dev->submitted, value);
     VkResult inject = dev->inject;
     dev->inject = VK_SUCCESS;
-    /* waits for CUDA's signals (a hand-off, external.c) ride on this submission */
-    VkSemaphore ext[CT_EXT_SEMS];
-    uint64_t extv[CT_EXT_SEMS];
-    VkPipelineStageFlags stages[CT_EXT_SEMS];
-    uint32_t nwait = ct_external_take_waits(dev, ext, extv, stages);
     ct_lock(dev, &dev->queue_lock); /* taken before state_lock is let go: value order */
     pthread_mutex_unlock(&dev->state_lock);
     if (r == VK_SUCCESS && inject != VK_SUCCESS)
@@ -114,11 +109,8 @@ ct_close_and_submit_unlock(CtDevice *dev, int i, int from_bg)
     else if (r == VK_SUCCESS) {
         VkTimelineSemaphoreSubmitInfo tsi = {
             .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-            .waitSemaphoreValueCount = nwait, .pWaitSemaphoreValues = extv,
             .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &value};
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &tsi,
-                           .waitSemaphoreCount = nwait, .pWaitSemaphores = ext,
-                           .pWaitDstStageMask = stages,
                            .commandBufferCount = 1, .pCommandBuffers = &s->cb,
                            .signalSemaphoreCount = 1, .pSignalSemaphores = &dev->timeline};
         VkFence fence = ct_layer_fence(dev, s); /* (validation's view: timeline.c) */

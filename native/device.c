@@ -5,8 +5,7 @@
  *          knobs: dict | None = None)          knobs: the policy knobs (knobs.c, config.py)
  *   Device.buffer(nbytes: int, kind: int = 0) -> Buffer   kind 0 device, 1 upload, 2 download,
  *                                                          3 export (external.c)
- *   Device.external() -> dict; export_semaphore(); semaphore_submit(); semaphore_value();
- *   semaphore_wait(); export_timeline(); handoff_flush()
+ *   Device.external() -> dict; export_semaphore(); semaphore_submit(); semaphore_value()
  *                                       (external.c: what CUDA imports)
  *   Device.pipeline(spirv, push_size, spec=None, entry="main") -> Pipeline    (pipeline.c)
  *   Device.pipeline_cache_data() -> bytes                                     (pipeline.c)
@@ -398,12 +397,6 @@ static PyMethodDef Device_methods[] = {
     {"semaphore_submit", (PyCFunction)(void (*)(void))ct_device_semaphore_submit,
      METH_VARARGS | METH_KEYWORDS,
      "semaphore_submit(index, wait=0, signal=0): wait/signal it on queue 0 (external.c)"},
-    {"semaphore_wait", (PyCFunction)ct_device_semaphore_wait, METH_VARARGS,
-     "semaphore_wait(index, value): the next batch on queue 0 waits for it (external.c)"},
-    {"export_timeline", (PyCFunction)ct_device_export_timeline, METH_NOARGS,
-     "export_timeline() -> fd: the device timeline, for CUDA to wait on (external.c)"},
-    {"handoff_flush", (PyCFunction)ct_device_handoff_flush, METH_O,
-     "handoff_flush(value) -> bool: value's batch submitted, True unless complete (external.c)"},
     {"semaphore_value", (PyCFunction)ct_device_semaphore_value, METH_O,
      "semaphore_value(index) -> int: its counter (external.c)"},
     {"trim", (PyCFunction)Device_trim, METH_NOARGS, "trim() -> None: free idle pooled memory"},

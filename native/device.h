@@ -121,11 +121,6 @@ typedef struct {
     PFN_vkImportSemaphoreFdKHR import_semaphore_fd;
     VkSemaphore ext_sem[CT_EXT_SEMS], ext_alias[CT_EXT_SEMS];
     int n_ext_sem;
-    /* (state_lock) the value the next batch submitted on queue 0 waits for on ext_alias[k],
-       0: none; set by semaphore_wait, taken by ct_external_take_waits; ext_waits counts the
-       waits that rode on a batch (external()["attached_waits"]) */
-    uint64_t ext_wait[CT_EXT_SEMS];
-    uint64_t ext_waits;
     /* memory */
     CtAlloc *all;
     CtAlloc *pools[VK_MAX_MEMORY_TYPES][CT_NCLASS];

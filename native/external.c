@@ -1,32 +1,25 @@
-/* cthreads._native — external: memory and semaphores CUDA can see (issue 17); DLPack
- * capsules are dlpack.c's.
+/* cthreads._native — external: memory and semaphores CUDA can see (issue 17), DLPack capsules.
  *
  * Python API:
- *   Device.external() -> dict      {"memory_fd": bool, "semaphore_fd": bool, "attached_waits":
- *                                  how many hand-off waits rode on a batch's submission}
+ *   Device.external() -> dict      {"memory_fd": bool, "semaphore_fd": bool}
  *   Buffer.export_fd() -> int      a new POSIX fd of an 'export' buffer's memory (the caller
  *                                  owns it: CUDA's cuImportExternalMemory takes it over)
  *   Buffer.memory_size -> int      the VkDeviceMemory's allocationSize (what CUDA imports)
  *   Device.export_semaphore() -> (index, fd)   a new timeline semaphore (value 0) exported as
  *       OPAQUE_FD (the caller owns fd: cuImportExternalSemaphore takes it over); at most
  *       CT_EXT_SEMS per device, destroyed with it
- *   Device.semaphore_submit(index, wait=0, signal=0) -> None   (tests; hand-offs use the
- *       calls below) one submission on queue 0 without commands, after lane 0's pending
- *       batch: waits for `wait` on the semaphore (every later submission on queue 0 starts
- *       after it: the second scope of a wait includes later commands in submission order)
- *       and/or signals `signal` once everything submitted before it completed. 0 = no wait /
- *       no signal. No host wait.
+ *   Device.semaphore_submit(index, wait=0, signal=0) -> None   one submission on queue 0
+ *       without commands, after lane 0's pending batch: waits for `wait` on the semaphore
+ *       (every later submission on queue 0 starts after it: the second scope of a wait includes
+ *       later commands in submission order) and/or signals `signal` once everything submitted
+ *       before it completed. 0 = no wait / no signal. No host wait.
  *   Device.semaphore_value(index) -> int      its counter (tests)
- *   Device.semaphore_wait(index, value) -> None   the hand-off CUDA -> ours: lane 0's pending
- *       batch is submitted first (work queued before does not wait for CUDA), then the next
- *       batch submitted on queue 0 (the one that carries the next launch) waits for `value` on
- *       the semaphore's alias, in its own vkQueueSubmit (batch.c asks ct_external_take_waits):
- *       no submission of its own. Values per semaphore rise (a later one replaces an earlier).
- *   Device.export_timeline() -> int   a new fd of the device timeline (created exportable
- *       where semaphores export: ring.c), for CUDA to wait on the value of a launch directly
- *   Device.handoff_flush(value) -> bool   the hand-off ours -> CUDA: False when the timeline
- *       passed `value` already (nothing to order), else the batch holding it is submitted now
- *       (CUDA may wait for it; a batch left pending would wait for the background thread)
+ *   dlpack_capsule(owner, data, shape, dtype, device, versioned=False) -> PyCapsule
+ *       "dltensor" (DLPack 0.8 ABI) or, versioned, "dltensor_versioned" (DLPack 1.0, for a
+ *       consumer that passed max_version >= (1, 0));
+ *       dtype = (code, bits, lanes), device = (device_type, device_id); the capsule's
+ *       DLManagedTensor holds a reference to `owner` until its consumer calls the deleter (or,
+ *       unconsumed, until the capsule dies)
  *
  * VK_KHR_external_memory_fd is enabled at device creation only where the device lists it and
  * reports our buffers exportable as OPAQUE_FD (device.c asks ct_external_wanted); nothing
@@ -93,7 +86,6 @@ ct_external_init(CtDevice *dev, int enabled, int semaphores)
     dev->get_semaphore_fd = NULL;
     dev->import_semaphore_fd = NULL;
     dev->n_ext_sem = 0;
-    memset(dev->ext_wait, 0, sizeof dev->ext_wait);
     if (semaphores) {
         dev->get_semaphore_fd = (PFN_vkGetSemaphoreFdKHR)get(dev->device, "vkGetSemaphoreFdKHR");
         dev->import_semaphore_fd =
@@ -153,9 +145,8 @@ ct_device_external(CtDevice *dev, PyObject *unused)
 {
     if (ct_device_check(dev) < 0)
         return NULL;
-    return Py_BuildValue("{s:O,s:O,s:K}", "memory_fd", dev->get_memory_fd ? Py_True : Py_False,
-                         "semaphore_fd", dev->get_semaphore_fd ? Py_True : Py_False,
-                         "attached_waits", (unsigned long long)CT_LOAD(dev->ext_waits));
+    return Py_BuildValue("{s:O,s:O}", "memory_fd", dev->get_memory_fd ? Py_True : Py_False,
+                         "semaphore_fd", dev->get_semaphore_fd ? Py_True : Py_False);
 }
 
 /* ---- timeline semaphores shared with CUDA ------------------------------------------------ */
@@ -287,102 +278,6 @@ ct_device_semaphore_submit(CtDevice *dev, PyObject *args, PyObject *kw)
     Py_RETURN_NONE;
 }
 
-/* ring.c's timeline: exportable as OPAQUE_FD where semaphores export (CUDA imports it and
-   waits for launch values on its own streams), else plain */
-const void *
-ct_external_timeline_info(CtDevice *dev, VkExportSemaphoreCreateInfo *exp, const void *next)
-{
-    if (dev->get_semaphore_fd == NULL)
-        return next;
-    *exp = (VkExportSemaphoreCreateInfo){.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
-                                         .pNext = next,
-                                         .handleTypes =
-                                             VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
-    return exp;
-}
-
-/* The waits semaphore_wait registered, for the batch being submitted (state_lock held, no
-   Python): written to sems / values / stages (CT_EXT_SEMS each), cleared; returns how many. */
-uint32_t
-ct_external_take_waits(CtDevice *dev, VkSemaphore *sems, uint64_t *values,
-                       VkPipelineStageFlags *stages)
-{
-    uint32_t n = 0;
-    for (int k = 0; k < dev->n_ext_sem; k++) {
-        if (dev->ext_wait[k] == 0)
-            continue;
-        sems[n] = dev->ext_alias[k];
-        values[n] = dev->ext_wait[k];
-        stages[n++] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-        dev->ext_wait[k] = 0;
-    }
-    dev->ext_waits += n;
-    return n;
-}
-
-PyObject *
-ct_device_semaphore_wait(CtDevice *dev, PyObject *args)
-{
-    int index;
-    unsigned long long value;
-    if (!PyArg_ParseTuple(args, "iK:semaphore_wait", &index, &value))
-        return NULL;
-    if (ct_device_check(dev) < 0)
-        return NULL;
-    if (index < 0 || index >= dev->n_ext_sem)
-        return ct_raise(dev->st->GpuInvalidArgument, "semaphore %d was never exported", index);
-    if (value == 0)
-        return ct_raise(dev->st->GpuInvalidArgument, "`value`: a wait needs a value above 0");
-    if (ct_flush_pending(dev, UINT64_MAX) < 0)
-        return NULL;
-    /* with the GIL, as ct_enqueue takes it: holders never wait for the GIL, and the device
-       cannot be torn down under us */
-    ct_lock(dev, &dev->state_lock);
-    if (value > dev->ext_wait[index])
-        dev->ext_wait[index] = value;
-    pthread_mutex_unlock(&dev->state_lock);
-    Py_RETURN_NONE;
-}
-
-PyObject *
-ct_device_export_timeline(CtDevice *dev, PyObject *unused)
-{
-    if (ct_device_check(dev) < 0)
-        return NULL;
-    if (dev->get_semaphore_fd == NULL)
-        return ct_raise(dev->st->GpuInvalidArgument,
-                        "device '%s' cannot export semaphores (no VK_KHR_external_semaphore_fd "
-                        "with timeline semaphores as OPAQUE_FD)", dev->props.deviceName);
-    int fd = -1;
-    VkResult r = semaphore_fd(dev, dev->timeline, &fd);
-    if (r != VK_SUCCESS)
-        return ct_raise_vk(dev->st, r, "vkGetSemaphoreFdKHR (timeline)");
-    PyObject *out = PyLong_FromLong(fd);
-    if (out == NULL)
-        close(fd);
-    return out;
-}
-
-PyObject *
-ct_device_handoff_flush(CtDevice *dev, PyObject *arg)
-{
-    unsigned long long value = PyLong_AsUnsignedLongLong(arg);
-    if (value == (unsigned long long)-1 && PyErr_Occurred())
-        return NULL;
-    if (ct_device_check(dev) < 0 ||
-        ct_timeline_sync(dev, UINT64_MAX, CT_SYNC_READ | CT_SYNC_RETIRE) < 0)
-        return NULL;
-    if (value == 0 || dev->completed >= value)
-        Py_RETURN_FALSE;
-    if (value > dev->next_value)
-        return ct_raise(dev->st->GpuInvalidArgument,
-                        "`value` %llu was never handed out (the last is %llu)", value,
-                        (unsigned long long)dev->next_value);
-    if (ct_flush_pending(dev, value) < 0)
-        return NULL;
-    Py_RETURN_TRUE;
-}
-
 PyObject *
 ct_device_semaphore_value(CtDevice *dev, PyObject *arg)
 {
@@ -429,4 +324,142 @@ ct_buffer_get_memory_size(CtBuffer *self, void *c)
 {
     CtAlloc *a = ct_buffer_usable(self->dev->st, (PyObject *)self, self->dev, "the buffer");
     return a ? PyLong_FromUnsignedLongLong(a->memory_size) : NULL;
+}
+
+/* ---- DLPack (the 0.8 ABI "dltensor" and the 1.0 ABI "dltensor_versioned") -------------- */
+
+typedef struct {
+    int32_t device_type, device_id;
+} CtDLDevice;
+
+typedef struct {
+    uint8_t code, bits;
+    uint16_t lanes;
+} CtDLDataType;
+
+typedef struct {
+    void *data;
+    CtDLDevice device;
+    int32_t ndim;
+    CtDLDataType dtype;
+    int64_t *shape, *strides;
+    uint64_t byte_offset;
+} CtDLTensor;
+
+typedef struct CtDLManaged {
+    CtDLTensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct CtDLManaged *self);
+} CtDLManaged;
+
+/* DLPack >= 1.0: what a consumer asking with max_version >= (1, 0) gets */
+typedef struct CtDLManagedVersioned {
+    struct { uint32_t major, minor; } version;
+    void *manager_ctx;
+    void (*deleter)(struct CtDLManagedVersioned *self);
+    uint64_t flags;
+    CtDLTensor dl_tensor;
+} CtDLManagedVersioned;
+
+/* a consumer is done with the memory (either DLPack form): may run on any thread, with or
+   without the GIL. Drops the array it holds, frees the shape and the managed struct `m`. */
+static void
+dl_release(void *manager_ctx, int64_t *shape, void *m)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_XDECREF((PyObject *)manager_ctx);
+    PyMem_RawFree(shape);
+    PyMem_RawFree(m);
+    PyGILState_Release(g);
+}
+
+static void
+dlv_deleter(CtDLManagedVersioned *m)
+{
+    dl_release(m->manager_ctx, m->dl_tensor.shape, m);
+}
+
+static void
+dlv_capsule_destructor(PyObject *capsule)
+{
+    if (!PyCapsule_IsValid(capsule, "dltensor_versioned"))
+        return;
+    CtDLManagedVersioned *m = PyCapsule_GetPointer(capsule, "dltensor_versioned");
+    if (m != NULL && m->deleter != NULL)
+        m->deleter(m);
+}
+
+static void
+dl_deleter(CtDLManaged *m)
+{
+    dl_release(m->manager_ctx, m->dl_tensor.shape, m);
+}
+
+/* a capsule nobody consumed (still named "dltensor") owns its tensor */
+static void
+dl_capsule_destructor(PyObject *capsule)
+{
+    if (!PyCapsule_IsValid(capsule, "dltensor"))
+        return;
+    CtDLManaged *m = PyCapsule_GetPointer(capsule, "dltensor");
+    if (m != NULL && m->deleter != NULL)
+        m->deleter(m);
+}
+
+PyObject *
+ct_dlpack_capsule(PyObject *module, PyObject *args)
+{
+    PyObject *owner, *shape;
+    unsigned long long data;
+    int code, bits, lanes, dtype_dev, dev_id, versioned = 0;
+    if (!PyArg_ParseTuple(args, "OKO!(iii)(ii)|p", &owner, &data, &PyTuple_Type, &shape, &code,
+                          &bits, &lanes, &dtype_dev, &dev_id, &versioned))
+        return NULL;
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    void *m = versioned ? PyMem_RawCalloc(1, sizeof(CtDLManagedVersioned))
+                        : PyMem_RawCalloc(1, sizeof(CtDLManaged));
+    int64_t *dims = PyMem_RawCalloc(ndim ? (size_t)ndim : 1, sizeof *dims);
+    if (m == NULL || dims == NULL) {
+        PyMem_RawFree(m);
+        PyMem_RawFree(dims);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+        if (dims[i] == -1 && PyErr_Occurred()) {
+            PyMem_RawFree(m);
+            PyMem_RawFree(dims);
+            return NULL;
+        }
+    }
+    CtDLTensor t = {.data = (void *)(uintptr_t)data,
+                    .device = {dtype_dev, dev_id},
+                    .ndim = (int32_t)ndim,
+                    .dtype = {(uint8_t)code, (uint8_t)bits, (uint16_t)lanes},
+                    .shape = dims,
+                    .strides = NULL, /* compact row-major */
+                    .byte_offset = 0};
+    PyObject *cap;
+    if (versioned) {
+        CtDLManagedVersioned *v = m;
+        v->version.major = 1;
+        v->version.minor = 0;
+        v->dl_tensor = t;
+        v->manager_ctx = Py_NewRef(owner);
+        v->deleter = dlv_deleter;
+        v->flags = 0; /* writable, not a copy */
+        cap = PyCapsule_New(v, "dltensor_versioned", dlv_capsule_destructor);
+    } else {
+        CtDLManaged *u = m;
+        u->dl_tensor = t;
+        u->manager_ctx = Py_NewRef(owner);
+        u->deleter = dl_deleter;
+        cap = PyCapsule_New(u, "dltensor", dl_capsule_destructor);
+    }
+    if (cap == NULL) {
+        Py_DECREF(owner);
+        PyMem_RawFree(dims);
+        PyMem_RawFree(m);
+    }
+    return cap;
 }

@@ -37,13 +37,6 @@ void ct_external_destroy(CtDevice *dev);
 PyObject *ct_device_export_semaphore(CtDevice *dev, PyObject *unused);
 PyObject *ct_device_semaphore_submit(CtDevice *dev, PyObject *args, PyObject *kw);
 PyObject *ct_device_semaphore_value(CtDevice *dev, PyObject *arg);
-PyObject *ct_device_semaphore_wait(CtDevice *dev, PyObject *args);
-PyObject *ct_device_export_timeline(CtDevice *dev, PyObject *unused);
-PyObject *ct_device_handoff_flush(CtDevice *dev, PyObject *arg);
-uint32_t ct_external_take_waits(CtDevice *dev, VkSemaphore *sems, uint64_t *values,
-                                VkPipelineStageFlags *stages);
-const void *ct_external_timeline_info(CtDevice *dev, VkExportSemaphoreCreateInfo *exp,
-                                      const void *next);
 void ct_format_uuid(const uint8_t *uuid, char out[2 * VK_UUID_SIZE + 5]);
 const void *ct_external_buffer_info(VkExternalMemoryBufferCreateInfo *ext);
 const void *ct_external_memory_info(VkExportMemoryAllocateInfo *exp,
@@ -52,8 +45,6 @@ const void *ct_external_memory_info(VkExportMemoryAllocateInfo *exp,
 PyObject *ct_device_external(CtDevice *dev, PyObject *unused);
 PyObject *ct_buffer_export_fd(CtBuffer *self, PyObject *unused);
 PyObject *ct_buffer_get_memory_size(CtBuffer *self, void *c);
-
-/* dlpack.c */
 PyObject *ct_dlpack_capsule(PyObject *module, PyObject *args);
 
 /* device.c */

@@ -12,9 +12,7 @@ int
 ct_ring_create(CtDevice *dev)
 {
     dev->pending = -1;
-    VkExportSemaphoreCreateInfo exp; /* (CUDA waits on it where it can: external.c) */
     VkSemaphoreTypeCreateInfo tci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                     .pNext = ct_external_timeline_info(dev, &exp, NULL),
                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE, .initialValue = 0};
     VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &tci};
     VkResult r = dev->fn.vkCreateSemaphore(dev->device, &sci, NULL, &dev->timeline);

@@ -334,8 +334,8 @@ def _destroy_semaphore(ctx: Context, ext: Any) -> None:
 
 class Semaphore:
     """An exported Vulkan timeline semaphore (its fd) imported into CUDA: `signal` / `wait`
-    queue a value on CUDA streams (None: the legacy default stream); nothing waits on the
-    host. The argument structs are made once, at import."""
+    queue a value on a CUDA stream (None: the legacy default stream); nothing waits on the
+    host."""
 
     def __init__(self, ctx: Context, fd: int) -> None:
         self.ctx = ctx
@@ -355,27 +355,17 @@ class Semaphore:
                 os.close(fd)  # CUDA owns the fd only once the import succeeded
                 drv.check(r, "cuImportExternalSemaphore")
         self._ext = ext
-        # built once: a hand-off only sets the fence value (callers hold their link's lock)
-        self._ref = ctypes.byref(ext)
-        self._signal, self._wait = _SignalParams(), _WaitParams()
-        self._signal_fence, self._wait_fence = self._signal.params.fence, self._wait.params.fence
-        self._signal_ref, self._wait_ref = ctypes.byref(self._signal), ctypes.byref(self._wait)
         # dropped with its device's hand-off state (that device was shut down: waited idle)
         weakref.finalize(self, _destroy_semaphore, ctx, ext).atexit = False
 
     def signal(self, value: int, stream: int | None) -> None:
-        """Queue "set the counter to `value`" on `stream`."""
-        self._signal_fence.value = value
-        with self.ctx as drv:
-            r = drv.cuSignalExternalSemaphoresAsync(self._ref, self._signal_ref, 1, stream or None)
-        if r:
-            drv.check(r, "cuSignalExternalSemaphoresAsync")
+        self._queue("cuSignalExternalSemaphoresAsync", _SignalParams(), value, stream)
 
-    def wait(self, value: int, streams: Any) -> None:
-        """Queue "wait until the counter reaches `value`" on each of `streams` (once each)."""
-        self._wait_fence.value = value
+    def wait(self, value: int, stream: int | None) -> None:
+        self._queue("cuWaitExternalSemaphoresAsync", _WaitParams(), value, stream)
+
+    def _queue(self, name: str, params: Any, value: int, stream: int | None) -> None:
+        params.params.fence.value = value
         with self.ctx as drv:
-            for stream in dict.fromkeys(streams):
-                r = drv.cuWaitExternalSemaphoresAsync(self._ref, self._wait_ref, 1, stream or None)
-                if r:
-                    drv.check(r, "cuWaitExternalSemaphoresAsync")
+            fn = getattr(drv, name)
+            drv.check(fn(ctypes.byref(self._ext), ctypes.byref(params), 1, stream or None), name)

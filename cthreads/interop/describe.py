@@ -2,17 +2,12 @@
 stream it was produced on, read from its `__cuda_array_interface__` (v3) or, lacking one, from
 the DLPack capsule its `__dlpack__` returns (the DLManagedTensor ABI read through ctypes; the
 capsule is consumed and its deleter runs once the copies that use the memory are done).
-`known` keeps the last description of each live object: a repeated exchange of the same torch
-tensor reads a few C accessors, another CAI object's interface is compared, and nothing is
-parsed or asked of CUDA again.
 """
 
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import sys
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,13 +48,10 @@ class Foreign:
 
 def _torch_stream(obj: Any) -> int | None:
     """A torch tensor's producer stream: torch's current stream on its device (torch's CAI
-    says nothing about streams). torch's raw accessor where it has one (no Stream object)."""
+    says nothing about streams)."""
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(obj, torch.Tensor):
         return None
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:
-        return int(raw(obj.get_device())) or _LEGACY_STREAM
     return int(torch.cuda.current_stream(obj.device).cuda_stream) or _LEGACY_STREAM
 
 
@@ -83,11 +75,6 @@ def _refused(name: str, obj: Any, exc: BaseException) -> GpuInvalidArgument:
     )
 
 
-def _cai_stream(cai: dict) -> int | None:
-    stream = cai.get("stream") if int(cai.get("version", 0)) >= 3 else None
-    return None if stream is None else int(stream)
-
-
 def describe(obj: Any, name: str) -> Foreign:
     """Read `obj`'s CUDA Array Interface (or, lacking one, its DLPack capsule)."""
     import numpy
@@ -108,7 +95,7 @@ def describe(obj: Any, name: str) -> Foreign:
         shape = tuple(int(d) for d in cai["shape"])
         dtype = numpy.dtype(cai["typestr"])
         ptr, readonly = cai["data"]
-        stream = _cai_stream(cai)
+        stream = cai.get("stream") if int(cai.get("version", 0)) >= 3 else None
         if stream is None:
             stream = _torch_stream(obj)
         return Foreign(
@@ -117,76 +104,10 @@ def describe(obj: Any, name: str) -> Foreign:
             shape,
             dtype,
             bool(readonly),
-            stream,
+            None if stream is None else int(stream),
             _contiguous(shape, cai.get("strides"), dtype.itemsize),
         )
     return _from_dlpack(obj, name)
-
-
-# ---- the last description of each object ----------------------------------------------
-
-
-@dataclass
-class Known:
-    """One live CUDA object's last description: `layout` (what must be unchanged for it to
-    hold), `foreign` (without the object), the CUDA `ordinal` of its pointer, and the
-    parameter kinds it passed a check for."""
-
-    layout: Any
-    foreign: Foreign
-    ordinal: int | None
-    checked: set = field(default_factory=set)
-
-
-_known: dict[int, tuple[weakref.ref, Known]] = {}  # id(obj) -> (its weakref, Known)
-_KNOWN_MAX = 1024  # (then the table starts over: a cache, not a registry)
-
-
-def _layout(obj: Any) -> tuple[Any, Any]:
-    """(what identifies `obj`'s memory now, its CAI or None). A torch tensor: pointer, shape,
-    strides, dtype, from C accessors (its CAI is a dict built in Python); another object: its
-    interface itself (compared whole). None: not cacheable (DLPack, a refusing producer)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(obj, torch.Tensor):
-        if not obj.is_cuda or obj.requires_grad:
-            return None, None  # (describe() words the refusal)
-        return (obj.data_ptr(), obj.shape, obj.stride(), obj.dtype), None
-    try:
-        cai = obj.__cuda_array_interface__
-    except Exception:  # noqa: BLE001 - describe() raises the worded error
-        return None, None
-    return cai, cai
-
-
-def is_known(obj: Any) -> bool:
-    """Whether `obj` was described before and is still alive (then it is a CUDA object)."""
-    got = _known.get(id(obj))
-    return got is not None and got[0]() is obj
-
-
-def known(obj: Any, name: str, ctx: Any) -> tuple[Foreign, Known]:
-    """`obj`'s description and its `Known`: from the table while its layout is unchanged
-    (the stream read again), else `describe`d (the CUDA device of its pointer asked of `ctx`)
-    and kept while `obj` lives (the table holds no reference to it)."""
-    layout, cai = _layout(obj)
-    got = _known.get(id(obj))
-    if got is not None and got[0]() is obj and layout is not None and got[1].layout == layout:
-        k = got[1]
-        t = k.foreign
-        stream = _cai_stream(cai) if cai is not None else _torch_stream(obj)
-        return Foreign(obj, t.ptr, t.shape, t.dtype, t.readonly, stream, t.contiguous), k
-    f = describe(obj, name)
-    k = Known(layout, dataclasses.replace(f, obj=None), None)
-    k.ordinal = ctx.pointer_ordinal(f.ptr) if f.ptr else ctx.ordinal
-    if layout is not None and not f.keep:
-        try:
-            ref = weakref.ref(obj, lambda _, key=id(obj), table=_known: table.pop(key, None))
-        except TypeError:  # (no weak references to it: described each time)
-            return f, k
-        if len(_known) >= _KNOWN_MAX:
-            _known.clear()
-        _known[id(obj)] = (ref, k)
-    return f, k
 
 
 # ---- DLPack capsules (ctypes reading of the DLManagedTensor ABI) ---------------------------

@@ -1,17 +1,16 @@
 """Hand-offs between CUDA streams and our queue (issue 17): who waits for whom, and where.
 
 Mode "gpu": the device exports timeline semaphores (VK_KHR_external_semaphore_fd) and libcuda
-imports them, so a hand-off is one queued CUDA operation, no submission of its own, no host wait:
-  CUDA -> ours: signal v on the producer's stream (`cuSignalExternalSemaphoresAsync`, one
-  semaphore per producer stream: each has one signaller, whose values then rise in the order
-  they run); the next batch our queue 0 submits, the one carrying the launch, waits for v in
-  its own vkQueueSubmit (`semaphore_wait`, native/external.c).
-  ours -> CUDA: the consumer's stream waits for the launch's own value on our device timeline
-  (exported, imported into CUDA once; `cuWaitExternalSemaphoresAsync`); the batch holding it
-  is submitted first (`handoff_flush`), so CUDA never waits for a batch still pending.
-Mode "host" (no such driver or extension, libcuda refusing, a semaphore failing to import or
-a hand-off failing): the first slice's host waits, `cuStreamSynchronize` and a wait on our
-timeline (a ninth producer stream and beyond waits so too); `mode(device)` says which and why.
+imports them, so a hand-off is two queued operations and no host wait:
+  CUDA -> ours: signal v on the producer's stream (`cuSignalExternalSemaphoresAsync`), then a
+  submission on our queue 0 waits for v before the launch queued next (one semaphore per
+  producer stream: each has one signaller, whose values then rise in the order they run).
+  ours -> CUDA: a submission after the launch signals w on the outbound semaphore (only our
+  queue signals it), then the consumer's stream waits for w (`cuWaitExternalSemaphoresAsync`).
+Values rise per semaphore under one lock per device. Mode "host" (no such driver or extension,
+libcuda refusing, a semaphore failing to import or a hand-off failing): the first slice's host
+waits, `cuStreamSynchronize` and a wait on our timeline (an eighth producer stream and beyond
+waits so too); `mode(device)` says which and why.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from typing import Any
 from ..errors import GpuInvalidArgument
 from . import cuda, cuda_capable, why_not_capable
 
-_STREAMS_MAX = 8  # inbound semaphores per device (native/external.c: CT_EXT_SEMS)
+_STREAMS_MAX = 7  # inbound semaphores per device (native/external.c: CT_EXT_SEMS = 8, less ours)
 
 
 class _Link:
@@ -36,25 +35,23 @@ class _Link:
 
 
 class _Gpu:
-    """The semaphores of one device: our `timeline` as CUDA sees it, one `inbound` per stream."""
+    """The semaphores of one device: `outbound` (we signal) and one `inbound` per stream."""
 
     def __init__(self, device: Any, ctx: cuda.Context) -> None:
         self.ctx = ctx
         self.lock = threading.Lock()
-        self.timeline = cuda.Semaphore(ctx, device._dev.export_timeline())
+        self.outbound = _Link(device, ctx)
         self.inbound: dict[int | None, _Link] = {}
 
 
-def _attach(device: Any, index: int, value: int) -> None:
-    """The next batch our queue 0 submits waits for `value` on semaphore `index` (tests
-    replace it: lavapipe exports no semaphores)."""
-    device._dev.semaphore_wait(index, value)
+def _queue(device: Any, index: int, *, wait: int = 0, signal: int = 0) -> None:
+    """One command-less submission on our queue 0 (native/external.c; tests replace it)."""
+    device._dev.semaphore_submit(index, wait=wait, signal=signal)
 
 
-def _submitted(device: Any, value: int) -> bool:
-    """False when our timeline passed `value` (nothing to order), else True once the batch
-    holding it was submitted (tests replace it)."""
-    return device._dev.handoff_flush(value)
+def _reached(device: Any, value: int) -> bool:
+    """Whether our timeline passed `value` already (then a hand-off has nothing to order)."""
+    return value == 0 or device.completed() >= value
 
 
 _lock = threading.Lock()
@@ -115,7 +112,7 @@ def cuda_to_ours(device: Any, ctx: cuda.Context, stream: int | None) -> None:
                     link = g.inbound[stream] = _Link(device, g.ctx)
                 link.value += 1
                 link.cuda.signal(link.value, stream)
-                _attach(device, link.index, link.value)
+                _queue(device, link.index, wait=link.value)
             return
         except GpuInvalidArgument as exc:
             _fall_back(device, exc)  # (a signal that went out is harmless: nothing waits)
@@ -125,25 +122,28 @@ def cuda_to_ours(device: Any, ctx: cuda.Context, stream: int | None) -> None:
 def stamp(device: Any, arr: Any) -> None:
     """After `cuda_to_ours`, for an array handed back to the user (`from_cuda`): a timeline
     value behind the GPU-side wait becomes its last write, so a launch on a stream's lane
-    (lanes wait on timeline values only, not on queue 0's batches) still comes after what
-    CUDA queued. Nothing to do after a host wait."""
+    (lanes wait on timeline values only, not on queue 0's other submissions) still comes
+    after what CUDA queued. Nothing to do after a host wait."""
     if _gpu(device) is not None:
         value = device.submit([])
         arr.last_use = max(arr.last_use, value)
         arr.last_write = max(arr.last_write, value)
 
 
-def ours_to_cuda(device: Any, ctx: cuda.Context, value: int, streams: Any) -> None:
+def ours_to_cuda(device: Any, ctx: cuda.Context, value: int, streams: list) -> None:
     """Our work up to timeline `value` comes before CUDA work queued on `streams` from now on
     (in mode "host": before any CUDA work)."""
-    if value == 0:
+    if _reached(device, value):
         return
     g = _gpu(device)
     if g is not None:
         try:
-            if _submitted(device, value):
-                with g.lock:  # (the semaphore's argument struct is shared)
-                    g.timeline.wait(value, streams)
+            with g.lock:
+                link = g.outbound
+                link.value += 1
+                _queue(device, link.index, signal=link.value)
+                for stream in dict.fromkeys(streams):
+                    link.cuda.wait(link.value, stream)
             return
         except GpuInvalidArgument as exc:
             _fall_back(device, exc)

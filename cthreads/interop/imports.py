@@ -28,7 +28,7 @@ from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..residency.arena import SELF_RECORD_TYPES
 from ..runtime import formats
 from . import cuda, cuda_capable, exports, handoff, why_not_capable
-from .describe import Foreign, describe, is_known, known
+from .describe import Foreign, describe
 
 _PLAIN = (list, tuple, bytes, bytearray, memoryview, str, int, float, bool, type(None))
 _CUDA_DEVICE_TYPES = (2, 13)  # kDLCUDA, kDLCUDAManaged
@@ -41,8 +41,6 @@ def is_cuda_object(value: Any) -> bool:
     t = type(value)
     if t in _PLAIN or t in SELF_RECORD_TYPES:
         return False  # (a DeviceArray's own interface would import it into CUDA)
-    if is_known(value):
-        return True  # (torch builds its whole interface for hasattr)
     try:  # (an instance attribute counts: SimpleNamespace(__cuda_array_interface__=...))
         if hasattr(value, "__cuda_array_interface__"):
             return True
@@ -73,9 +71,10 @@ def not_capable(name: str, obj: Any, device: Any) -> GpuInvalidArgument:
     )
 
 
-def _check(param: Any, f: Foreign, ordinal: int | None, ctx: cuda.Context) -> None:
+def _check(param: Any, f: Foreign, ctx: cuda.Context) -> None:
     fmt = formats.of(param.type.elem)
     name = param.name
+    ordinal = ctx.pointer_ordinal(f.ptr) if f.ptr else ctx.ordinal
     ok = f.dtype.name in fmt.dtype.split(" ") or (fmt.kind == "bool" and f.dtype.name == "uint8")
     if not ok or f.dtype.itemsize != fmt.itemsize or not f.dtype.isnative:
         raise GpuArgumentTypeError(
@@ -167,11 +166,8 @@ def stage(param: Any, value: Any, device: Any) -> Staged:
     if not cuda_capable(device):
         raise not_capable(param.name, value, device)
     ctx = cuda.context_for(device)
-    f, k = known(value, param.name, ctx)
-    kind = (param.type.elem, param.writes)
-    if kind not in k.checked:
-        _check(param, f, k.ordinal, ctx)
-        k.checked.add(kind)
+    f = describe(value, param.name)
+    _check(param, f, ctx)
     own = exports.array_at(f.ptr, f.nbytes)
     if own is not None and own._device is device:
         return Staged(f, own, False)  # a view of our own memory: used in place
@@ -213,19 +209,6 @@ def finish(staged: list[tuple[Any, Staged]], value: int, device: Any) -> None:
                 _give(device, s.array, s.foreign.stream if param.writes else None)
 
 
-def _run(
-    prep: Any, device: Any, args: tuple, run: Any, timed: bool = False, grid: Any = None
-) -> Any:
-    """The launch on the staged arrays: by the kernel's C launcher where it takes them (as it
-    takes any launch on DeviceArrays), else by `run`."""
-    fast = prep.fast
-    if fast is not None and not timed:
-        job = fast(args) if grid is None else fast(args, grid)
-        if job is not None:
-            return job
-    return run(prep, device, args, timed=timed, grid=grid)
-
-
 def launch(prep: Any, device: Any, args: tuple, plan: Any, run: Any, **options: Any) -> Any:
     """Run `run(prep, device, args', **options)` (dispatch._launch) with every CUDA object in
     `args` replaced by its staged DeviceArray; copy results back after."""
@@ -249,7 +232,7 @@ def launch(prep: Any, device: Any, args: tuple, plan: Any, run: Any, **options: 
             ctx = cuda.context_for(device)
             for stream in dict.fromkeys(s.foreign.stream for _, s in staged):
                 handoff.cuda_to_ours(device, ctx, stream)
-        job = _run(prep, device, tuple(new), run, **options)
+        job = run(prep, device, tuple(new), **options)
     except BaseException:
         for _, s in staged:
             if s.copied:

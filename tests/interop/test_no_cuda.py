@@ -255,32 +255,6 @@ def test_semaphore_export_signals_and_waits_on_the_queue():
     assert dev.semaphore_value(index) == 2
     with pytest.raises(GpuInvalidArgument, match="never exported"):
         dev.semaphore_submit(index + 100, signal=3)
-    # a hand-off's wait rides on the next batch (its own vkQueueSubmit, none of its own)
-    attached, submits = dev.external()["attached_waits"], device.stats()["queue_submits"]
-    dev.semaphore_wait(index, 2)  # (signalled above: the alias shares the payload)
-    device.wait(device.submit([]))
-    assert dev.external()["attached_waits"] == attached + 1
-    assert device.stats()["queue_submits"] == submits + 1
-    with pytest.raises(GpuInvalidArgument, match="above 0"):
-        dev.semaphore_wait(index, 0)
-    os.close(dev.export_timeline())  # the device timeline, as CUDA imports it
-
-
-def test_handoff_entry_points_on_any_device():
-    device = get_device()
-    dev = device._dev
-    assert isinstance(dev.external()["attached_waits"], int)
-    assert dev.handoff_flush(0) is False  # nothing to order
-    value = device.submit([])
-    device.wait(value)
-    assert dev.handoff_flush(value) is False  # passed already: CUDA need not wait
-    with pytest.raises(GpuInvalidArgument, match="never handed out"):
-        dev.handoff_flush(device.last_value + 10)  # (CUDA would wait for it forever)
-    if not dev.external()["semaphore_fd"]:
-        with pytest.raises(GpuInvalidArgument, match="cannot export semaphores"):
-            dev.export_timeline()
-        with pytest.raises(GpuInvalidArgument, match="never exported"):
-            dev.semaphore_wait(0, 1)
 
 
 def test_export_usage_refused_where_unsupported():
