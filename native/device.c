@@ -5,7 +5,8 @@
  *          knobs: dict | None = None)          knobs: the policy knobs (knobs.c, config.py)
  *   Device.buffer(nbytes: int, kind: int = 0) -> Buffer   kind 0 device, 1 upload, 2 download,
  *                                                          3 export (external.c)
- *   Device.external() -> dict; export_semaphore(); semaphore_submit(); semaphore_value()
+ *   Device.external() -> dict; export_semaphore(); semaphore_submit(); semaphore_value();
+ *   semaphore_wait()
  *                                       (external.c: what CUDA imports)
  *   Device.pipeline(spirv, push_size, spec=None, entry="main") -> Pipeline    (pipeline.c)
  *   Device.pipeline_cache_data() -> bytes                                     (pipeline.c)
@@ -399,6 +400,8 @@ static PyMethodDef Device_methods[] = {
      "semaphore_submit(index, wait=0, signal=0): wait/signal it on queue 0 (external.c)"},
     {"semaphore_value", (PyCFunction)ct_device_semaphore_value, METH_O,
      "semaphore_value(index) -> int: its counter (external.c)"},
+    {"semaphore_wait", (PyCFunction)ct_device_semaphore_wait, METH_VARARGS,
+     "semaphore_wait(index, value, timeout_s) -> bool: host wait for the counter (external.c)"},
     {"trim", (PyCFunction)Device_trim, METH_NOARGS, "trim() -> None: free idle pooled memory"},
     {"stats", (PyCFunction)ct_device_stats, METH_NOARGS,
      "stats() -> dict: Vulkan objects alive, pool and batch counters"},

@@ -14,6 +14,9 @@
  *       later commands in submission order) and/or signals `signal` once everything submitted
  *       before it completed. 0 = no wait / no signal. No host wait.
  *   Device.semaphore_value(index) -> int      its counter (tests)
+ *   Device.semaphore_wait(index, value, timeout_s) -> bool   a host wait (GIL released) until
+ *       the counter reaches value; False at the timeout. Our submissions on the semaphore are
+ *       outside the device's timeline, so wait_idle() does not cover them (tests)
  *   dlpack_capsule(owner, data, shape, dtype, device, versioned=False) -> PyCapsule
  *       "dltensor" (DLPack 0.8 ABI) or, versioned, "dltensor_versioned" (DLPack 1.0, for a
  *       consumer that passed max_version >= (1, 0));
@@ -293,6 +296,36 @@ ct_device_semaphore_value(CtDevice *dev, PyObject *arg)
     if (r != VK_SUCCESS)
         return ct_raise_vk(dev->st, r, "vkGetSemaphoreCounterValue");
     return PyLong_FromUnsignedLongLong(v);
+}
+
+PyObject *
+ct_device_semaphore_wait(CtDevice *dev, PyObject *args)
+{
+    int index;
+    unsigned long long value;
+    double timeout_s;
+    if (!PyArg_ParseTuple(args, "iKd:semaphore_wait", &index, &value, &timeout_s))
+        return NULL;
+    if (ct_device_check(dev) < 0)
+        return NULL;
+    if (index < 0 || index >= dev->n_ext_sem)
+        return ct_raise(dev->st->GpuInvalidArgument, "semaphore %d was never exported", index);
+    if (!(timeout_s >= 0.0 && timeout_s <= 3600.0))
+        return ct_raise(dev->st->GpuInvalidArgument,
+                        "timeout_s must be between 0 and 3600 seconds, not %g", timeout_s);
+    uint64_t v = value;
+    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                              .semaphoreCount = 1, .pSemaphores = &dev->ext_sem[index],
+                              .pValues = &v};
+    VkResult r;
+    Py_BEGIN_ALLOW_THREADS
+    r = dev->fn.vkWaitSemaphores(dev->device, &wi, (uint64_t)(timeout_s * 1e9));
+    Py_END_ALLOW_THREADS
+    if (r == VK_TIMEOUT)
+        Py_RETURN_FALSE;
+    if (r != VK_SUCCESS)
+        return ct_raise_vk(dev->st, r, "vkWaitSemaphores (semaphore shared with CUDA)");
+    Py_RETURN_TRUE;
 }
 
 PyObject *

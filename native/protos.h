@@ -37,6 +37,7 @@ void ct_external_destroy(CtDevice *dev);
 PyObject *ct_device_export_semaphore(CtDevice *dev, PyObject *unused);
 PyObject *ct_device_semaphore_submit(CtDevice *dev, PyObject *args, PyObject *kw);
 PyObject *ct_device_semaphore_value(CtDevice *dev, PyObject *arg);
+PyObject *ct_device_semaphore_wait(CtDevice *dev, PyObject *args);
 void ct_format_uuid(const uint8_t *uuid, char out[2 * VK_UUID_SIZE + 5]);
 const void *ct_external_buffer_info(VkExternalMemoryBufferCreateInfo *ext);
 const void *ct_external_memory_info(VkExportMemoryAllocateInfo *exp,

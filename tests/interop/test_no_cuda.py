@@ -251,8 +251,13 @@ def test_semaphore_export_signals_and_waits_on_the_queue():
     dev.semaphore_submit(index, signal=1)
     dev.semaphore_submit(index, wait=1)  # (the alias: the same payload, imported back)
     dev.semaphore_submit(index, signal=2)
-    dev.wait_idle()
+    # These submissions are not on the device's timeline (wait_idle() does not cover them): on a
+    # real GPU the counter is read before they ran unless the host waits for the value itself.
+    assert dev.semaphore_wait(index, 2, 30.0)
     assert dev.semaphore_value(index) == 2
+    assert not dev.semaphore_wait(index, 3, 0.0)  # nothing signals 3: the timeout answers
+    with pytest.raises(GpuInvalidArgument, match="timeout_s"):
+        dev.semaphore_wait(index, 3, -1.0)
     with pytest.raises(GpuInvalidArgument, match="never exported"):
         dev.semaphore_submit(index + 100, signal=3)
 
