@@ -303,8 +303,11 @@ ct_device_semaphore_wait(CtDevice *dev, PyObject *args)
 {
     int index;
     unsigned long long value;
-    double timeout_s;
-    if (!PyArg_ParseTuple(args, "iKd:semaphore_wait", &index, &value, &timeout_s))
+    PyObject *timeout;
+    if (!PyArg_ParseTuple(args, "iKO:semaphore_wait", &index, &value, &timeout))
+        return NULL;
+    double timeout_s = PyFloat_AsDouble(timeout);
+    if (timeout_s == -1.0 && PyErr_Occurred())
         return NULL;
     if (ct_device_check(dev) < 0)
         return NULL;
@@ -312,7 +315,7 @@ ct_device_semaphore_wait(CtDevice *dev, PyObject *args)
         return ct_raise(dev->st->GpuInvalidArgument, "semaphore %d was never exported", index);
     if (!(timeout_s >= 0.0 && timeout_s <= 3600.0))
         return ct_raise(dev->st->GpuInvalidArgument,
-                        "timeout_s must be between 0 and 3600 seconds, not %g", timeout_s);
+                        "timeout_s must be between 0 and 3600 seconds, not %R", timeout);
     uint64_t v = value;
     VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                               .semaphoreCount = 1, .pSemaphores = &dev->ext_sem[index],
