@@ -35,9 +35,9 @@ static const CtKnobDef knob_defs[] = {
     CT_KNOB(inflight, 1, 1, 2),
     CT_KNOB(spin_yield, CT_DEVICE_DEFAULT, 0, 1),
     CT_KNOB(lane_queues, 1, 1, CT_LANES), /* 1: on the H200 4 queues lost the device (README) */
-    /* 0 (no copy lane) until the copy lane passes the suite on the H200 with validation on:
-       its first run there (2026-12-02) raised sync-validation hazards, fixed but not re-run */
-    CT_KNOB(copy_queue, 0, 0, 2),
+    /* 1 (auto: the copy lane where a transfer-only family exists): its tests passed on the
+       H200 with validation on, silent (2026-12-02 16:25, after the per-slot layer fences) */
+    CT_KNOB(copy_queue, 1, 0, 2),
 };
 #define CT_NKNOBS ((int)(sizeof knob_defs / sizeof knob_defs[0]))
 
