@@ -12,7 +12,8 @@
 #   >= 1.0 x the GLSL twin at 2^16/2^18, now that the C launcher spreads); tiles_gemm (18: f16/bf16
 #   >= 0.6 x torch; helper tilesbig's variants); streams (16: staged_ratio with the copy lane);
 #   first_warm / first_result (19: warm first dispatch <= 5 ms, prepare() vs the C floor);
-#   interop_bench (17: < 30 us per hand-off); sgemm (18's fp32 row).
+#   interop_bench (17: < 30 us per hand-off) and semaphore_latency (17: where the hand-off's
+#   time goes); sgemm (18's fp32 row).
 set -uo pipefail
 REPO=$PWD
 OUT=${OUT:-/tmp/pending}; mkdir -p "$OUT"
@@ -65,6 +66,7 @@ if [[ $STEPS == *bench* ]]; then
   step first_result 150 -- $PY bench/first_result.py --repeats 3 --no-taichi --json "$W/first.json" \
     --md "$W/first.md"
   step interop_bench 90 -- $PY bench/interop.py --json "$W/interop.json"
+  step semaphore_latency 60 -- $PY bench/semaphore_latency.py --json "$W/semaphore_latency.json"
   step sgemm 150 -- $PY bench/sgemm.py --sizes 2048,4096,8192 --launches 5 --json "$W/sgemm.json"
 fi
 (cd "$W" && tar czf "$OUT/pending.tgz" .)
