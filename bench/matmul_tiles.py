@@ -56,6 +56,10 @@ against torch: float results against torch's float32 matmul of the same (exactly
 inputs with TF32 off, within K * 2**-23 * max(|A| @ |B|) (float32 accumulation of exact
 products may differ by one rounding per addition); int8 results exactly equal to
 `torch._int_mm`'s (the sums fit in int32). Without torch, sizes <= 2048 are checked with numpy.
+Where the driver reports them (VK_KHR_pipeline_executable_properties, which NVIDIA lists), a row
+also carries `pipeline_statistics`, the driver's figures for the variant's pipeline by
+executable (registers, spills, shared memory, as the driver names them): a variant that
+spills shows it there.
 """
 
 from __future__ import annotations
@@ -71,7 +75,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling, also when a test loads this
 from matmul_tiles_kernel import TYPES, VARIANTS, kernel  # noqa: E402
 
-from cthreads.gpu import GpuArena, device_name, from_bf16, gpu, matrix_shapes, to_bf16  # noqa: E402
+from cthreads.gpu import (  # noqa: E402
+    GpuArena,
+    device_name,
+    from_bf16,
+    gpu,
+    matrix_shapes,
+    pipeline_statistics,
+    to_bf16,
+)
 
 _NEEDS = {  # the multiply-add each dtype needs from matrix_shapes()
     "f16": (16, 16, 16, "f16", "f16", "f32", "f32"),
@@ -172,6 +184,9 @@ def bench(s: int, dtype: str, variants: list[str], launches: int, shapes: set) -
     for variant in variants:
         row = dict(head, variant=variant)
         k, bm, bn, wg, _ = kernel(dtype, variant)
+        stats = pipeline_statistics(k)
+        if stats is not None:
+            row["pipeline_statistics"] = {e.name: e.as_dict() for e in stats}
         c = np.zeros((s, s), np.int32 if dtype == "i8" else np.float32)
         wa, wb = as_words(ka, variant), as_words(kb, variant)
         with GpuArena() as arena:

@@ -134,6 +134,8 @@ typedef struct {
     int has_coopmat_ext;        /* VK_KHR_cooperative_matrix (tile kernels) */
     CtBf16Features bf16;        /* valid when has_bf16_ext */
     int has_bf16_ext;           /* VK_KHR_shader_bfloat16 (bf16 tiles; only with coopmat) */
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe; /* valid when has_exec_props_ext */
+    int has_exec_props_ext;     /* VK_KHR_pipeline_executable_properties (pipeline statistics) */
     uint32_t api;
 } CtFeatures;
 

@@ -10,6 +10,7 @@
  *                                       (external.c: what CUDA imports)
  *   Device.pipeline(spirv, push_size, spec=None, entry="main") -> Pipeline    (pipeline.c)
  *   Device.pipeline_cache_data() -> bytes                                     (pipeline.c)
+ *   Device.pipeline_statistics(spirv, push_size, spec=None, entry="main")     (pipeline.c)
  *   Device.submit(commands, keep=(), timed=False) -> int                      (submit.c)
  *   Device.wait(value, timeout=None) -> bool; completed() -> int;
  *   Device.elapsed_ms(value) -> float | None (submit.c); last_value -> int
@@ -177,7 +178,16 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
                have.bf16.shaderBFloat16CooperativeMatrix;
     if (bf16)
         v12.pNext = &bf;
-    const char *exts[5];
+    /* pipeline statistics (pipeline.c): the feature costs nothing until a pipeline asks for
+       them with VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR, which only
+       Device.pipeline_statistics() does */
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+        .pNext = v12.pNext, .pipelineExecutableInfo = VK_TRUE};
+    int exec_props = have.has_exec_props_ext && have.pe.pipelineExecutableInfo;
+    if (exec_props)
+        v12.pNext = &pe;
+    const char *exts[6];
     uint32_t next = 0;
     if (have.has_atomic_float_ext)
         exts[next++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
@@ -193,6 +203,8 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
         exts[next++] = "VK_KHR_cooperative_matrix";
     if (bf16)
         exts[next++] = CT_BFLOAT16_EXT;
+    if (exec_props)
+        exts[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
     /* the lanes' queues and the copy lane's (queues.c) */
     float prio[CT_LANES] = {1.0f, 1.0f, 1.0f, 1.0f};
     VkDeviceQueueCreateInfo qci[2];
@@ -215,6 +227,7 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
         goto done;
     }
     self->device = device;
+    self->pipeline_stats = exec_props;
     inst->ndevices++;
 #define CT_LOAD_DEV(name) self->fn.name = (PFN_##name)inst->fn.vkGetDeviceProcAddr(device, #name);
     CT_DEVICE_FUNCS(CT_LOAD_DEV)
@@ -384,6 +397,9 @@ static PyMethodDef Device_methods[] = {
      "pipeline(spirv, push_size, spec=None, entry='main') -> Pipeline"},
     {"pipeline_cache_data", (PyCFunction)ct_device_pipeline_cache_data, METH_NOARGS,
      "pipeline_cache_data() -> bytes: the VkPipelineCache contents"},
+    {"pipeline_statistics", (PyCFunction)(void (*)(void))ct_device_pipeline_statistics,
+     METH_VARARGS | METH_KEYWORDS,
+     "pipeline_statistics(spirv, push_size, spec=None, entry='main') -> list[dict] | None"},
     {"submit", (PyCFunction)(void (*)(void))ct_device_submit, METH_FASTCALL | METH_KEYWORDS,
      "submit(commands, keep=(), timed=False, lane=0, after=0) -> int timeline value"},
     {"wait", (PyCFunction)(void (*)(void))ct_device_wait, METH_FASTCALL | METH_KEYWORDS,

@@ -129,6 +129,7 @@ typedef struct {
     /* pipelines */
     VkPipelineCache cache;
     CtPipeline *pipelines;      /* live pipelines, destroyed with the device */
+    int pipeline_stats;         /* VK_KHR_pipeline_executable_properties enabled (pipeline.c) */
     /* submission (batch.c). Lock order: state_lock, then queue_lock. Neither holder ever
        waits for the GIL, runs Python code or allocates Python objects. */
     pthread_mutex_t queue_lock; /* vkQueueSubmit / vkDeviceWaitIdle */

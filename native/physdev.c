@@ -153,6 +153,13 @@ ct_query_features(CtInstance *inst, VkPhysicalDevice pd, CtFeatures *f)
         f->bf16.pNext = f->v12.pNext;
         f->v12.pNext = &f->bf16;
     }
+    f->has_exec_props_ext =
+        ct_has_device_ext(inst, pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    f->pe.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
+    if (f->has_exec_props_ext) {
+        f->pe.pNext = f->v12.pNext;
+        f->v12.pNext = &f->pe;
+    }
     inst->fn.vkGetPhysicalDeviceFeatures2(pd, &f->f2);
 }
 
@@ -414,7 +421,8 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
         putb(feat, "subgroup_quad", sub_compute && (ops & VK_SUBGROUP_FEATURE_QUAD_BIT)) < 0 ||
         putb(feat, "host_visible_device_local", ct_host_visible_device_local(&mp)) < 0 ||
         putb(feat, "timestamps", tsbits > 0) < 0 ||
-        putb(feat, "external_memory_fd", ct_external_wanted(inst, pd)) < 0)
+        putb(feat, "external_memory_fd", ct_external_wanted(inst, pd)) < 0 ||
+        putb(feat, "pipeline_statistics", f.has_exec_props_ext && f.pe.pipelineExecutableInfo) < 0)
         goto fail;
     {
         PyObject *shapes = cooperative_matrix_shapes(inst, pd, &f);

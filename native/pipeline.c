@@ -7,6 +7,12 @@
  *       push_size bytes (multiple of 4, <= maxPushConstantsSize). Specialization constants are
  *       32-bit each (bool as VkBool32, float as float32, int as int32/uint32).
  *   Device.pipeline_cache_data() -> bytes      contents of the device's VkPipelineCache
+ *   Device.pipeline_statistics(spirv, push_size, spec=None, entry="main") -> list[dict] | None
+ *       What the driver reports on the pipeline those arguments make
+ *       (VK_KHR_pipeline_executable_properties): one dict per executable, {name, description,
+ *       subgroup_size, statistics: [{name, description, value: bool | int | float}]}, the names
+ *       the driver's own (registers, spills, shared memory...); None where the device lacks
+ *       the extension. Builds and destroys a pipeline of its own each call.
  *   Pipeline.push_size -> int; Pipeline.alive -> bool; Pipeline.device -> native Device
  *   Pipeline.cache_hit -> bool | None   whether the driver built it from the pipeline cache
  *       (Vulkan 1.3 creation feedback; None where the driver does not say): a warm process
@@ -113,54 +119,82 @@ parse_spec(CtState *st, PyObject *spec, VkSpecializationMapEntry **entries, uint
     return 0;
 }
 
-PyObject *
-ct_device_pipeline(CtDevice *dev, PyObject *args, PyObject *kwds)
+/* Device.pipeline()'s arguments; release with args_release() */
+typedef struct {
+    Py_buffer code;
+    int push_size;
+    PyObject *spec;
+    const char *entry;
+} PipelineArgs;
+
+static int
+args_parse(CtDevice *dev, PyObject *args, PyObject *kwds, PipelineArgs *a)
 {
     static char *kwlist[] = {"spirv", "push_size", "spec", "entry", NULL};
-    Py_buffer code = {0};
-    int push_size;
-    PyObject *spec = NULL;
-    const char *entry = "main";
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*i|Os", kwlist, &code, &push_size, &spec, &entry))
-        return NULL;
+    memset(a, 0, sizeof *a);
+    a->entry = "main";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*i|Os", kwlist, &a->code, &a->push_size,
+                                     &a->spec, &a->entry))
+        return -1;
     CtState *st = dev->st;
-    PyObject *result = NULL;
+    if (ct_device_check(dev) < 0)
+        return -1;
+    if (a->code.len < 20 || a->code.len % 4 != 0 ||
+        ((const uint32_t *)a->code.buf)[0] != 0x07230203u) {
+        ct_raise(st->GpuInvalidArgument, "spirv must be a SPIR-V module (a multiple of 4 bytes "
+                 "starting with the magic number 0x07230203); got %zd bytes", a->code.len);
+        return -1;
+    }
+    if (a->push_size < 0 || a->push_size % 4 != 0 ||
+        (uint32_t)a->push_size > dev->props.limits.maxPushConstantsSize ||
+        a->push_size > CT_MAX_PUSH) {
+        ct_raise(st->GpuInvalidArgument, "push_size must be a multiple of 4 between 0 and %u "
+                 "(maxPushConstantsSize of '%s'), got %d",
+                 dev->props.limits.maxPushConstantsSize, dev->props.deviceName, a->push_size);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+args_release(PipelineArgs *a)
+{
+    if (a->code.obj != NULL)
+        PyBuffer_Release(&a->code);
+}
+
+/* The compute pipeline of `a` made with `flags` through `cache` (VK_NULL_HANDLE: none), its
+ * layout in *layout; VK_NULL_HANDLE with an exception set on failure. `feedback` (may be
+ * NULL) receives Vulkan 1.3's creation feedback. */
+static VkPipeline
+pipeline_build(CtDevice *dev, PipelineArgs *a, VkPipelineCreateFlags flags, VkPipelineCache cache,
+               VkPipelineLayout *layout, VkPipelineCreationFeedback *feedback)
+{
+    CtState *st = dev->st;
+    VkPipeline pipeline = VK_NULL_HANDLE;
     VkSpecializationMapEntry *entries = NULL;
     uint32_t *data = NULL, count = 0;
     VkShaderModule module = VK_NULL_HANDLE;
-    VkPipelineLayout layout = VK_NULL_HANDLE;
-    if (ct_device_check(dev) < 0)
-        goto done;
-    if (code.len < 20 || code.len % 4 != 0 || ((const uint32_t *)code.buf)[0] != 0x07230203u) {
-        ct_raise(st->GpuInvalidArgument, "spirv must be a SPIR-V module (a multiple of 4 bytes "
-                 "starting with the magic number 0x07230203); got %zd bytes", code.len);
-        goto done;
-    }
-    if (push_size < 0 || push_size % 4 != 0 ||
-        (uint32_t)push_size > dev->props.limits.maxPushConstantsSize || push_size > CT_MAX_PUSH) {
-        ct_raise(st->GpuInvalidArgument, "push_size must be a multiple of 4 between 0 and %u "
-                 "(maxPushConstantsSize of '%s'), got %d",
-                 dev->props.limits.maxPushConstantsSize, dev->props.deviceName, push_size);
-        goto done;
-    }
-    if (parse_spec(st, spec, &entries, &data, &count) < 0)
+    *layout = VK_NULL_HANDLE;
+    if (parse_spec(st, a->spec, &entries, &data, &count) < 0)
         goto done;
 
     VkResult r;
     VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                     .codeSize = (size_t)code.len, .pCode = code.buf};
+                                     .codeSize = (size_t)a->code.len, .pCode = a->code.buf};
     r = dev->fn.vkCreateShaderModule(dev->device, &smci, NULL, &module);
     if (r != VK_SUCCESS) {
         ct_raise_vk(st, r, "vkCreateShaderModule");
         goto done;
     }
     VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0,
-                                 .size = (uint32_t)push_size};
+                                 .size = (uint32_t)a->push_size};
     VkPipelineLayoutCreateInfo plci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                       .pushConstantRangeCount = push_size > 0,
+                                       .pushConstantRangeCount = a->push_size > 0,
                                        .pPushConstantRanges = &range};
-    r = dev->fn.vkCreatePipelineLayout(dev->device, &plci, NULL, &layout);
+    r = dev->fn.vkCreatePipelineLayout(dev->device, &plci, NULL, layout);
     if (r != VK_SUCCESS) {
+        *layout = VK_NULL_HANDLE;
         ct_raise_vk(st, r, "vkCreatePipelineLayout");
         goto done;
     }
@@ -168,43 +202,66 @@ ct_device_pipeline(CtDevice *dev, PyObject *args, PyObject *kwds)
                                .dataSize = 4 * (size_t)count, .pData = data};
     VkComputePipelineCreateInfo cpci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .flags = flags,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = module, .pName = entry,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = module, .pName = a->entry,
                   .pSpecializationInfo = count ? &si : NULL},
-        .layout = layout,
+        .layout = *layout,
     };
     /* creation feedback is core in Vulkan 1.3 (no feature to enable) */
-    VkPipelineCreationFeedback feedback = {0};
     VkPipelineCreationFeedbackCreateInfo fci = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO,
-        .pPipelineCreationFeedback = &feedback,
+        .pPipelineCreationFeedback = feedback,
     };
-    if (dev->inst->api_version >= VK_API_VERSION_1_3 &&
+    if (feedback != NULL && dev->inst->api_version >= VK_API_VERSION_1_3 &&
         dev->props.apiVersion >= VK_API_VERSION_1_3)
         cpci.pNext = &fci;
-    VkPipeline pipeline = VK_NULL_HANDLE;
     dev->active++;
     Py_BEGIN_ALLOW_THREADS
-    r = dev->fn.vkCreateComputePipelines(dev->device, dev->cache, 1, &cpci, NULL, &pipeline);
+    r = dev->fn.vkCreateComputePipelines(dev->device, cache, 1, &cpci, NULL, &pipeline);
     Py_END_ALLOW_THREADS
     dev->active--;
     if (r != VK_SUCCESS) {
+        pipeline = VK_NULL_HANDLE;
         if (r == VK_ERROR_DEVICE_LOST)
             dev->lost = 1;
         ct_raise_vk(st, r, "vkCreateComputePipelines (entry point '%s', %zd bytes of SPIR-V, "
-                    "push_size %d)", entry, code.len, push_size);
-        goto done;
+                    "push_size %d)", a->entry, a->code.len, a->push_size);
     }
-    CtPipeline *p = PyObject_New(CtPipeline, st->PipelineType);
+done:
+    if (module != VK_NULL_HANDLE)
+        dev->fn.vkDestroyShaderModule(dev->device, module, NULL);
+    if (pipeline == VK_NULL_HANDLE && *layout != VK_NULL_HANDLE) {
+        dev->fn.vkDestroyPipelineLayout(dev->device, *layout, NULL);
+        *layout = VK_NULL_HANDLE;
+    }
+    PyMem_Free(entries);
+    PyMem_Free(data);
+    return pipeline;
+}
+
+PyObject *
+ct_device_pipeline(CtDevice *dev, PyObject *args, PyObject *kwds)
+{
+    PipelineArgs a;
+    PyObject *result = NULL;
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    VkPipelineCreationFeedback feedback = {0};
+    if (args_parse(dev, args, kwds, &a) < 0)
+        goto done;
+    VkPipeline pipeline = pipeline_build(dev, &a, 0, dev->cache, &layout, &feedback);
+    if (pipeline == VK_NULL_HANDLE)
+        goto done;
+    CtPipeline *p = PyObject_New(CtPipeline, dev->st->PipelineType);
     if (p == NULL) {
         dev->fn.vkDestroyPipeline(dev->device, pipeline, NULL);
+        dev->fn.vkDestroyPipelineLayout(dev->device, layout, NULL);
         goto done;
     }
     p->dev = (CtDevice *)Py_NewRef((PyObject *)dev);
     p->pipeline = pipeline;
     p->layout = layout;
-    layout = VK_NULL_HANDLE;
-    p->push_size = (uint32_t)push_size;
+    p->push_size = (uint32_t)a.push_size;
     p->cache_hit = !(feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) ? -1
                    : (feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT) != 0;
     p->prev = NULL;
@@ -214,13 +271,135 @@ ct_device_pipeline(CtDevice *dev, PyObject *args, PyObject *kwds)
     dev->pipelines = p;
     result = (PyObject *)p;
 done:
-    if (module != VK_NULL_HANDLE)
-        dev->fn.vkDestroyShaderModule(dev->device, module, NULL);
-    if (layout != VK_NULL_HANDLE)
-        dev->fn.vkDestroyPipelineLayout(dev->device, layout, NULL);
-    PyMem_Free(entries);
-    PyMem_Free(data);
-    PyBuffer_Release(&code);
+    args_release(&a);
+    return result;
+}
+
+/* one VkPipelineExecutableStatisticKHR's value as a Python bool, int or float */
+static PyObject *
+statistic_value(const VkPipelineExecutableStatisticKHR *s)
+{
+    switch (s->format) {
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+        return PyBool_FromLong(s->value.b32 != VK_FALSE);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+        return PyLong_FromLongLong(s->value.i64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+        return PyLong_FromUnsignedLongLong(s->value.u64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR:
+        return PyFloat_FromDouble(s->value.f64);
+    default: /* a format newer than these headers: its bits, unsigned */
+        return PyLong_FromUnsignedLongLong(s->value.u64);
+    }
+}
+
+/* the statistics of executable `index` of `pipeline` as a list of {name, description, value} */
+static PyObject *
+executable_statistics(CtDevice *dev, PFN_vkGetPipelineExecutableStatisticsKHR get,
+                      VkPipeline pipeline, uint32_t index)
+{
+    VkPipelineExecutableInfoKHR info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+                                        .pipeline = pipeline, .executableIndex = index};
+    uint32_t n = 0;
+    VkResult r = get(dev->device, &info, &n, NULL);
+    if (r != VK_SUCCESS)
+        return ct_raise_vk(dev->st, r, "vkGetPipelineExecutableStatisticsKHR");
+    VkPipelineExecutableStatisticKHR *s = PyMem_Calloc(n ? n : 1, sizeof *s);
+    if (s == NULL)
+        return PyErr_NoMemory();
+    for (uint32_t i = 0; i < n; i++)
+        s[i].sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR;
+    r = get(dev->device, &info, &n, s);
+    PyObject *out = NULL;
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+        ct_raise_vk(dev->st, r, "vkGetPipelineExecutableStatisticsKHR");
+        goto done;
+    }
+    out = PyList_New(0);
+    for (uint32_t i = 0; out != NULL && i < n; i++) {
+        PyObject *v = statistic_value(&s[i]);
+        PyObject *e = v == NULL ? NULL : Py_BuildValue("{s:s,s:s,s:N}", "name", s[i].name,
+                                                       "description", s[i].description,
+                                                       "value", v);
+        if (e == NULL || PyList_Append(out, e) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(e);
+    }
+done:
+    PyMem_Free(s);
+    return out;
+}
+
+/* The driver's report on each executable of a pipeline made with CAPTURE_STATISTICS */
+static PyObject *
+pipeline_report(CtDevice *dev, VkPipeline pipeline)
+{
+    PFN_vkGetPipelineExecutablePropertiesKHR props =
+        (PFN_vkGetPipelineExecutablePropertiesKHR)dev->inst->fn.vkGetDeviceProcAddr(
+            dev->device, "vkGetPipelineExecutablePropertiesKHR");
+    PFN_vkGetPipelineExecutableStatisticsKHR stats =
+        (PFN_vkGetPipelineExecutableStatisticsKHR)dev->inst->fn.vkGetDeviceProcAddr(
+            dev->device, "vkGetPipelineExecutableStatisticsKHR");
+    if (props == NULL || stats == NULL)
+        return ct_raise(dev->st->VulkanInitFailed, "the driver of '%s' lists "
+                        "VK_KHR_pipeline_executable_properties but does not provide its "
+                        "functions; update the driver", dev->props.deviceName);
+    VkPipelineInfoKHR info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = pipeline};
+    uint32_t n = 0;
+    VkResult r = props(dev->device, &info, &n, NULL);
+    if (r != VK_SUCCESS)
+        return ct_raise_vk(dev->st, r, "vkGetPipelineExecutablePropertiesKHR");
+    VkPipelineExecutablePropertiesKHR *p = PyMem_Calloc(n ? n : 1, sizeof *p);
+    if (p == NULL)
+        return PyErr_NoMemory();
+    for (uint32_t i = 0; i < n; i++)
+        p[i].sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR;
+    r = props(dev->device, &info, &n, p);
+    PyObject *out = NULL;
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+        ct_raise_vk(dev->st, r, "vkGetPipelineExecutablePropertiesKHR");
+        goto done;
+    }
+    out = PyList_New(0);
+    for (uint32_t i = 0; out != NULL && i < n; i++) {
+        PyObject *list = executable_statistics(dev, stats, pipeline, i);
+        PyObject *e = list == NULL ? NULL
+                      : Py_BuildValue("{s:s,s:s,s:I,s:N}", "name", p[i].name, "description",
+                                      p[i].description, "subgroup_size", p[i].subgroupSize,
+                                      "statistics", list);
+        if (e == NULL || PyList_Append(out, e) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(e);
+    }
+done:
+    PyMem_Free(p);
+    return out;
+}
+
+PyObject *
+ct_device_pipeline_statistics(CtDevice *dev, PyObject *args, PyObject *kwds)
+{
+    PipelineArgs a;
+    PyObject *result = NULL;
+    if (args_parse(dev, args, kwds, &a) < 0)
+        goto done;
+    if (!dev->pipeline_stats) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    /* a pipeline of its own, never the launch one: capturing may cost the driver compile time
+       and keep more per pipeline, so launches never ask for it. Built without the pipeline
+       cache, so the statistics describe a fresh compile and the cache file stays unchanged. */
+    VkPipelineLayout layout;
+    VkPipeline pipeline = pipeline_build(dev, &a, VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR,
+                                         VK_NULL_HANDLE, &layout, NULL);
+    if (pipeline == VK_NULL_HANDLE)
+        goto done;
+    result = pipeline_report(dev, pipeline);
+    dev->fn.vkDestroyPipeline(dev->device, pipeline, NULL);
+    dev->fn.vkDestroyPipelineLayout(dev->device, layout, NULL);
+done:
+    args_release(&a);
     return result;
 }
 

@@ -80,6 +80,7 @@ PyObject *ct_buffer_unpack_into_list(CtBuffer *self, PyObject *args, PyObject *k
 extern PyType_Spec ct_pipeline_spec;
 PyObject *ct_device_pipeline(CtDevice *dev, PyObject *args, PyObject *kwds);
 PyObject *ct_device_pipeline_cache_data(CtDevice *dev, PyObject *unused);
+PyObject *ct_device_pipeline_statistics(CtDevice *dev, PyObject *args, PyObject *kwds);
 void ct_pipelines_destroy_all(CtDevice *dev);
 
 /* record.c */

@@ -61,6 +61,7 @@ from .subgroup import (
     subgroup_shuffle_xor,
     subgroup_size,
 )
+from .statistics import PipelineExecutable, PipelineStatistic, pipeline_statistics
 from .tiles import (
     MatrixShape,
     bf16,
@@ -123,6 +124,8 @@ __all__ = [
     "GpuJob",
     "GpuKernel",
     "MatrixShape",
+    "PipelineExecutable",
+    "PipelineStatistic",
     "GpuTimeout",
     "GpuUseAfterDestroy",
     "GridDim",
@@ -161,6 +164,7 @@ __all__ = [
     "init",
     "local",
     "matrix_shapes",
+    "pipeline_statistics",
     "num_subgroups",
     "prepare",
     "shared",

@@ -268,14 +268,7 @@ def _pipeline(
 ) -> tuple[Prepared, dict]:
     """Build the pipeline of a compiled kernel (the driver's work; the GIL is released)."""
     t0 = time.perf_counter()
-    if compiled.observes_workgroup:
-        wg, spec = compiled.workgroup_size[0], None
-    else:
-        wg = physical_workgroup(device)
-        if getattr(kernel, "_physical_width", None):  # an autotune variant's workgroup choice
-            limit = int(device.info.limits.get("max_compute_work_group_invocations", 256))
-            wg = min(kernel._physical_width, limit)
-        spec = {0: wg, 1: 1, 2: 1}
+    wg, spec = launch_spec(kernel, device, compiled)
     pipeline = device.pipeline(compiled.spirv, compiled.push.push_size, spec, compiled.entry_point)
     info = {
         "name": kernel.name,
@@ -287,6 +280,34 @@ def _pipeline(
         "cache_key": compiled.cache_key,
     }
     return Prepared(compiled, pipeline, wg, device.generation, info=info), info
+
+
+def launch_spec(
+    kernel: Any, device: Any, compiled: CompiledKernel
+) -> tuple[int, dict[int, int] | None]:
+    """The workgroup width a launch pipeline of `compiled` gets on `device`, and the
+    specialization constants that set it (None where the kernel fixes its workgroup)."""
+    if compiled.observes_workgroup:
+        return compiled.workgroup_size[0], None
+    wg = physical_workgroup(device)
+    if getattr(kernel, "_physical_width", None):  # an autotune variant's workgroup choice
+        limit = int(device.info.limits.get("max_compute_work_group_invocations", 256))
+        wg = min(kernel._physical_width, limit)
+    return wg, {0: wg, 1: 1, 2: 1}
+
+
+def pipeline_statistics(kernel: Any, st: _State | None = None) -> list[dict] | None:
+    """The driver's report on `kernel`'s launch pipeline on `st`'s device (default: the
+    default device), from a pipeline built apart with statistics capture on; None where the
+    device lacks VK_KHR_pipeline_executable_properties. Raises the kernel's compile error."""
+    st = st or state
+    with st.lock:
+        device = _current_device(st)
+        compiled, _, _ = _compile_one(kernel, st.target, False)
+        _, spec = launch_spec(kernel, device, compiled)
+    return device.pipeline_statistics(
+        compiled.spirv, compiled.push.push_size, spec, compiled.entry_point
+    )
 
 
 def kernel_for_launch(kernel: Any, st: _State | None = None) -> Prepared:

@@ -111,6 +111,18 @@ class Device:
             self._cache_file.touched(self._dev.pipeline_cache_data)
         return pipe
 
+    def pipeline_statistics(
+        self,
+        spirv: bytes,
+        push_size: int,
+        spec: dict[int, int | float | bool] | None = None,
+        entry: str = "main",
+    ) -> list[dict] | None:
+        """What the driver reports on the pipeline `pipeline()` would make from these
+        arguments (VK_KHR_pipeline_executable_properties; native/pipeline.c), or None where
+        the device lacks the extension. Builds a pipeline of its own, outside the cache."""
+        return self._dev.pipeline_statistics(spirv, push_size, spec, entry)
+
     def save_pipeline_cache(self) -> None:
         """Write the pipeline cache file now if it changed."""
         if self._dev.alive:
