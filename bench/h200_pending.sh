@@ -49,6 +49,7 @@ if [[ $STEPS == *tests* ]]; then
   step interop 150 CTHREADS_VALIDATION=1 -- $PY $pt tests/interop
   step tiles 120 CTHREADS_VALIDATION=0 -- $PY $pt tests/gpu/test_tiles_device.py \
     tests/compiler/test_tiles.py tests/testing/test_emulate_constants.py tests/testing/test_emulate_tiles.py
+  step pipeline_stats 60 CTHREADS_VALIDATION=0 -- $PY $pt tests/gpu/test_pipeline_statistics.py
   step local_arrays 90 CTHREADS_VALIDATION=1 -- $PY $pt tests/language/test_local_arrays.py \
     tests/language/test_sgemm_bench.py tests/dask tests/devices
 fi
@@ -61,6 +62,8 @@ if [[ $STEPS == *bench* ]]; then
   step tiles_gemm 150 CTHREADS_VALIDATION=0 -- $PY bench/matmul_tiles.py --sizes 4096,8192 \
     --dtypes f16,bf16 --variants regs,regs_b1,regs_k64,big,big_all,big_k64,wide,wide_k16,tall \
     --json "$W/tiles_gemm.json"
+  step tiles_stats 90 CTHREADS_VALIDATION=0 -- $PY bench/matmul_tiles.py --sizes 4096 \
+    --dtypes f16 --variants regs,big_k64,wide --json "$W/tiles_stats.json"
   step streams 120 CTHREADS_COPY_QUEUE=auto -- $PY bench/streams.py --json "$W/streams.json"
   step first_warm 60 -- $PY bench/first_result.py --warm-only --repeats 10 --json "$W/first_warm.json"
   step first_result 150 -- $PY bench/first_result.py --repeats 3 --no-taichi --json "$W/first.json" \
