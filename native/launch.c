@@ -2,8 +2,9 @@
  *
  *   FastLauncher.launch(args: tuple, grid: nx | (nx[, ny[, nz]]) | None = None, lane: int = 0,
  *                       after: int = 0) -> GpuJob | None   (lane >= 1: a stream's, lane.c)
- *       Every list resident (resident_record, the record protocol of residency/arena.py: same
- *       object, generation, pack code, length, no hazard this launch must refuse), every
+ *       Every list resident (resident_record, the record protocol of residency/arena.py, read
+ *       from the record's slots: same object, generation, pack code, length, no hazard this
+ *       launch must refuse), every
  *       scalar of its exact builtin type and in range, one dispatch: packs the parameter
  *       block, enqueues it (batch.c), sets the records' last_use / last_write and returns a
  *       GpuJob. Anything unusual returns None (the Python general path then does the work and
@@ -14,23 +15,18 @@
 
 #include <string.h>
 
-/* the record protocol's field names (residency/arena.py RECORD_FIELDS), interned once */
-static PyObject *s_generation, *s_obj, *s_pack, *s_count, *s_buffer, *s_last_use, *s_last_write,
-    *s_hazard, *s_empty;
+static PyObject *s_empty; /* the arguments of object.__new__ (make_job) */
 
 int
-ct_launch_intern_names(void)
+ct_launch_init(void)
 {
-    if (s_empty != NULL)
-        return 0;
-#define I(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return -1;
-    I(s_generation, "generation") I(s_obj, "obj") I(s_pack, "pack") I(s_count, "count")
-    I(s_buffer, "buffer") I(s_last_use, "last_use") I(s_last_write, "last_write")
-    I(s_hazard, "hazard")
-#undef I
-    s_empty = PyTuple_New(0);
+    if (s_empty == NULL)
+        s_empty = PyTuple_New(0);
     return s_empty == NULL ? -1 : 0;
 }
+
+/* field f of record r of record type t (self->roff): a borrowed reference, NULL when unset */
+#define RECORD_FIELD(self, r, t, f) (*(PyObject **)((char *)(r) + (self)->roff[t][f]))
 
 /* ---- one launch -------------------------------------------------------------------------- */
 
@@ -123,16 +119,16 @@ int_equals(PyObject *v, long long want)
 /* The one resident lookup (Python: residency.arena.resident_of): the record serving list
    argument a, as a new reference, or NULL (no error set). An instance of a self-record type
    is its own record; anything else is looked up in the registry by id() and must be the
-   registry's record type. *self_record says which. */
+   registry's record type. *rtype says which (its index in record_types: 0 the registry's). */
 static PyObject *
-resident_record(CtLauncher *self, int param, PyObject *a, int *self_record)
+resident_record(CtLauncher *self, int param, PyObject *a, int *rtype)
 {
     for (int i = 0; i < self->nself; i++)
         if (Py_IS_TYPE(a, (PyTypeObject *)self->ref[O_SELF + i])) {
-            *self_record = 1;
+            *rtype = 1 + i;
             return Py_NewRef(a);
         }
-    *self_record = 0;
+    *rtype = 0;
     /* id(a), kept per parameter: a launch loop passes the same lists (the same address is
        the same id, whichever object holds it now) */
     if (self->idkey[param] == NULL || self->idptr[param] != (void *)a) {
@@ -148,27 +144,22 @@ resident_record(CtLauncher *self, int param, PyObject *a, int *self_record)
     return Py_NewRef(r);
 }
 
-/* 1 when list argument a is resident as parameter p wants. *rec (the record), *rdict (its
-   __dict__: plan.py checked that the record types have no descriptors for these fields) and
-   *buf get new references. */
+/* 1 when list argument a is resident as parameter p wants. *rec (the record) and *buf get
+   new references, *rtype the record's type index (resident_record). */
 static int
-check_list(CtLauncher *self, int param, PyObject *a, PyObject **rec, PyObject **rdict,
-           PyObject **buf, Py_ssize_t *count)
+check_list(CtLauncher *self, int param, PyObject *a, PyObject **rec, int *rtype, PyObject **buf,
+           Py_ssize_t *count)
 {
     const LParam *p = &self->params[param];
-    int own;
-    if ((*rec = resident_record(self, param, a, &own)) == NULL)
+    if ((*rec = resident_record(self, param, a, rtype)) == NULL)
         return 0;
-    PyObject *d = *rdict = PyObject_GenericGetDict(*rec, NULL);
-    if (d == NULL || !PyDict_CheckExact(d)) {
-        PyErr_Clear();
-        return 0;
-    }
+    int t = *rtype, own = t > 0;
+    PyObject *r = *rec;
     /* borrowed: nothing below runs Python code before they are used */
-    PyObject *o = PyDict_GetItemWithError(d, s_obj), *gen = PyDict_GetItemWithError(d, s_generation),
-             *pack = PyDict_GetItemWithError(d, s_pack), *cnt = PyDict_GetItemWithError(d, s_count),
-             *hz = PyDict_GetItemWithError(d, s_hazard), *b = PyDict_GetItemWithError(d, s_buffer);
-    if ((!own && o != a) || !int_equals(gen, self->generation) || pack == NULL || cnt == NULL ||
+    PyObject *gen = RECORD_FIELD(self, r, t, F_GENERATION), *pack = RECORD_FIELD(self, r, t, F_PACK),
+             *cnt = RECORD_FIELD(self, r, t, F_COUNT), *hz = RECORD_FIELD(self, r, t, F_HAZARD),
+             *b = RECORD_FIELD(self, r, t, F_BUFFER);
+    if ((!own && RECORD_FIELD(self, r, t, F_OBJ) != a) || !int_equals(gen, self->generation) || pack == NULL || cnt == NULL ||
         !PyUnicode_CheckExact(pack) || PyUnicode_GET_LENGTH(pack) != 1 ||
         !PyLong_CheckExact(cnt) || hz == NULL || !PyLong_CheckExact(hz) || b == NULL ||
         !Py_IS_TYPE(b, self->dev->st->BufferType) || ((CtBuffer *)b)->dev != self->dev ||
@@ -355,9 +346,9 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
     /* not zeroed (about 270 instructions a launch): an entry is written before it is read,
        a list's three references just before check_list fills them */
     LValue val[CT_LAUNCH_MAX_PARAMS];
-    PyObject *rec[CT_LAUNCH_MAX_PARAMS], *rdict[CT_LAUNCH_MAX_PARAMS], *buf[CT_LAUNCH_MAX_PARAMS];
+    PyObject *rec[CT_LAUNCH_MAX_PARAMS], *buf[CT_LAUNCH_MAX_PARAMS];
     Py_ssize_t count[CT_LAUNCH_MAX_PARAMS];
-    int nl = 0, listix[CT_LAUNCH_MAX_PARAMS];
+    int nl = 0, listix[CT_LAUNCH_MAX_PARAMS], rtype[CT_LAUNCH_MAX_PARAMS];
     PyObject *result = Py_None, *kept = NULL, *value = NULL, *wb = NULL;
     for (int i = 0; i < self->nparams; i++) {
         const LParam *p = &self->params[i];
@@ -368,8 +359,8 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
             continue;
         }
         listix[nl++] = i;
-        rec[i] = rdict[i] = buf[i] = NULL;
-        if (!check_list(self, i, a, &rec[i], &rdict[i], &buf[i], &count[i]))
+        rec[i] = buf[i] = NULL;
+        if (!check_list(self, i, a, &rec[i], &rtype[i], &buf[i], &count[i]))
             goto done;
     }
     if (self->alias_check) /* one object for two list parameters: the general path refuses it */
@@ -417,12 +408,10 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
             goto done;
         for (int x = 0; x < nl; x++) {
             int i = listix[x];
-            PyObject *d = PyDict_GetItemWithError(
-                rdict[i], self->params[i].writes ? s_last_use : s_last_write);
-            if (d == NULL || !PyLong_CheckExact(d)) {
-                PyErr_Clear();
+            PyObject *d = RECORD_FIELD(self, rec[i], rtype[i],
+                                       self->params[i].writes ? F_LAST_USE : F_LAST_WRITE);
+            if (d == NULL || !PyLong_CheckExact(d))
                 goto done;
-            }
             unsigned long long dep = PyLong_AsUnsignedLongLong(d);
             if (PyErr_Occurred()) {
                 PyErr_Clear();
@@ -457,12 +446,11 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
     nw = 0;
     for (int x = 0; x < nl; x++) {
         int i = listix[x];
-        if (PyDict_SetItem(rdict[i], s_last_use, value) < 0)
-            goto done;
+        /* (the ints these drop run no Python code) */
+        Py_XSETREF(RECORD_FIELD(self, rec[i], rtype[i], F_LAST_USE), Py_NewRef(value));
         if (!self->params[i].writes)
             continue;
-        if (PyDict_SetItem(rdict[i], s_last_write, value) < 0)
-            goto done;
+        Py_XSETREF(RECORD_FIELD(self, rec[i], rtype[i], F_LAST_WRITE), Py_NewRef(value));
         if (rec[i] == PyTuple_GET_ITEM(args, i))
             continue;
         PyObject *pair = PyTuple_Pack(2, Py_None, rec[i]);
@@ -474,7 +462,6 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
 done:
     for (int x = 0; x < nl; x++) {
         Py_XDECREF(rec[listix[x]]);
-        Py_XDECREF(rdict[listix[x]]);
         Py_XDECREF(buf[listix[x]]);
     }
     Py_XDECREF(kept);

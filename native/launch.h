@@ -42,6 +42,11 @@ _Static_assert(sizeof(LParam) == 40 && sizeof(LField) == 16 && sizeof(LSizing) =
                "launch.h: a plan layout no longer matches its struct format");
 
 enum { J_DEVICE, J_VALUE, J_NAME, J_WRITEBACKS, J_COUNT };
+/* the record protocol's fields (residency/arena.py RECORD_FIELDS, in that order): slots of
+   each record type, read and written at offsets found once (0: a self-record type's `obj`,
+   which is the record itself) */
+enum { F_OBJ, F_GENERATION, F_PACK, F_COUNT, F_BUFFER, F_LAST_USE, F_LAST_WRITE, F_HAZARD,
+       F_FIELDS };
 enum { O_DEV, O_PIPE, O_RECORDS, O_RECORD_TYPE, O_JOB_TYPE, O_JOB_FIELDS, O_DEVICE_OBJ, O_NAME,
        O_SELF, O_COUNT = O_SELF + CT_LAUNCH_MAX_SELF };
 
@@ -52,6 +57,7 @@ typedef struct {
     int nself, nparams, nfields, nlists, alias_check;
     long long generation;
     Py_ssize_t joff[J_COUNT];   /* byte offsets of the job type's QUEUED_FIELDS slots */
+    Py_ssize_t roff[1 + CT_LAUNCH_MAX_SELF][F_FIELDS]; /* of each record type's fields */
     PyObject *idkey[CT_LAUNCH_MAX_PARAMS]; /* per list parameter: id() of the last list... */
     void *idptr[CT_LAUNCH_MAX_PARAMS];     /* ...and its address (launch.c resident_record) */
     LSizing sz;
@@ -59,7 +65,7 @@ typedef struct {
     LField fields[CT_LAUNCH_MAX_FIELDS];
 } CtLauncher;
 
-int ct_launch_intern_names(void);
+int ct_launch_init(void);
 PyObject *ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc);
 /* the one dispatch of a launch of `size` (launch.c), 0 where it takes the general path */
 int ct_plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4],

@@ -39,8 +39,9 @@ OVERLAPS = 2  # shares bytes with another resident buffer: refused next to a wri
 # `obj` the host object it serves, `generation` the device generation it lives on, `pack` its
 # element format (runtime/formats.py pack code), `count` elements, `buffer` the native Buffer,
 # `hazard` (READ_ONLY | OVERLAPS), and `last_use` / `last_write`, the timeline values a launch
-# sets (RECORD_FIELDS). The C launcher reads and writes them in the instance `__dict__`
-# (launch/plan.py checks that no descriptor stands in the way); the general path also reads
+# sets (RECORD_FIELDS). They are slots of each record type: the C launcher finds their offsets
+# once and reads and writes them there, with no attribute look-up per launch (issue 14; it
+# declines a type without them); the general path also reads
 # `name`, `nbytes`, `view` (None, or a byte view of the host object) and calls `check_alive()`,
 # and a job's write-back calls `download()`. A type listed in SELF_RECORD_TYPES is its own
 # record: its instances carry these fields themselves (`obj` is the instance) and are not in
@@ -58,7 +59,7 @@ def resident_of(value: Any) -> Any:
     return res if res is not None and res.obj is value else None
 
 
-@dataclass
+@dataclass(slots=True)  # RECORD_FIELDS as slots: the C launcher's record protocol
 class Resident:
     arena_ref: Any  # weakref.ref of the arena: the registry must not keep arenas alive
     name: str
