@@ -1,6 +1,7 @@
 /* cthreads._native — the launcher's shared definitions: the encoded launch plan (the layout
  * cthreads/launch/plan.py packs, exported by FastLauncher.codes()) and the launcher object.
- * launch_plan.c builds a launcher from a plan; launch.c runs one launch. */
+ * launch_plan.c builds a launcher from a plan; launch.c runs one launch, launch_size.c sizes
+ * its dispatch. */
 #ifndef CT_LAUNCH_H
 #define CT_LAUNCH_H
 #include "cthreads.h"
@@ -67,7 +68,9 @@ typedef struct {
 
 int ct_launch_init(void);
 PyObject *ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc);
-/* the one dispatch of a launch of `size` (launch.c), 0 where it takes the general path */
+/* launch_size.c: the one dispatch of a launch of `size`, and a launch's `grid` as the
+   logical size (x, y, z); 0 where the launch takes the general path */
 int ct_plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4],
                      uint32_t groups[3]);
+int ct_parse_grid(PyObject *grid, long long size[3]);
 #endif
