@@ -129,11 +129,21 @@ resident_record(CtLauncher *self, int param, PyObject *a, int *rtype)
             return Py_NewRef(a);
         }
     *rtype = 0;
-    /* id(a), kept per parameter: a launch loop passes the same lists (the same address is
-       the same id, whichever object holds it now) */
+    /* the record found for this parameter's last list, while the registry is unchanged (the
+       same object in changes[0]): a launch loop passes the same lists */
+    PyObject *changes = self->ref[O_CHANGES];
+    PyObject *now = PyList_GET_SIZE(changes) >= 1 ? PyList_GET_ITEM(changes, 0) : NULL;
+    if (now != self->seen) {
+        memset(self->found, 0, sizeof self->found);
+        Py_XSETREF(self->seen, Py_XNewRef(now));
+    }
+    if (self->idptr[param] == (void *)a && self->found[param] != NULL && now != NULL)
+        return Py_NewRef(self->found[param]);
+    /* id(a), kept per parameter (the same address is the same id, whichever object holds it) */
     if (self->idkey[param] == NULL || self->idptr[param] != (void *)a) {
         Py_XSETREF(self->idkey[param], PyLong_FromVoidPtr(a));
         self->idptr[param] = a;
+        self->found[param] = NULL;
     }
     PyObject *key = self->idkey[param];
     PyObject *r = key == NULL ? NULL : PyDict_GetItemWithError(self->ref[O_RECORDS], key);
@@ -141,6 +151,7 @@ resident_record(CtLauncher *self, int param, PyObject *a, int *rtype)
         PyErr_Clear();
         return NULL;
     }
+    self->found[param] = r;
     return Py_NewRef(r);
 }
 

@@ -48,7 +48,7 @@ enum { J_DEVICE, J_VALUE, J_NAME, J_WRITEBACKS, J_COUNT };
    which is the record itself) */
 enum { F_OBJ, F_GENERATION, F_PACK, F_COUNT, F_BUFFER, F_LAST_USE, F_LAST_WRITE, F_HAZARD,
        F_FIELDS };
-enum { O_DEV, O_PIPE, O_RECORDS, O_RECORD_TYPE, O_JOB_TYPE, O_JOB_FIELDS, O_DEVICE_OBJ, O_NAME,
+enum { O_DEV, O_PIPE, O_RECORDS, O_CHANGES, O_RECORD_TYPE, O_JOB_TYPE, O_JOB_FIELDS, O_DEVICE_OBJ, O_NAME,
        O_SELF, O_COUNT = O_SELF + CT_LAUNCH_MAX_SELF };
 
 typedef struct {
@@ -61,6 +61,8 @@ typedef struct {
     Py_ssize_t roff[1 + CT_LAUNCH_MAX_SELF][F_FIELDS]; /* of each record type's fields */
     PyObject *idkey[CT_LAUNCH_MAX_PARAMS]; /* per list parameter: id() of the last list... */
     void *idptr[CT_LAUNCH_MAX_PARAMS];     /* ...and its address (launch.c resident_record) */
+    PyObject *found[CT_LAUNCH_MAX_PARAMS]; /* ...and its registry record (borrowed: the... */
+    PyObject *seen;                        /* ...registry holds it while this is unchanged) */
     LSizing sz;
     LParam params[CT_LAUNCH_MAX_PARAMS];
     LField fields[CT_LAUNCH_MAX_FIELDS];

@@ -4,10 +4,12 @@
  *   FastLauncher.codes() -> dict: the parameter kinds (P_*), field roles (R_*), MAX_PARAMS and
  *       the `struct` formats of the encoded plan (PARAM_FORMAT, FIELD_FORMAT, SIZING_FORMAT):
  *       launch.h owns them, plan.py packs with them (never a copy of the numbers).
- *   FastLauncher(device, pipeline, params, fields, sizing, records, record_types,
+ *   FastLauncher(device, pipeline, params, fields, sizing, records, changes, record_types,
  *                record_fields, job_type, job_fields, device_obj, name, generation)
  *       params / fields / sizing: bytes of LParam[] / LField[] / one LSizing (launch.h);
- *       records: id(obj) -> record (residency/arena.py RECORDS); record_types: the registry's
+ *       records: id(obj) -> record (residency/arena.py RECORDS) and changes (RECORDS_CHANGES:
+ *       a list whose item 0 is a new object after each change of records, so that a record
+ *       found for an argument is reused while it is the same); record_types: the registry's
  *       record type, then the types whose instances are their own records; record_fields:
  *       RECORD_FIELDS, slots of each record type (a self-record type needs no `obj`: it is
  *       its own), read and written at offsets found here, with no attribute look-up; job_fields:
@@ -151,9 +153,9 @@ Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_TypeError, "FastLauncher() takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOy*y*y*O!O!OO!O!OUL:FastLauncher", &o[O_DEV], &o[O_PIPE],
-                          &params, &fields, &sizing, &PyDict_Type, &o[O_RECORDS], &PyTuple_Type,
-                          &rtypes, &rfields, &PyType_Type, &o[O_JOB_TYPE], &PyTuple_Type, &o[O_JOB_FIELDS],
+    if (!PyArg_ParseTuple(args, "OOy*y*y*O!O!O!OO!O!OUL:FastLauncher", &o[O_DEV], &o[O_PIPE],
+                          &params, &fields, &sizing, &PyDict_Type, &o[O_RECORDS], &PyList_Type,
+                          &o[O_CHANGES], &PyTuple_Type, &rtypes, &rfields, &PyType_Type, &o[O_JOB_TYPE], &PyTuple_Type, &o[O_JOB_FIELDS],
                           &o[O_DEVICE_OBJ], &o[O_NAME], &generation))
         return NULL;
     CtLauncher *self = NULL;
@@ -212,6 +214,7 @@ Launcher_clear(CtLauncher *self)
         Py_CLEAR(self->ref[i]);
     for (int i = 0; i < CT_LAUNCH_MAX_PARAMS; i++)
         Py_CLEAR(self->idkey[i]);
+    Py_CLEAR(self->seen);
     return 0;
 }
 

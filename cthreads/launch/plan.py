@@ -236,6 +236,7 @@ def native_launcher(plan: LaunchPlan, pipeline: Any, device: Any, generation: in
             pipeline,
             *encoded,
             residency.RECORDS,
+            residency.RECORDS_CHANGES,
             record_types,
             residency.RECORD_FIELDS,  # slots of each record type (it declines a type without)
             GpuJob,

@@ -26,6 +26,10 @@ from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestro
 # resolve arguments through `resident_of` (Python) and native/launch.c `resident_record` (C,
 # which is handed this dict and the record types when a launcher is built).
 RECORDS: dict[int, Resident] = {}
+# Item 0 is replaced by a new int at every change of RECORDS (bind and _unregister, the only
+# places that change it): the C launcher reuses the record it last found for an argument, with no
+# dict look-up, while item 0 is still the int object it saw then (native/launch.c).
+RECORDS_CHANGES: list[int] = [0]
 _lock = threading.RLock()
 
 
@@ -181,6 +185,7 @@ def _unregister(res: Resident) -> None:
     record); buffers it overlapped are looked at again."""
     if RECORDS.get(id(res.obj)) is res:
         del RECORDS[id(res.obj)]
+        RECORDS_CHANGES[0] += 1
     if res.hazard & OVERLAPS:
         from ..launch.aliasing import overlap
 
@@ -444,6 +449,7 @@ class GpuArena:
             self._drop(old)
         self._slots[name] = res
         RECORDS[id(obj)] = res
+        RECORDS_CHANGES[0] += 1
         _set_shape(res)
         created.append(res)
 

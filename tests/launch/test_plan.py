@@ -266,3 +266,34 @@ def test_the_c_launcher_takes_the_record_fields_only_as_slots(monkeypatch):
         assert record.last_use == record.last_write == job._value
         job.join()
     assert out.tolist() == list(range(n))
+
+
+def test_the_c_launcher_sees_every_change_of_the_registry(monkeypatch):
+    """The C launcher reuses the record it found for a list while RECORDS_CHANGES[0] stays the
+    same object: a release and a new binding of the same list must each be seen (a stale
+    record there would be a released buffer, which sends the launch to the general path)."""
+    n = 6
+    out = np.zeros(n, np.int32)
+    gpu(plane, n, out).join()
+    with GpuArena().bind(out=out):
+        first = residency.resident_of(out)
+        monkeypatch.setattr(dispatch, "_launch", _no_general_path)
+        for _ in range(2):  # the second launch takes the record the first one found
+            job = gpu(plane, n, out)
+            assert first.last_use == first.last_write == job._value
+        monkeypatch.undo()
+        changes = residency.RECORDS_CHANGES[0]
+    assert residency.RECORDS_CHANGES[0] != changes  # the release changed the registry
+    out[:] = 0
+    gpu(plane, n, out).join()  # no longer resident: the general path uploads it
+    assert out.tolist() == list(range(n))
+    out[:] = 0
+    with GpuArena().bind(out=out) as second:
+        again = residency.resident_of(out)
+        assert again is not first
+        monkeypatch.setattr(dispatch, "_launch", _no_general_path)
+        job = gpu(plane, n, out)  # the new record, not the one found before
+        assert again.last_use == job._value and first.last_use < job._value
+        monkeypatch.undo()
+        second.sync()
+    assert out.tolist() == list(range(n))
