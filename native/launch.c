@@ -284,7 +284,7 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
     PyObject *rec[CT_LAUNCH_MAX_PARAMS], *buf[CT_LAUNCH_MAX_PARAMS];
     Py_ssize_t count[CT_LAUNCH_MAX_PARAMS];
     int nl = 0, listix[CT_LAUNCH_MAX_PARAMS], rtype[CT_LAUNCH_MAX_PARAMS];
-    PyObject *result = Py_None, *kept = NULL, *value = NULL, *wb = NULL;
+    PyObject *result = Py_None, *value = NULL, *wb = NULL;
     for (int i = 0; i < self->nparams; i++) {
         const LParam *p = &self->params[i];
         PyObject *a = PyTuple_GET_ITEM(args, i);
@@ -358,17 +358,16 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
         if (after > dev->next_value)
             goto done;
     }
-    /* the batch keeps the pipeline, the buffers (their last_use follows) and the arguments */
-    result = NULL;
-    kept = PyTuple_New(nl + 1);
-    if (kept == NULL)
-        goto done;
+    /* the batch keeps the pipeline, the buffers (their last_use follows) and the arguments,
+       each as an item of its own (no tuple made and dropped per launch) */
+    PyObject *keep[CT_LAUNCH_MAX_PARAMS + 2];
+    keep[0] = self->ref[O_PIPE];
     for (int x = 0; x < nl; x++)
-        PyTuple_SET_ITEM(kept, x, Py_NewRef(buf[listix[x]]));
-    PyTuple_SET_ITEM(kept, nl, Py_NewRef(args));
-    uint64_t v = lane == 0 ? ct_enqueue(dev, &op, 1, &self->ref[O_PIPE], 1, kept, 0)
-                           : ct_enqueue_lane(dev, (int)lane, after, &op, 1, &self->ref[O_PIPE],
-                                             1, kept, 0);
+        keep[1 + x] = buf[listix[x]];
+    keep[1 + nl] = args;
+    result = NULL;
+    uint64_t v = lane == 0 ? ct_enqueue(dev, &op, 1, keep, nl + 2, NULL, 0)
+                           : ct_enqueue_lane(dev, (int)lane, after, &op, 1, keep, nl + 2, NULL, 0);
     if (v == 0 || (value = PyLong_FromUnsignedLongLong(v)) == NULL)
         goto done;
     /* written lists come back at join, except self-records (DeviceArray: its record is the
@@ -399,7 +398,6 @@ done:
         Py_XDECREF(rec[listix[x]]);
         Py_XDECREF(buf[listix[x]]);
     }
-    Py_XDECREF(kept);
     Py_XDECREF(value);
     Py_XDECREF(wb);
     return result == Py_None ? Py_NewRef(Py_None) : result;
