@@ -293,7 +293,7 @@ ct_slot_append(CtDevice *dev, CtSlot *s, uint64_t value, uint32_t pair, const Ct
         dev->fn.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->query_pool,
                                     2 * pair);
     }
-    ct_record_ops(dev, cb, ops, n, &s->bound, copy ? CT_BAR_COPY : 0);
+    ct_record_ops(dev, cb, ops, n, &s->rec, copy ? CT_BAR_COPY : 0);
     if (timed) {
         dev->fn.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->query_pool,
                                     2 * pair + 1);
@@ -391,7 +391,7 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
             s->first = dev->next_value + 1;
             s->ncmds = 0;
             s->nbytes = 0;
-            s->bound = VK_NULL_HANDLE;
+            ct_record_reset(&s->rec);
             STORE(s->state, CT_SLOT_OPEN);
         }
         uint64_t value = ++dev->next_value;
