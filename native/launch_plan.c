@@ -77,18 +77,24 @@ slot_offset(PyTypeObject *tp, PyObject *name)
     return off;
 }
 
-/* Each record type's field offsets (self->roff): 1, or 0 when a type lacks one of the slots */
+/* Each record type's field offsets (self->roff): 1, or 0 when a type lacks one of the slots
+   or `names` are not the fields launch.h numbers (F_*), in that order */
 static int
 take_record_types(CtLauncher *self, PyObject *rtypes, PyObject *names)
 {
+    static const char *const expected[F_FIELDS] = {
+        "obj", "generation", "pack", "count", "buffer", "last_use", "last_write", "hazard"};
     if (!PyTuple_CheckExact(names) || PyTuple_GET_SIZE(names) != F_FIELDS)
         return 0;
+    for (int f = 0; f < F_FIELDS; f++) {
+        PyObject *name = PyTuple_GET_ITEM(names, f);
+        if (!PyUnicode_CheckExact(name) || PyUnicode_CompareWithASCIIString(name, expected[f]))
+            return 0;
+    }
     for (Py_ssize_t t = 0; t < PyTuple_GET_SIZE(rtypes); t++)
         for (int f = t == 0 ? F_OBJ : F_OBJ + 1; f < F_FIELDS; f++) {
-            PyObject *name = PyTuple_GET_ITEM(names, f);
-            if (!PyUnicode_CheckExact(name) ||
-                (self->roff[t][f] = slot_offset((PyTypeObject *)PyTuple_GET_ITEM(rtypes, t),
-                                                name)) == 0)
+            PyTypeObject *tp = (PyTypeObject *)PyTuple_GET_ITEM(rtypes, t);
+            if ((self->roff[t][f] = slot_offset(tp, PyTuple_GET_ITEM(names, f))) == 0)
                 return 0;
         }
     return 1;

@@ -257,6 +257,10 @@ def test_the_c_launcher_takes_the_record_fields_only_as_slots(monkeypatch):
     monkeypatch.setattr(residency, "SELF_RECORD_TYPES", [Loose])
     assert plan_module.native_launcher(built, prep.pipeline, st.device, prep.generation) is None
     monkeypatch.undo()
+    # the C launcher numbers the fields in RECORD_FIELDS' order: another order is declined
+    monkeypatch.setattr(residency, "RECORD_FIELDS", residency.RECORD_FIELDS[::-1])
+    assert plan_module.native_launcher(built, prep.pipeline, st.device, prep.generation) is None
+    monkeypatch.undo()
     with GpuArena().bind(out=out):
         launch = plan_module.native_launcher(built, prep.pipeline, st.device, prep.generation)
         job = launch((n, out))  # the arena's records (slots) are read in C
