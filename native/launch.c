@@ -167,17 +167,15 @@ check_list(CtLauncher *self, int param, PyObject *a, PyObject **rec, int *rtype,
     int t = *rtype, own = t > 0;
     PyObject *r = *rec;
     /* borrowed: nothing below runs Python code before they are used */
-    PyObject *gen = RECORD_FIELD(self, r, t, F_GENERATION), *pack = RECORD_FIELD(self, r, t, F_PACK),
-             *cnt = RECORD_FIELD(self, r, t, F_COUNT), *hz = RECORD_FIELD(self, r, t, F_HAZARD),
-             *b = RECORD_FIELD(self, r, t, F_BUFFER);
-    if ((!own && RECORD_FIELD(self, r, t, F_OBJ) != a) || !int_equals(gen, self->generation) || pack == NULL || cnt == NULL ||
-        !PyUnicode_CheckExact(pack) || PyUnicode_GET_LENGTH(pack) != 1 ||
-        !PyLong_CheckExact(cnt) || hz == NULL || !PyLong_CheckExact(hz) || b == NULL ||
-        !Py_IS_TYPE(b, self->dev->st->BufferType) || ((CtBuffer *)b)->dev != self->dev ||
-        ((CtBuffer *)b)->alloc == NULL) {
-        PyErr_Clear();
+    PyObject *gen = RECORD_FIELD(self, r, t, F_GENERATION), *b = RECORD_FIELD(self, r, t, F_BUFFER),
+             *pack = RECORD_FIELD(self, r, t, F_PACK), *cnt = RECORD_FIELD(self, r, t, F_COUNT),
+             *hz = RECORD_FIELD(self, r, t, F_HAZARD);
+    if ((!own && RECORD_FIELD(self, r, t, F_OBJ) != a) || !int_equals(gen, self->generation) ||
+        pack == NULL || cnt == NULL || !PyUnicode_CheckExact(pack) ||
+        PyUnicode_GET_LENGTH(pack) != 1 || !PyLong_CheckExact(cnt) || hz == NULL ||
+        !PyLong_CheckExact(hz) || b == NULL || !Py_IS_TYPE(b, self->dev->st->BufferType) ||
+        ((CtBuffer *)b)->dev != self->dev || ((CtBuffer *)b)->alloc == NULL)
         return 0;
-    }
     Py_UCS4 c = PyUnicode_READ_CHAR(pack, 0);
     if (c >= 128 || c == 0 || strchr(p->packs, (int)c) == NULL)
         return 0;
