@@ -267,10 +267,19 @@ set_last_use(CtDevice *dev, CtAlloc *a, uint64_t value)
     (void)dev;
 }
 
+/* A buffer of this device that a submit keeps is in use until `value` (its allocation is not
+   reused or freed before that) */
+static void
+kept_buffer_used(CtDevice *dev, PyObject *o, uint64_t value)
+{
+    if (Py_IS_TYPE(o, dev->st->BufferType) && ((CtBuffer *)o)->dev == dev)
+        set_last_use(dev, ((CtBuffer *)o)->alloc, value);
+}
+
 /* Append one submit, timeline value `value`, to open slot s (ct_reserve_slot made room): its
    ops recorded (between the timestamps of query pair `pair` when `timed`), the allocations they
-   and the buffers in `kept` touch marked used until `value`, items and kept held until the slot
-   retires. state_lock held. Shared by the default stream's batches and the lanes (lane.c);
+   touch and the buffers among items and in `kept` marked used until `value`, items and kept
+   held until the slot retires. state_lock held. Shared by the default stream's batches and the lanes (lane.c);
    `copy`: into the slot's copy_cb, for the copy lane (never timed). */
 void
 ct_slot_append(CtDevice *dev, CtSlot *s, uint64_t value, uint32_t pair, const CtOp *ops,
@@ -284,7 +293,7 @@ ct_slot_append(CtDevice *dev, CtSlot *s, uint64_t value, uint32_t pair, const Ct
         dev->fn.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->query_pool,
                                     2 * pair);
     }
-    ct_record_ops(dev, cb, ops, n, &s->bound, copy ? CT_BAR_COPY : 0);
+    ct_record_ops(dev, cb, ops, n, &s->rec, copy ? CT_BAR_COPY : 0);
     if (timed) {
         dev->fn.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->query_pool,
                                     2 * pair + 1);
@@ -303,15 +312,14 @@ ct_slot_append(CtDevice *dev, CtSlot *s, uint64_t value, uint32_t pair, const Ct
         if (ops[k].kind != 0)
             s->nbytes += ops[k].nbytes;
     }
-    for (Py_ssize_t k = 0; k < nitems; k++)
+    for (Py_ssize_t k = 0; k < nitems; k++) {
         s->keep[s->nkeep++] = Py_NewRef(items[k]);
+        kept_buffer_used(dev, items[k], value);
+    }
     if (kept != NULL) {
         s->keep[s->nkeep++] = Py_NewRef(kept);
-        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kept); k++) {
-            PyObject *o = PyTuple_GET_ITEM(kept, k);
-            if (Py_IS_TYPE(o, dev->st->BufferType) && ((CtBuffer *)o)->dev == dev)
-                set_last_use(dev, ((CtBuffer *)o)->alloc, value);
-        }
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kept); k++)
+            kept_buffer_used(dev, PyTuple_GET_ITEM(kept, k), value);
     }
 }
 
@@ -383,7 +391,7 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
             s->first = dev->next_value + 1;
             s->ncmds = 0;
             s->nbytes = 0;
-            s->bound = VK_NULL_HANDLE;
+            ct_record_reset(&s->rec);
             STORE(s->state, CT_SLOT_OPEN);
         }
         uint64_t value = ++dev->next_value;

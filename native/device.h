@@ -11,6 +11,14 @@ enum { CT_SLOT_FREE = 0, CT_SLOT_OPEN = 1, CT_SLOT_SUBMITTED = 2 };
  * timeline values are first..value; it signals `value`. state moves FREE -> OPEN (being
  * appended to, the pending batch) -> SUBMITTED under state_lock, and back to FREE when retired
  * (GIL held). keep / timed are touched only with the GIL held. */
+/* What a command buffer's recording so far left in place (record.c): the bound pipeline and
+   the push constants last pushed, which later dispatches do not record again */
+typedef struct {
+    VkPipeline pipeline;
+    VkPipelineLayout layout;    /* of the last push; VK_NULL_HANDLE: none yet */
+    uint32_t push_size;
+    uint8_t push[CT_MAX_PUSH];
+} CtRecState;
 typedef struct {
     VkCommandBuffer cb;
     VkCommandBuffer copy_cb;    /* from the copy lane's pool (lane.c), when there is one */
@@ -18,7 +26,7 @@ typedef struct {
     uint64_t first, value;
     int ncmds;
     VkDeviceSize nbytes;
-    VkPipeline bound;           /* pipeline bound at the end of the recording so far */
+    CtRecState rec;             /* what the recording so far left bound (record.c) */
     PyObject **keep;            /* strong references released when the batch retires */
     Py_ssize_t nkeep, keep_cap;
     struct CtTimed { uint64_t value; uint32_t pair; } *timed;

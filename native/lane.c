@@ -316,7 +316,7 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
         s->first = value;
         s->ncmds = 0;
         s->nbytes = 0;
-        s->bound = VK_NULL_HANDLE;
+        ct_record_reset(&s->rec);
         STORE(s->state, CT_SLOT_OPEN); /* (never dev->pending: nothing appends to it) */
         dev->lane_last[lane][copy] = value;
         ct_slot_append(dev, s, value, pair, ops, n, items, nitems, kept, timed, copy);

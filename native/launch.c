@@ -2,8 +2,9 @@
  *
  *   FastLauncher.launch(args: tuple, grid: nx | (nx[, ny[, nz]]) | None = None, lane: int = 0,
  *                       after: int = 0) -> GpuJob | None   (lane >= 1: a stream's, lane.c)
- *       Every list resident (resident_record, the record protocol of residency/arena.py: same
- *       object, generation, pack code, length, no hazard this launch must refuse), every
+ *       Every list resident (resident_record, the record protocol of residency/arena.py, read
+ *       from the record's slots: same object, generation, pack code, length, no hazard this
+ *       launch must refuse), every
  *       scalar of its exact builtin type and in range, one dispatch: packs the parameter
  *       block, enqueues it (batch.c), sets the records' last_use / last_write and returns a
  *       GpuJob. Anything unusual returns None (the Python general path then does the work and
@@ -14,23 +15,18 @@
 
 #include <string.h>
 
-/* the record protocol's field names (residency/arena.py RECORD_FIELDS), interned once */
-static PyObject *s_generation, *s_obj, *s_pack, *s_count, *s_buffer, *s_last_use, *s_last_write,
-    *s_hazard, *s_empty;
+static PyObject *s_empty; /* the arguments of object.__new__ (make_job) */
 
 int
-ct_launch_intern_names(void)
+ct_launch_init(void)
 {
-    if (s_empty != NULL)
-        return 0;
-#define I(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return -1;
-    I(s_generation, "generation") I(s_obj, "obj") I(s_pack, "pack") I(s_count, "count")
-    I(s_buffer, "buffer") I(s_last_use, "last_use") I(s_last_write, "last_write")
-    I(s_hazard, "hazard")
-#undef I
-    s_empty = PyTuple_New(0);
+    if (s_empty == NULL)
+        s_empty = PyTuple_New(0);
     return s_empty == NULL ? -1 : 0;
 }
+
+/* field f of record r of record type t (self->roff): a borrowed reference, NULL when unset */
+#define RECORD_FIELD(self, r, t, f) (*(PyObject **)((char *)(r) + (self)->roff[t][f]))
 
 /* ---- one launch -------------------------------------------------------------------------- */
 
@@ -123,21 +119,31 @@ int_equals(PyObject *v, long long want)
 /* The one resident lookup (Python: residency.arena.resident_of): the record serving list
    argument a, as a new reference, or NULL (no error set). An instance of a self-record type
    is its own record; anything else is looked up in the registry by id() and must be the
-   registry's record type. *self_record says which. */
+   registry's record type. *rtype says which (its index in record_types: 0 the registry's). */
 static PyObject *
-resident_record(CtLauncher *self, int param, PyObject *a, int *self_record)
+resident_record(CtLauncher *self, int param, PyObject *a, int *rtype)
 {
     for (int i = 0; i < self->nself; i++)
         if (Py_IS_TYPE(a, (PyTypeObject *)self->ref[O_SELF + i])) {
-            *self_record = 1;
+            *rtype = 1 + i;
             return Py_NewRef(a);
         }
-    *self_record = 0;
-    /* id(a), kept per parameter: a launch loop passes the same lists (the same address is
-       the same id, whichever object holds it now) */
+    *rtype = 0;
+    /* the record found for this parameter's last list, while the registry is unchanged (the
+       same object in changes[0]): a launch loop passes the same lists */
+    PyObject *changes = self->ref[O_CHANGES];
+    PyObject *now = PyList_GET_SIZE(changes) >= 1 ? PyList_GET_ITEM(changes, 0) : NULL;
+    if (now != self->seen) {
+        memset(self->found, 0, sizeof self->found);
+        Py_XSETREF(self->seen, Py_XNewRef(now));
+    }
+    if (self->idptr[param] == (void *)a && self->found[param] != NULL && now != NULL)
+        return Py_NewRef(self->found[param]);
+    /* id(a), kept per parameter (the same address is the same id, whichever object holds it) */
     if (self->idkey[param] == NULL || self->idptr[param] != (void *)a) {
         Py_XSETREF(self->idkey[param], PyLong_FromVoidPtr(a));
         self->idptr[param] = a;
+        self->found[param] = NULL;
     }
     PyObject *key = self->idkey[param];
     PyObject *r = key == NULL ? NULL : PyDict_GetItemWithError(self->ref[O_RECORDS], key);
@@ -145,37 +151,31 @@ resident_record(CtLauncher *self, int param, PyObject *a, int *self_record)
         PyErr_Clear();
         return NULL;
     }
+    self->found[param] = r;
     return Py_NewRef(r);
 }
 
-/* 1 when list argument a is resident as parameter p wants. *rec (the record), *rdict (its
-   __dict__: plan.py checked that the record types have no descriptors for these fields) and
-   *buf get new references. */
+/* 1 when list argument a is resident as parameter p wants. *rec (the record) and *buf get
+   new references, *rtype the record's type index (resident_record). */
 static int
-check_list(CtLauncher *self, int param, PyObject *a, PyObject **rec, PyObject **rdict,
-           PyObject **buf, Py_ssize_t *count)
+check_list(CtLauncher *self, int param, PyObject *a, PyObject **rec, int *rtype, PyObject **buf,
+           Py_ssize_t *count)
 {
     const LParam *p = &self->params[param];
-    int own;
-    if ((*rec = resident_record(self, param, a, &own)) == NULL)
+    if ((*rec = resident_record(self, param, a, rtype)) == NULL)
         return 0;
-    PyObject *d = *rdict = PyObject_GenericGetDict(*rec, NULL);
-    if (d == NULL || !PyDict_CheckExact(d)) {
-        PyErr_Clear();
-        return 0;
-    }
+    int t = *rtype, own = t > 0;
+    PyObject *r = *rec;
     /* borrowed: nothing below runs Python code before they are used */
-    PyObject *o = PyDict_GetItemWithError(d, s_obj), *gen = PyDict_GetItemWithError(d, s_generation),
-             *pack = PyDict_GetItemWithError(d, s_pack), *cnt = PyDict_GetItemWithError(d, s_count),
-             *hz = PyDict_GetItemWithError(d, s_hazard), *b = PyDict_GetItemWithError(d, s_buffer);
-    if ((!own && o != a) || !int_equals(gen, self->generation) || pack == NULL || cnt == NULL ||
-        !PyUnicode_CheckExact(pack) || PyUnicode_GET_LENGTH(pack) != 1 ||
-        !PyLong_CheckExact(cnt) || hz == NULL || !PyLong_CheckExact(hz) || b == NULL ||
-        !Py_IS_TYPE(b, self->dev->st->BufferType) || ((CtBuffer *)b)->dev != self->dev ||
-        ((CtBuffer *)b)->alloc == NULL) {
-        PyErr_Clear();
+    PyObject *gen = RECORD_FIELD(self, r, t, F_GENERATION), *b = RECORD_FIELD(self, r, t, F_BUFFER),
+             *pack = RECORD_FIELD(self, r, t, F_PACK), *cnt = RECORD_FIELD(self, r, t, F_COUNT),
+             *hz = RECORD_FIELD(self, r, t, F_HAZARD);
+    if ((!own && RECORD_FIELD(self, r, t, F_OBJ) != a) || !int_equals(gen, self->generation) ||
+        pack == NULL || cnt == NULL || !PyUnicode_CheckExact(pack) ||
+        PyUnicode_GET_LENGTH(pack) != 1 || !PyLong_CheckExact(cnt) || hz == NULL ||
+        !PyLong_CheckExact(hz) || b == NULL || !Py_IS_TYPE(b, self->dev->st->BufferType) ||
+        ((CtBuffer *)b)->dev != self->dev || ((CtBuffer *)b)->alloc == NULL)
         return 0;
-    }
     Py_UCS4 c = PyUnicode_READ_CHAR(pack, 0);
     if (c >= 128 || c == 0 || strchr(p->packs, (int)c) == NULL)
         return 0;
@@ -240,82 +240,6 @@ make_job(CtLauncher *self, PyObject *value, PyObject *writebacks)
     return job;
 }
 
-/* The dispatch of `size` (x, y, z) logical invocations, as sizing.dispatches makes it: the
-   block's sizing values (total, grid_x, total_y, total_z) and the group counts. 0 where the
-   launch needs the general path (several dispatches, a limit exceeded, nothing to run). */
-int
-ct_plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4],
-                 uint32_t groups[3])
-{
-    uint64_t g[3], wg[3], mg[3], per = (uint64_t)self->sz.per;
-    for (int a = 0; a < 3; a++) {
-        wg[a] = (uint64_t)self->sz.wg[a];
-        mg[a] = (uint64_t)self->sz.max_groups[a];
-        if (size[a] <= 0)
-            return 0; /* nothing, or (observing kernels) one workgroup: the general path */
-        g[a] = ((uint64_t)size[a] + wg[a] - 1) / wg[a];
-        if (g[a] * wg[a] > 0xFFFFFFFFull)
-            return 0;
-    }
-    if (self->sz.observes) {
-        for (int a = 0; a < 3; a++) {
-            if (g[a] > mg[a])
-                return 0; /* split along x, or refused along y / z: the general path */
-            groups[a] = (uint32_t)g[a];
-        }
-        sz[0] = g[0] * wg[0];
-        sz[1] = g[0];
-        sz[2] = g[1] * wg[1];
-        sz[3] = g[2] * wg[2];
-        return 1;
-    }
-    /* exact: the grid-stride loops stop at the problem size (sizing.dispatches); below the
-       spread threshold one invocation per element (sizing.grid_stride_groups) */
-    if ((uint64_t)size[0] < (uint64_t)self->sz.spread_below)
-        per = (uint64_t)self->sz.width;
-    uint64_t gx = ((uint64_t)size[0] + per - 1) / per;
-    sz[0] = (uint64_t)size[0];
-    sz[1] = g[0];
-    sz[2] = (uint64_t)size[1];
-    sz[3] = (uint64_t)size[2];
-    groups[0] = (uint32_t)(gx < mg[0] ? gx : mg[0]);
-    for (int a = 1; a < 3; a++)
-        groups[a] = (uint32_t)((uint64_t)size[a] < mg[a] ? (uint64_t)size[a] : mg[a]);
-    return 1;
-}
-
-/* one extent: an exact int >= 0 (else 0: the general path checks it and words the error) */
-static int
-extent(PyObject *v, long long *out)
-{
-    int overflow = 0;
-    *out = PyLong_CheckExact(v) ? PyLong_AsLongLongAndOverflow(v, &overflow) : -1;
-    if (overflow || (*out == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return 0;
-    }
-    return *out >= 0;
-}
-
-/* grid: None, an exact int, or a tuple of 1 to 3 exact ints, each >= 0 (gpu()'s `grid=` as
-   written, or dispatch.parse_grid's padded form); missing axes are 1. Anything else declines,
-   and the general path checks it and words the error. */
-static int
-parse_grid(PyObject *grid, long long size[3])
-{
-    if (grid == Py_None)
-        return 1;
-    if (PyLong_CheckExact(grid))
-        return extent(grid, &size[0]);
-    Py_ssize_t n = PyTuple_CheckExact(grid) ? PyTuple_GET_SIZE(grid) : 0;
-    if (n < 1 || n > 3)
-        return 0;
-    for (Py_ssize_t a = 0; a < n; a++)
-        if (!extent(PyTuple_GET_ITEM(grid, a), &size[a]))
-            return 0;
-    return 1;
-}
-
 PyObject *
 ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
 {
@@ -343,7 +267,7 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
         }
     }
     if (!PyTuple_CheckExact(args) || PyTuple_GET_SIZE(args) != self->nparams ||
-        !device_usable(self) || (has_grid && !parse_grid(argv[1], size)))
+        !device_usable(self) || (has_grid && !ct_parse_grid(argv[1], size)))
         Py_RETURN_NONE;
     CtDevice *dev = self->dev;
     /* batches the background thread saw complete give their references back first (as
@@ -355,10 +279,10 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
     /* not zeroed (about 270 instructions a launch): an entry is written before it is read,
        a list's three references just before check_list fills them */
     LValue val[CT_LAUNCH_MAX_PARAMS];
-    PyObject *rec[CT_LAUNCH_MAX_PARAMS], *rdict[CT_LAUNCH_MAX_PARAMS], *buf[CT_LAUNCH_MAX_PARAMS];
+    PyObject *rec[CT_LAUNCH_MAX_PARAMS], *buf[CT_LAUNCH_MAX_PARAMS];
     Py_ssize_t count[CT_LAUNCH_MAX_PARAMS];
-    int nl = 0, listix[CT_LAUNCH_MAX_PARAMS];
-    PyObject *result = Py_None, *kept = NULL, *value = NULL, *wb = NULL;
+    int nl = 0, listix[CT_LAUNCH_MAX_PARAMS], rtype[CT_LAUNCH_MAX_PARAMS];
+    PyObject *result = Py_None, *value = NULL, *wb = NULL;
     for (int i = 0; i < self->nparams; i++) {
         const LParam *p = &self->params[i];
         PyObject *a = PyTuple_GET_ITEM(args, i);
@@ -368,8 +292,8 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
             continue;
         }
         listix[nl++] = i;
-        rec[i] = rdict[i] = buf[i] = NULL;
-        if (!check_list(self, i, a, &rec[i], &rdict[i], &buf[i], &count[i]))
+        rec[i] = buf[i] = NULL;
+        if (!check_list(self, i, a, &rec[i], &rtype[i], &buf[i], &count[i]))
             goto done;
     }
     if (self->alias_check) /* one object for two list parameters: the general path refuses it */
@@ -417,12 +341,10 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
             goto done;
         for (int x = 0; x < nl; x++) {
             int i = listix[x];
-            PyObject *d = PyDict_GetItemWithError(
-                rdict[i], self->params[i].writes ? s_last_use : s_last_write);
-            if (d == NULL || !PyLong_CheckExact(d)) {
-                PyErr_Clear();
+            PyObject *d = RECORD_FIELD(self, rec[i], rtype[i],
+                                       self->params[i].writes ? F_LAST_USE : F_LAST_WRITE);
+            if (d == NULL || !PyLong_CheckExact(d))
                 goto done;
-            }
             unsigned long long dep = PyLong_AsUnsignedLongLong(d);
             if (PyErr_Occurred()) {
                 PyErr_Clear();
@@ -434,17 +356,16 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
         if (after > dev->next_value)
             goto done;
     }
-    /* the batch keeps the pipeline, the buffers (their last_use follows) and the arguments */
-    result = NULL;
-    kept = PyTuple_New(nl + 1);
-    if (kept == NULL)
-        goto done;
+    /* the batch keeps the pipeline, the buffers (their last_use follows) and the arguments,
+       each as an item of its own (no tuple made and dropped per launch) */
+    PyObject *keep[CT_LAUNCH_MAX_PARAMS + 2];
+    keep[0] = self->ref[O_PIPE];
     for (int x = 0; x < nl; x++)
-        PyTuple_SET_ITEM(kept, x, Py_NewRef(buf[listix[x]]));
-    PyTuple_SET_ITEM(kept, nl, Py_NewRef(args));
-    uint64_t v = lane == 0 ? ct_enqueue(dev, &op, 1, &self->ref[O_PIPE], 1, kept, 0)
-                           : ct_enqueue_lane(dev, (int)lane, after, &op, 1, &self->ref[O_PIPE],
-                                             1, kept, 0);
+        keep[1 + x] = buf[listix[x]];
+    keep[1 + nl] = args;
+    result = NULL;
+    uint64_t v = lane == 0 ? ct_enqueue(dev, &op, 1, keep, nl + 2, NULL, 0)
+                           : ct_enqueue_lane(dev, (int)lane, after, &op, 1, keep, nl + 2, NULL, 0);
     if (v == 0 || (value = PyLong_FromUnsignedLongLong(v)) == NULL)
         goto done;
     /* written lists come back at join, except self-records (DeviceArray: its record is the
@@ -457,12 +378,11 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
     nw = 0;
     for (int x = 0; x < nl; x++) {
         int i = listix[x];
-        if (PyDict_SetItem(rdict[i], s_last_use, value) < 0)
-            goto done;
+        /* (the ints these drop run no Python code) */
+        Py_XSETREF(RECORD_FIELD(self, rec[i], rtype[i], F_LAST_USE), Py_NewRef(value));
         if (!self->params[i].writes)
             continue;
-        if (PyDict_SetItem(rdict[i], s_last_write, value) < 0)
-            goto done;
+        Py_XSETREF(RECORD_FIELD(self, rec[i], rtype[i], F_LAST_WRITE), Py_NewRef(value));
         if (rec[i] == PyTuple_GET_ITEM(args, i))
             continue;
         PyObject *pair = PyTuple_Pack(2, Py_None, rec[i]);
@@ -474,10 +394,8 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
 done:
     for (int x = 0; x < nl; x++) {
         Py_XDECREF(rec[listix[x]]);
-        Py_XDECREF(rdict[listix[x]]);
         Py_XDECREF(buf[listix[x]]);
     }
-    Py_XDECREF(kept);
     Py_XDECREF(value);
     Py_XDECREF(wb);
     return result == Py_None ? Py_NewRef(Py_None) : result;

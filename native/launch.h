@@ -1,6 +1,7 @@
 /* cthreads._native — the launcher's shared definitions: the encoded launch plan (the layout
  * cthreads/launch/plan.py packs, exported by FastLauncher.codes()) and the launcher object.
- * launch_plan.c builds a launcher from a plan; launch.c runs one launch. */
+ * launch_plan.c builds a launcher from a plan; launch.c runs one launch, launch_size.c sizes
+ * its dispatch. */
 #ifndef CT_LAUNCH_H
 #define CT_LAUNCH_H
 #include "cthreads.h"
@@ -42,7 +43,12 @@ _Static_assert(sizeof(LParam) == 40 && sizeof(LField) == 16 && sizeof(LSizing) =
                "launch.h: a plan layout no longer matches its struct format");
 
 enum { J_DEVICE, J_VALUE, J_NAME, J_WRITEBACKS, J_COUNT };
-enum { O_DEV, O_PIPE, O_RECORDS, O_RECORD_TYPE, O_JOB_TYPE, O_JOB_FIELDS, O_DEVICE_OBJ, O_NAME,
+/* the record protocol's fields (residency/arena.py RECORD_FIELDS, in that order): slots of
+   each record type, read and written at offsets found once (0: a self-record type's `obj`,
+   which is the record itself) */
+enum { F_OBJ, F_GENERATION, F_PACK, F_COUNT, F_BUFFER, F_LAST_USE, F_LAST_WRITE, F_HAZARD,
+       F_FIELDS };
+enum { O_DEV, O_PIPE, O_RECORDS, O_CHANGES, O_RECORD_TYPE, O_JOB_TYPE, O_JOB_FIELDS, O_DEVICE_OBJ, O_NAME,
        O_SELF, O_COUNT = O_SELF + CT_LAUNCH_MAX_SELF };
 
 typedef struct {
@@ -52,16 +58,21 @@ typedef struct {
     int nself, nparams, nfields, nlists, alias_check;
     long long generation;
     Py_ssize_t joff[J_COUNT];   /* byte offsets of the job type's QUEUED_FIELDS slots */
+    Py_ssize_t roff[1 + CT_LAUNCH_MAX_SELF][F_FIELDS]; /* of each record type's fields */
     PyObject *idkey[CT_LAUNCH_MAX_PARAMS]; /* per list parameter: id() of the last list... */
     void *idptr[CT_LAUNCH_MAX_PARAMS];     /* ...and its address (launch.c resident_record) */
+    PyObject *found[CT_LAUNCH_MAX_PARAMS]; /* ...and its registry record (borrowed: the... */
+    PyObject *seen;                        /* ...registry holds it while this is unchanged) */
     LSizing sz;
     LParam params[CT_LAUNCH_MAX_PARAMS];
     LField fields[CT_LAUNCH_MAX_FIELDS];
 } CtLauncher;
 
-int ct_launch_intern_names(void);
+int ct_launch_init(void);
 PyObject *ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc);
-/* the one dispatch of a launch of `size` (launch.c), 0 where it takes the general path */
+/* launch_size.c: the one dispatch of a launch of `size`, and a launch's `grid` as the
+   logical size (x, y, z); 0 where the launch takes the general path */
 int ct_plan_dispatch(const CtLauncher *self, const long long size[3], uint64_t sz[4],
                      uint32_t groups[3]);
+int ct_parse_grid(PyObject *grid, long long size[3]);
 #endif

@@ -4,11 +4,15 @@
  *   FastLauncher.codes() -> dict: the parameter kinds (P_*), field roles (R_*), MAX_PARAMS and
  *       the `struct` formats of the encoded plan (PARAM_FORMAT, FIELD_FORMAT, SIZING_FORMAT):
  *       launch.h owns them, plan.py packs with them (never a copy of the numbers).
- *   FastLauncher(device, pipeline, params, fields, sizing, records, record_types, job_type,
- *                job_fields, device_obj, name, generation)
+ *   FastLauncher(device, pipeline, params, fields, sizing, records, changes, record_types,
+ *                record_fields, job_type, job_fields, device_obj, name, generation)
  *       params / fields / sizing: bytes of LParam[] / LField[] / one LSizing (launch.h);
- *       records: id(obj) -> record (residency/arena.py RECORDS); record_types: the registry's
- *       record type, then the types whose instances are their own records; job_fields:
+ *       records: id(obj) -> record (residency/arena.py RECORDS) and changes (RECORDS_CHANGES:
+ *       a list whose item 0 is a new object after each change of records, so that a record
+ *       found for an argument is reused while it is the same); record_types: the registry's
+ *       record type, then the types whose instances are their own records; record_fields:
+ *       RECORD_FIELDS, slots of each record type (a self-record type needs no `obj`: it is
+ *       its own), read and written at offsets found here, with no attribute look-up; job_fields:
  *       GpuJob.QUEUED_FIELDS, slots of job_type (a job is object.__new__(GpuJob) plus a
  *       store into each slot).
  *   FastLauncher.launch(args, grid=None, lane=0, after=0): launch.c.
@@ -50,11 +54,14 @@ Launcher_sizes(CtLauncher *self, PyObject *args)
 
 /* ---- construction ------------------------------------------------------------------------ */
 
-/* The byte offset of slot `name` of job type tp (a writable object slot: its member
-   descriptor, defined on tp or a base), or 0 when it is not one. No exception left set. */
+/* The byte offset of slot `name` of type tp (a writable object slot: its member descriptor,
+   defined on tp or a base, and tp reads and writes attributes as object does), or 0 when it
+   is not one. No exception left set. */
 static Py_ssize_t
 slot_offset(PyTypeObject *tp, PyObject *name)
 {
+    if (tp->tp_getattro != PyObject_GenericGetAttr || tp->tp_setattro != PyObject_GenericSetAttr)
+        return 0; /* a hook would see what a slot read does not */
     PyObject *d = PyObject_GetAttr((PyObject *)tp, name);
     Py_ssize_t off = 0;
     if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type) &&
@@ -68,6 +75,29 @@ slot_offset(PyTypeObject *tp, PyObject *name)
     Py_XDECREF(d);
     PyErr_Clear();
     return off;
+}
+
+/* Each record type's field offsets (self->roff): 1, or 0 when a type lacks one of the slots
+   or `names` are not the fields launch.h numbers (F_*), in that order */
+static int
+take_record_types(CtLauncher *self, PyObject *rtypes, PyObject *names)
+{
+    static const char *const expected[F_FIELDS] = {
+        "obj", "generation", "pack", "count", "buffer", "last_use", "last_write", "hazard"};
+    if (!PyTuple_CheckExact(names) || PyTuple_GET_SIZE(names) != F_FIELDS)
+        return 0;
+    for (int f = 0; f < F_FIELDS; f++) {
+        PyObject *name = PyTuple_GET_ITEM(names, f);
+        if (!PyUnicode_CheckExact(name) || PyUnicode_CompareWithASCIIString(name, expected[f]))
+            return 0;
+    }
+    for (Py_ssize_t t = 0; t < PyTuple_GET_SIZE(rtypes); t++)
+        for (int f = t == 0 ? F_OBJ : F_OBJ + 1; f < F_FIELDS; f++) {
+            PyTypeObject *tp = (PyTypeObject *)PyTuple_GET_ITEM(rtypes, t);
+            if ((self->roff[t][f] = slot_offset(tp, PyTuple_GET_ITEM(names, f))) == 0)
+                return 0;
+        }
+    return 1;
 }
 
 /* Copy the encoded plan in and check what memory safety rests on (plan.py makes it; whether
@@ -122,22 +152,22 @@ take_plan(CtLauncher *self, Py_buffer *params, Py_buffer *fields, Py_buffer *siz
 static PyObject *
 Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    PyObject *o[O_SELF], *rtypes;
+    PyObject *o[O_SELF], *rtypes, *rfields;
     Py_buffer params, fields, sizing;
     long long generation;
     if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
         PyErr_SetString(PyExc_TypeError, "FastLauncher() takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOy*y*y*O!O!O!O!OUL:FastLauncher", &o[O_DEV], &o[O_PIPE],
-                          &params, &fields, &sizing, &PyDict_Type, &o[O_RECORDS], &PyTuple_Type,
-                          &rtypes, &PyType_Type, &o[O_JOB_TYPE], &PyTuple_Type, &o[O_JOB_FIELDS],
+    if (!PyArg_ParseTuple(args, "OOy*y*y*O!O!O!OO!O!OUL:FastLauncher", &o[O_DEV], &o[O_PIPE],
+                          &params, &fields, &sizing, &PyDict_Type, &o[O_RECORDS], &PyList_Type,
+                          &o[O_CHANGES], &PyTuple_Type, &rtypes, &rfields, &PyType_Type, &o[O_JOB_TYPE], &PyTuple_Type, &o[O_JOB_FIELDS],
                           &o[O_DEVICE_OBJ], &o[O_NAME], &generation))
         return NULL;
     CtLauncher *self = NULL;
     CtState *st = PyType_GetModuleState(type);
     Py_ssize_t nt = PyTuple_GET_SIZE(rtypes);
-    int ok = st != NULL && ct_launch_intern_names() == 0;
+    int ok = st != NULL && ct_launch_init() == 0;
     if (ok && (!Py_IS_TYPE(o[O_DEV], st->DeviceType) || !Py_IS_TYPE(o[O_PIPE], st->PipelineType) ||
                ((CtPipeline *)o[O_PIPE])->dev != (CtDevice *)o[O_DEV])) {
         PyErr_SetString(PyExc_TypeError, "FastLauncher needs a native Device and its Pipeline");
@@ -160,7 +190,8 @@ Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         for (int i = 0; valid && i < J_COUNT; i++)
             valid = (self->joff[i] = slot_offset((PyTypeObject *)o[O_JOB_TYPE],
                                                  PyTuple_GET_ITEM(o[O_JOB_FIELDS], i))) > 0;
-        if (!valid || !take_plan(self, &params, &fields, &sizing)) {
+        if (!valid || !take_record_types(self, rtypes, rfields) ||
+            !take_plan(self, &params, &fields, &sizing)) {
             PyErr_SetString(PyExc_ValueError, "FastLauncher: a plan, record types or job fields it "
                                               "does not take");
             Py_CLEAR(self);
@@ -189,6 +220,7 @@ Launcher_clear(CtLauncher *self)
         Py_CLEAR(self->ref[i]);
     for (int i = 0; i < CT_LAUNCH_MAX_PARAMS; i++)
         Py_CLEAR(self->idkey[i]);
+    Py_CLEAR(self->seen);
     return 0;
 }
 

@@ -95,7 +95,8 @@ typedef struct {
 } CtOp;
 int ct_parse_op(CtDevice *dev, PyObject *cmd, Py_ssize_t idx, CtOp *op);
 void ct_record_ops(CtDevice *dev, VkCommandBuffer cb, const CtOp *ops, Py_ssize_t n,
-                   VkPipeline *bound, int bar);
+                   CtRecState *rec, int bar);
+void ct_record_reset(CtRecState *rec);
 #define CT_BAR_HOST 1 /* ct_record_barrier: to host reads */
 #define CT_BAR_COPY 2 /* ... on a transfer-only queue: transfer stages only */
 void ct_record_barrier(CtDevice *dev, VkCommandBuffer cb, int flags);

@@ -6,7 +6,9 @@
  *   ('fill', buffer, offset, nbytes, u32_value)
  * Parsing runs with the GIL and no lock held (it raises); recording runs under the device's
  * state_lock and touches no Python object. Every command is preceded by a full
- * compute/transfer memory barrier, so work on the queue is stream-ordered.
+ * compute/transfer memory barrier, so work on the queue is stream-ordered. A dispatch binds
+ * its pipeline and pushes its constants only where the command buffer does not have them in
+ * place already (CtRecState).
  */
 #include "cthreads.h"
 
@@ -195,21 +197,45 @@ ct_record_barrier(CtDevice *dev, VkCommandBuffer cb, int flags)
                                  0, NULL, 0, NULL);
 }
 
+/* A command buffer's recording begins: nothing bound, nothing pushed */
 void
-ct_record_ops(CtDevice *dev, VkCommandBuffer cb, const CtOp *ops, Py_ssize_t n, VkPipeline *bound,
+ct_record_reset(CtRecState *rec)
+{
+    rec->pipeline = VK_NULL_HANDLE;
+    rec->layout = VK_NULL_HANDLE;
+    rec->push_size = 0;
+}
+
+/* Whether op's push constants are already in place: the last push in this command buffer was
+   of the same bytes with the same pipeline layout (a pipeline bound since then with that
+   layout keeps them: layouts compatible for push constants). A launch loop passing the same
+   scalars and lists records vkCmdPushConstants once per batch. */
+static int
+pushed_already(const CtRecState *rec, const CtPipeline *pipe, const uint8_t *push)
+{
+    return rec->layout == pipe->layout && rec->push_size == pipe->push_size &&
+           memcmp(rec->push, push, pipe->push_size) == 0;
+}
+
+void
+ct_record_ops(CtDevice *dev, VkCommandBuffer cb, const CtOp *ops, Py_ssize_t n, CtRecState *rec,
               int bar)
 {
     for (Py_ssize_t i = 0; i < n; i++) {
         ct_record_barrier(dev, cb, bar); /* before the first: orders after earlier work */
         const CtOp *op = &ops[i];
         if (op->kind == 0) {
-            if (op->pipe->pipeline != *bound) { /* stays bound across the batch's submits */
+            if (op->pipe->pipeline != rec->pipeline) { /* stays bound across the batch */
                 dev->fn.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, op->pipe->pipeline);
-                *bound = op->pipe->pipeline;
+                rec->pipeline = op->pipe->pipeline;
             }
-            if (op->pipe->push_size)
+            if (op->pipe->push_size && !pushed_already(rec, op->pipe, op->push)) {
                 dev->fn.vkCmdPushConstants(cb, op->pipe->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                                            op->pipe->push_size, op->push);
+                rec->layout = op->pipe->layout;
+                rec->push_size = op->pipe->push_size;
+                memcpy(rec->push, op->push, op->pipe->push_size);
+            }
             if (op->groups[0] && op->groups[1] && op->groups[2])
                 dev->fn.vkCmdDispatch(cb, op->groups[0], op->groups[1], op->groups[2]);
         } else if (op->kind == 1) {

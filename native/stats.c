@@ -2,7 +2,8 @@
  *
  * Python API:
  *   Device.stats() -> dict   Vulkan objects alive (allocations, pipelines, command buffers:
- *       all of them, and by use: the ring slots', the lanes' join, the copy lane's),
+ *       all of them in "command_buffers", and by use in "command_buffer_uses": {"ring": the
+ *       ring slots', "join": the lanes' join, "copy": the copy lane's}),
  *       the pool, the batch state (pending, in flight, kept references, values), the event
  *       counters of the submission path ("counters") and the policy knobs ("knobs", knobs.c).
  *       Reading it submits nothing (the counter is read directly, not refreshed).

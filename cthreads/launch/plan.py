@@ -166,24 +166,6 @@ def make_plan(compiled: Any, physical_wg: int, device: Any) -> LaunchPlan:
 NATIVE = True
 
 
-def _plain_attributes(cls: type, names: tuple) -> bool:
-    """Whether instances of `cls` keep `names` in their `__dict__` with no descriptor and no
-    attribute hooks: then the C launcher reading and writing that dict is reading and writing
-    the attributes (the record protocol, residency/arena.py)."""
-    if (
-        cls.__getattribute__ is not object.__getattribute__
-        or cls.__setattr__ is not object.__setattr__
-        or "__slots__" in cls.__dict__
-        or not cls.__dictoffset__
-        or hasattr(cls, "__getattr__")
-    ):
-        return False
-    # the class attributes an instance's look-up of each name meets (walking the MRO's dicts
-    # is what inspect.getattr_static does for them, at a tenth of its cost on a first launch)
-    found = [next((k.__dict__[n] for k in cls.__mro__ if n in k.__dict__), None) for n in names]
-    return all(not hasattr(type(v), "__get__") for v in found)
-
-
 def native_encoding(plan: LaunchPlan, codes: dict[str, Any]) -> tuple[bytes, bytes, bytes] | None:
     """(params, fields, sizing) for `FastLauncher`: the plan packed in the layout the C module
     exports (`codes`), or None where the C launcher does not cover the kernel (parameter block
@@ -243,7 +225,6 @@ def native_launcher(plan: LaunchPlan, pipeline: Any, device: Any, generation: in
         # the launcher makes jobs with object.__new__ and sets their attributes as object does
         or GpuJob.__new__ is not object.__new__
         or GpuJob.__setattr__ is not object.__setattr__
-        or not all(_plain_attributes(t, residency.RECORD_FIELDS) for t in record_types)
     ):
         return None
     try:
@@ -255,7 +236,9 @@ def native_launcher(plan: LaunchPlan, pipeline: Any, device: Any, generation: in
             pipeline,
             *encoded,
             residency.RECORDS,
+            residency.RECORDS_CHANGES,
             record_types,
+            residency.RECORD_FIELDS,  # slots of each record type (it declines a type without)
             GpuJob,
             GpuJob.QUEUED_FIELDS,
             device,

@@ -26,6 +26,10 @@ from ..errors import GpuArgumentTypeError, GpuInvalidArgument, GpuUseAfterDestro
 # resolve arguments through `resident_of` (Python) and native/launch.c `resident_record` (C,
 # which is handed this dict and the record types when a launcher is built).
 RECORDS: dict[int, Resident] = {}
+# Item 0 is replaced by a new int at every change of RECORDS (bind and _unregister, the only
+# places that change it): the C launcher reuses the record it last found for an argument, with no
+# dict look-up, while item 0 is still the int object it saw then (native/launch.c).
+RECORDS_CHANGES: list[int] = [0]
 _lock = threading.RLock()
 
 
@@ -39,8 +43,9 @@ OVERLAPS = 2  # shares bytes with another resident buffer: refused next to a wri
 # `obj` the host object it serves, `generation` the device generation it lives on, `pack` its
 # element format (runtime/formats.py pack code), `count` elements, `buffer` the native Buffer,
 # `hazard` (READ_ONLY | OVERLAPS), and `last_use` / `last_write`, the timeline values a launch
-# sets (RECORD_FIELDS). The C launcher reads and writes them in the instance `__dict__`
-# (launch/plan.py checks that no descriptor stands in the way); the general path also reads
+# sets (RECORD_FIELDS). They are slots of each record type: the C launcher finds their offsets
+# once and reads and writes them there, with no attribute look-up per launch (issue 14; it
+# declines a type without them); the general path also reads
 # `name`, `nbytes`, `view` (None, or a byte view of the host object) and calls `check_alive()`,
 # and a job's write-back calls `download()`. A type listed in SELF_RECORD_TYPES is its own
 # record: its instances carry these fields themselves (`obj` is the instance) and are not in
@@ -58,7 +63,7 @@ def resident_of(value: Any) -> Any:
     return res if res is not None and res.obj is value else None
 
 
-@dataclass
+@dataclass(slots=True)  # RECORD_FIELDS as slots: the C launcher's record protocol
 class Resident:
     arena_ref: Any  # weakref.ref of the arena: the registry must not keep arenas alive
     name: str
@@ -180,6 +185,7 @@ def _unregister(res: Resident) -> None:
     record); buffers it overlapped are looked at again."""
     if RECORDS.get(id(res.obj)) is res:
         del RECORDS[id(res.obj)]
+        RECORDS_CHANGES[0] += 1
     if res.hazard & OVERLAPS:
         from ..launch.aliasing import overlap
 
@@ -443,6 +449,7 @@ class GpuArena:
             self._drop(old)
         self._slots[name] = res
         RECORDS[id(obj)] = res
+        RECORDS_CHANGES[0] += 1
         _set_shape(res)
         created.append(res)
 

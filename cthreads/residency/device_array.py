@@ -59,8 +59,10 @@ class DeviceArray(CudaFace):
     >>> y.numpy()                                      # waits for the last launch writing y
     """
 
-    # No __slots__: the C launcher reads and writes the record fields (arena.RECORD_FIELDS) in
-    # the instance __dict__, as it does for an arena's records (launch/plan.py checks this).
+    # The record fields (arena.RECORD_FIELDS; `obj` is the array itself) are slots, as an
+    # arena's records' are: the C launcher reads and writes them at offsets it finds once. The
+    # instance keeps its __dict__ (CudaFace has one) for everything else.
+    __slots__ = tuple(f for f in arena.RECORD_FIELDS if f != "obj")
 
     def __init__(
         self, shape: Any, dtype: Any = "f32", *, device: Any = None, exportable: bool = False

@@ -154,7 +154,10 @@ def test_grid_launches_the_c_launcher_declines_go_to_the_general_path():
 
 
 class _SelfRecord:
-    """A stand-in for a device array: it carries the record protocol's fields itself."""
+    """A stand-in for a device array: it carries the record protocol's fields itself, as the
+    slots the C launcher reads and writes."""
+
+    __slots__ = residency.RECORD_FIELDS
 
     def __init__(self, record: residency.Resident) -> None:
         self.obj = self
@@ -228,3 +231,73 @@ def test_the_c_launcher_takes_the_job_fields_only_as_slots(monkeypatch):
         assert type(job) is GpuJob and job._kernel_name == "plane" and vars(job) == {}
         job.join()
         assert out == list(range(8))
+
+
+def test_the_c_launcher_takes_the_record_fields_only_as_slots(monkeypatch):
+    """The C launcher reads and writes RECORD_FIELDS at slot offsets it finds once: a
+    self-record type carrying them as plain attributes (the instance dict) gets no C launcher,
+    and launches of it take the general path, which reads them as attributes."""
+    from cthreads.launch import plan as plan_module
+    from cthreads.launch.general import plan_of
+
+    class Loose:  # the record protocol's names in the instance dict: no slots
+        def __init__(self, record: residency.Resident) -> None:
+            self.obj = self
+            for name in residency.RECORD_FIELDS[1:]:
+                setattr(self, name, getattr(record, name))
+
+    n = 6
+    out = np.zeros(n, np.int32)
+    gpu(plane, n, out).join()
+    st = session.state
+    prep = st.prepared[plane.source_key]
+    built = plan_of(prep, st.device)
+    monkeypatch.setattr(residency, "SELF_RECORD_TYPES", [_SelfRecord])
+    assert plan_module.native_launcher(built, prep.pipeline, st.device, prep.generation)
+    monkeypatch.setattr(residency, "SELF_RECORD_TYPES", [Loose])
+    assert plan_module.native_launcher(built, prep.pipeline, st.device, prep.generation) is None
+    monkeypatch.undo()
+    # the C launcher numbers the fields in RECORD_FIELDS' order: another order is declined
+    monkeypatch.setattr(residency, "RECORD_FIELDS", residency.RECORD_FIELDS[::-1])
+    assert plan_module.native_launcher(built, prep.pipeline, st.device, prep.generation) is None
+    monkeypatch.undo()
+    with GpuArena().bind(out=out):
+        launch = plan_module.native_launcher(built, prep.pipeline, st.device, prep.generation)
+        job = launch((n, out))  # the arena's records (slots) are read in C
+        assert type(job) is GpuJob
+        session.state.device.wait(job._value)
+        record = residency.resident_of(out)
+        assert record.last_use == record.last_write == job._value
+        job.join()
+    assert out.tolist() == list(range(n))
+
+
+def test_the_c_launcher_sees_every_change_of_the_registry(monkeypatch):
+    """The C launcher reuses the record it found for a list while RECORDS_CHANGES[0] stays the
+    same object: a release and a new binding of the same list must each be seen (a stale
+    record there would be a released buffer, which sends the launch to the general path)."""
+    n = 6
+    out = np.zeros(n, np.int32)
+    gpu(plane, n, out).join()
+    with GpuArena().bind(out=out):
+        first = residency.resident_of(out)
+        monkeypatch.setattr(dispatch, "_launch", _no_general_path)
+        for _ in range(2):  # the second launch takes the record the first one found
+            job = gpu(plane, n, out)
+            assert first.last_use == first.last_write == job._value
+        monkeypatch.undo()
+        changes = residency.RECORDS_CHANGES[0]
+    assert residency.RECORDS_CHANGES[0] != changes  # the release changed the registry
+    out[:] = 0
+    gpu(plane, n, out).join()  # no longer resident: the general path uploads it
+    assert out.tolist() == list(range(n))
+    out[:] = 0
+    with GpuArena().bind(out=out) as second:
+        again = residency.resident_of(out)
+        assert again is not first
+        monkeypatch.setattr(dispatch, "_launch", _no_general_path)
+        job = gpu(plane, n, out)  # the new record, not the one found before
+        assert again.last_use == job._value and first.last_use < job._value
+        monkeypatch.undo()
+        second.sync()
+    assert out.tolist() == list(range(n))

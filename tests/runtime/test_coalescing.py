@@ -299,3 +299,27 @@ def test_threads_hammer_submit_and_wait(device, kernels):
     device.wait_idle()
     st = device.stats()
     assert st["ring_in_flight"] == 0 and st["kept_objects"] == 0
+
+
+def test_push_constants_in_one_batch_follow_each_dispatch(device, kernels):
+    """A batch records a dispatch's push constants only where the same bytes of the same
+    pipeline layout are not in place already (record.c): repeated, changed and interleaved
+    blocks (two pipelines with blocks of one size, even with the same bytes) in one pending
+    batch each dispatch with its own."""
+    device.wait_idle()
+    n = 256
+    buf = _counter(device, n)
+    busy, gate = _busy(device, kernels)
+
+    def add(k):
+        return kernels.dispatch("add_i32", n, buf.address, n, k)
+
+    def fill(value):
+        return kernels.dispatch("fill_u32", n, buf.address, n, value)
+
+    steps = [add(1), add(1), add(2), fill(10), add(2), add(2), fill(3), add(3), add(3)]
+    values = [device.submit([cmd], keep=(buf,)) for cmd in steps]
+    assert device.completed() < busy  # all of them in the batch the gate holds back
+    gate.open()
+    assert device.wait(values[-1], timeout=60)
+    assert (_read(buf, n) == 9).all()
