@@ -327,6 +327,8 @@ def test_importing_cthreads_gpu_loads_no_compiler_and_no_asyncio():
     assert "cthreads.compiler" not in result["gpu"]
     # nor numpy (~70 ms on CI): host tiles and arrays load it where they are made
     assert "numpy" not in result["gpu"]
+    # nor the pipeline-statistics report (its dataclasses, ~2 ms): loaded when first asked for
+    assert "cthreads.gpu.statistics" not in result["gpu"]
     assert "cthreads.launch.session" in result["gpu"]  # its fork hook is installed at import
     assert not result["missing"], result["missing"]
 

@@ -61,7 +61,6 @@ from .subgroup import (
     subgroup_shuffle_xor,
     subgroup_size,
 )
-from .statistics import PipelineExecutable, PipelineStatistic, pipeline_statistics
 from .tiles import (
     MatrixShape,
     bf16,
@@ -196,3 +195,15 @@ __all__ = [
     "u32",
     "u64",
 ]
+
+# loaded on first use: its dataclasses cost ~2 ms of `import cthreads.gpu` (issue 19) for a
+# report only benchmarks ask for
+_LAZY = {"PipelineExecutable", "PipelineStatistic", "pipeline_statistics"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from . import statistics
+
+        return getattr(statistics, name)
+    raise AttributeError(f"module 'cthreads.gpu' has no attribute {name!r}")
