@@ -69,6 +69,7 @@ if [[ $STEPS == *bench* ]]; then
   step first_result 150 -- $PY bench/first_result.py --repeats 3 --no-taichi --json "$W/first.json" \
     --md "$W/first.md"
   step interop_bench 90 -- $PY bench/interop.py --json "$W/interop.json"
+  step interop_host 90 CTHREADS_CUDA_HANDOFF=host -- $PY bench/interop.py --json "$W/interop_host.json"
   step semaphore_latency 60 -- $PY bench/semaphore_latency.py --json "$W/semaphore_latency.json"
   step sgemm 150 -- $PY bench/sgemm.py --sizes 2048,4096,8192 --launches 5 --json "$W/sgemm.json"
 fi

@@ -51,6 +51,23 @@ def cuda_library() -> str:
     return os.environ.get("CTHREADS_CUDA_LIBRARY", "").strip() or "libcuda.so.1"
 
 
+def cuda_handoff() -> str:
+    """`CTHREADS_CUDA_HANDOFF`: how a CUDA exchange orders the two APIs (interop/handoff.py):
+    "gpu" (default: exported timeline semaphores where the driver allows, no host wait) or
+    "host" (the host waits at each hand-off: lower latency on drivers whose shared semaphores
+    are slow, docs/interop.md). Read at a device's first CUDA exchange."""
+    value = os.environ.get("CTHREADS_CUDA_HANDOFF", "").strip().lower() or "gpu"
+    if value not in ("gpu", "host"):
+        raise GpuInvalidArgument(
+            f"CTHREADS_CUDA_HANDOFF={value!r} is not a hand-off mode",
+            param="CTHREADS_CUDA_HANDOFF",
+            expected="'gpu' or 'host'",
+            got=repr(value),
+            hint="unset it for the default ('gpu')",
+        )
+    return value
+
+
 def spirv_tools_new_dir() -> Path:
     """`CTHREADS_SPIRV_TOOLS_NEW`: a directory whose bin/ holds a SPIRV-Tools new enough for
     matrix tiles (compiler/spirv/tools.py); default ~/.cache/cthreads/spirv-tools-<version>,

@@ -10,7 +10,7 @@ imports them, so a hand-off is two queued operations and no host wait:
 Values rise per semaphore under one lock per device. Mode "host" (no such driver or extension,
 libcuda refusing, a semaphore failing to import or a hand-off failing): the first slice's host
 waits, `cuStreamSynchronize` and a wait on our timeline (an eighth producer stream and beyond
-waits so too); `mode(device)` says which and why.
+waits so too; or CTHREADS_CUDA_HANDOFF=host asked for it); `mode(device)` says which and why.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import threading
 import weakref
 from typing import Any
 
+from .. import config
 from ..errors import GpuInvalidArgument
 from . import cuda, cuda_capable, why_not_capable
 
@@ -60,6 +61,8 @@ _state: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Device -> _Gp
 
 def _setup(device: Any) -> _Gpu | str:
     """The device's semaphores, made at its first CUDA exchange; or why there are none."""
+    if config.cuda_handoff() == "host":
+        return "CTHREADS_CUDA_HANDOFF=host asks for host waits"
     if not cuda_capable(device):
         return why_not_capable(device)
     if not device._dev.external()["semaphore_fd"]:

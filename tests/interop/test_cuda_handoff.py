@@ -127,3 +127,23 @@ def test_from_cuda_then_a_launch_on_a_stream(dev):
     out = DeviceArray(N, "f32", exportable=True)
     gpu(saxpy, N, 1.0, same, out, stream=Stream())
     np.testing.assert_array_equal(out.numpy(), np.full(N, 4.0, np.float32))
+
+
+def test_host_handoffs_keep_order_under_load(dev, monkeypatch):
+    # CTHREADS_CUDA_HANDOFF=host: the same exchange ordered by host waits (a fresh device state)
+    from cthreads.interop import handoff
+
+    monkeypatch.setenv("CTHREADS_CUDA_HANDOFF", "host")
+    monkeypatch.delitem(handoff._state, get_device(), raising=False)
+    got, why = interop.handoff_mode()
+    assert got == "host" and "CTHREADS_CUDA_HANDOFF" in why
+    d, e = DeviceArray(N, "f32", exportable=True), DeviceArray(N, "f32", exportable=True)
+    x, y = torch.from_dlpack(d), torch.from_dlpack(e)
+    x.zero_()
+    y.zero_()
+    for _ in range(10):
+        torch.cuda._sleep(SLEEP_CYCLES // 4)
+        x.add_(1.0)  # behind the sleep: our launch must still see it
+        gpu(saxpy, N, 1.0, x, y)
+    assert bool((y == 10 * 11 / 2).all())
+    monkeypatch.delitem(handoff._state, get_device(), raising=False)  # (the next tests: gpu)

@@ -216,6 +216,23 @@ def test_handoff_mode_is_host_with_a_reason_without_cuda():
     assert interop.handoff_mode(device) == (got, why)  # (decided once per device)
 
 
+def test_handoff_mode_host_on_request_and_a_bad_value_named(monkeypatch):
+    import cthreads.interop as interop
+    from cthreads.interop import handoff
+
+    device = get_device()
+    monkeypatch.delitem(handoff._state, device, raising=False)
+    monkeypatch.setenv("CTHREADS_CUDA_HANDOFF", "sometimes")
+    with pytest.raises(GpuInvalidArgument, match="CTHREADS_CUDA_HANDOFF='sometimes'"):
+        interop.handoff_mode(device)
+    monkeypatch.setenv("CTHREADS_CUDA_HANDOFF", "host")
+    assert interop.handoff_mode(device) == (
+        "host",
+        "CTHREADS_CUDA_HANDOFF=host asks for host waits",
+    )
+    monkeypatch.delitem(handoff._state, device, raising=False)  # (decided again by later tests)
+
+
 def test_cuda_semaphore_structs_have_the_driver_abi_sizes():
     import ctypes
 
