@@ -16,7 +16,7 @@
  *   Device.elapsed_ms(value) -> float | None (submit.c); last_value -> int
  *   Device.wait_idle() -> None (submit.c); stats() -> dict (stats.c); trim() -> None;
  *   destroy() -> None; _inject_submit_error(vk_result), _poke_u32(buffer, offset, value),
- *   _layer_fences() (timeline.c): test hooks; _abandon() (exit with work running); _forget()
+ *   _layer_fences() (timeline.c), _copy_lane_wait(timeout_s) (lane.c): test hooks; _abandon() (exit with work running); _forget()
  *   (fork child)
  *   Device.alive -> bool; host_visible_device_local -> bool
  * Teardown, _abandon and _forget: teardown.c.
@@ -424,6 +424,8 @@ static PyMethodDef Device_methods[] = {
     {"_inject_submit_error", (PyCFunction)Device_inject_submit_error, METH_O,
      "_inject_submit_error(vk_result) -> None: test hook, the next queue submission fails so"},
     {"destroy", (PyCFunction)Device_destroy, METH_NOARGS, "destroy() -> None (idempotent)"},
+    {"_copy_lane_wait", (PyCFunction)ct_device_copy_lane_wait, METH_O,
+     "_copy_lane_wait(timeout_s) -> bool | None: test hook, the copy lane's copies done (lane.c)"},
     {"_layer_fences", (PyCFunction)ct_device_layer_fences, METH_NOARGS,
      "_layer_fences() -> int | None: test hook, completions told to validation (timeline.c)"},
     {"_poke_u32", (PyCFunction)Device_poke_u32, METH_VARARGS,

@@ -321,9 +321,12 @@ ct_device_semaphore_wait(CtDevice *dev, PyObject *args)
                               .semaphoreCount = 1, .pSemaphores = &dev->ext_sem[index],
                               .pValues = &v};
     VkResult r;
+    if (ct_nogil_enter(dev) < 0) /* (alive: checked above with the GIL held) */
+        return ct_raise(dev->st->GpuUseAfterDestroy, "the device is being closed");
     Py_BEGIN_ALLOW_THREADS
     r = dev->fn.vkWaitSemaphores(dev->device, &wi, (uint64_t)(timeout_s * 1e9));
     Py_END_ALLOW_THREADS
+    dev->active--;
     if (r == VK_TIMEOUT)
         Py_RETURN_FALSE;
     if (r != VK_SUCCESS)

@@ -125,6 +125,7 @@ int ct_layer_fences_create(CtDevice *dev);
 void ct_layer_fences_destroy(CtDevice *dev);
 VkFence ct_layer_fence(const CtDevice *dev, const CtSlot *s);
 PyObject *ct_device_layer_fences(CtDevice *dev, PyObject *unused);
+PyObject *ct_device_copy_lane_wait(CtDevice *dev, PyObject *arg);
 
 /* stats.c */
 PyObject *ct_device_stats(CtDevice *dev, PyObject *unused);

@@ -229,3 +229,46 @@ def test_the_copy_lane_is_auto_by_default(monkeypatch):
         assert stats["copy_queue"] is None  # lavapipe: one family, graphics + compute + transfer
     elif device.info.nvidia:
         assert stats["copy_queue"] is not None  # NVIDIA's copy engines
+
+
+def test_a_copy_lane_copy_runs_beside_a_kernel_holding_the_compute_queue():
+    # Overlap in device time, shown without a clock: while a gate kernel holds queue 0, a copy
+    # on a stream's lane completes on the copy engines (its own semaphore, waited for on the
+    # host) and the gate kernel is still running — the two ran at the same time.
+    shutdown()  # the device as configured (CTHREADS_COPY_QUEUE=auto by default)
+    device = runtime.get_device()
+    if device.stats()["copy_queue"] is None:
+        assert device._dev._copy_lane_wait(0.0) is None
+        pytest.skip(f"{device.name!r} has no transfer-only queue family: no copy lane to overlap")
+    nbytes = 4 * N
+    host = _arange()
+    src, dst = device.buffer(nbytes, usage="upload"), device.buffer(nbytes)
+    back = device.buffer(nbytes, usage="download")
+    src.write(host)
+    s = Stream()
+    with QueueGate() as gate:
+        value = device.submit([("copy", src, dst, nbytes, 0, 0)], keep=(src, dst), lane=s._lane)
+        assert device._dev._copy_lane_wait(60.0) is True  # done on the copy engines ...
+        assert not device.wait(gate.value, timeout=0)  # ... while the gate kernel still runs
+        assert not device.wait(value, timeout=0)  # (its join on queue 0 waits behind the gate)
+    device.wait(device.submit([("copy", dst, back, nbytes, 0, 0)], keep=(dst, back)))
+    out = np.empty_like(host)
+    back.read_into(out)
+    np.testing.assert_array_equal(out, host)
+    with pytest.raises(GpuInvalidArgument, match="timeout_s"):
+        device._dev._copy_lane_wait(-1.0)
+
+
+def test_copy_lane_wait_hook_answers_in_both_modes(copy_queue):
+    device = runtime.get_device()
+    if copy_queue is None:
+        assert device._dev._copy_lane_wait(1.0) is None
+        return
+    nbytes = 4 * N
+    src, dst = device.buffer(nbytes, usage="upload"), device.buffer(nbytes)
+    src.write(_arange())
+    value = device.submit([("copy", src, dst, nbytes, 0, 0)], keep=(src, dst), lane=Stream()._lane)
+    assert device._dev._copy_lane_wait(60.0) is True
+    device.wait(value)
+    with pytest.raises(GpuInvalidArgument, match="timeout_s must be between 0 and 3600"):
+        device._dev._copy_lane_wait(float("nan"))
