@@ -170,12 +170,11 @@ def find(spec: Any, logical: int = 0, param: str = "device") -> GpuDevice:
             )
         return handle_for(seen[k], k, logical)
     if not isinstance(spec, str):
-        raise GpuArgumentTypeError(
-            f"`{param}` expects a cthreads.gpu device, an index, a UUID or a part of a name; "
-            f"got {type(spec).__name__}",
-            param=param,
+        raise GpuArgumentTypeError.expecting(
+            param,
+            spec,
+            "a cthreads.gpu device, an index, a UUID or a part of a name",
             expected="GpuDevice, int or str",
-            got=type(spec).__name__,
             hint="e.g. device=cthreads.gpu.devices()[1] or device=1",
         )
     usable = [i for i in lifecycle.list_devices() if i.usable]
