@@ -288,15 +288,7 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
     def s_While(self, st: ast.While, indent: int) -> None:
         if st.orelse:
             raise self.error(st, "`while ... else` is not supported in kernels")
-        counter = self.loop_counter(st, indent)
-        self.emit(indent, f"while {self.truth(st.test)}:", st)
-        self.loop_depth += 1
-        if counter:
-            self.emit(indent + 1, f"{counter} += 1", st)
-        self.block(st.body, indent + 1)
-        self.loop_depth -= 1
-        if counter:
-            self.sg_loops.pop()
+        self.loop(st, indent, f"while {self.truth(st.test)}:")
 
     def s_For(self, st: ast.For, indent: int) -> None:
         it = st.iter
@@ -322,8 +314,12 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
             self.declare(var, "int", st)
         elif self.scalars[var] != "int":
             raise self.error(st, f"loop variable `{var}` is {self.scalars[var]}, not int")
+        self.loop(st, indent, f"for {var} in _ct_range({', '.join(bounds)}):")
+
+    def loop(self, st: ast.While | ast.For, indent: int, header: str) -> None:
+        """Emit a loop `header` and its body, counting iterations where subgroup code needs it."""
         counter = self.loop_counter(st, indent)
-        self.emit(indent, f"for {var} in _ct_range({', '.join(bounds)}):", st)
+        self.emit(indent, header, st)
         self.loop_depth += 1
         if counter:
             self.emit(indent + 1, f"{counter} += 1", st)
