@@ -157,17 +157,32 @@ def _check_type_features(kernel: ir.Kernel, target: Target) -> None:
         if spec is None:
             continue
         feature, _, capability = spec
-        text = _source_line(kernel.filename, line)
-        raise GpuCompileError(
-            f"{type_name} needs the device feature `{feature}` (SPIR-V capability {capability}), "
-            "which this device lacks (see `python -m cthreads.gpu info`)",
-            kernel=kernel.name,
-            filename=kernel.filename,
-            lineno=line or kernel.firstlineno,
-            col=(text.find(type_name) + 1 if text and type_name in text else 1),
-            line=text,
+        raise _missing_feature(
+            kernel,
+            line,
+            type_name,
+            f"{type_name} needs",
+            feature,
+            capability,
             allowed="float (float32) / int (int32) on this device",
         )
+
+
+def _missing_feature(
+    kernel: ir.Kernel, line: int, name: str, what: str, feature: str, capability: str, allowed: str
+) -> GpuCompileError:
+    """`what` (at `name` on `line`) needs a device feature this device lacks: the user's error."""
+    text = _source_line(kernel.filename, line)
+    return GpuCompileError(
+        f"{what} the device feature `{feature}` (SPIR-V capability {capability}), which this "
+        "device lacks (see `python -m cthreads.gpu info`)",
+        kernel=kernel.name,
+        filename=kernel.filename,
+        lineno=line or kernel.firstlineno,
+        col=(text.find(name) + 1 if text and name in text else 1),
+        line=text,
+        allowed=allowed,
+    )
 
 
 def _check_target(kernel: ir.Kernel, target: Target) -> None:
@@ -218,16 +233,13 @@ def _check_subgroup_features(kernel: ir.Kernel, target: Target) -> None:
     if missing is None:
         return
     feature, line, name = missing
-    text = _source_line(kernel.filename, line)
-    raise GpuCompileError(
-        f"this subgroup operation needs the device feature `{feature}` (SPIR-V capability "
-        f"{FEATURE_CAPABILITY[feature]}), which this device lacks (see `python -m cthreads.gpu "
-        "info`)",
-        kernel=kernel.name,
-        filename=kernel.filename,
-        lineno=line or kernel.firstlineno,
-        col=(text.find(name) + 1 if text and name in text else 1),
-        line=text,
+    raise _missing_feature(
+        kernel,
+        line,
+        name,
+        "this subgroup operation needs",
+        feature,
+        FEATURE_CAPABILITY[feature],
         allowed="shared memory and atomics (they work on every device)",
     )
 

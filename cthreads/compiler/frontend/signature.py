@@ -11,32 +11,11 @@ import ast
 import inspect
 import typing
 
-from ..ir_types import (
-    BOOL,
-    F16,
-    F32,
-    F64,
-    I8,
-    I16,
-    I32,
-    I64,
-    U8,
-    U16,
-    U32,
-    U64,
-    ListType,
-    Param,
-    Scalar,
-)
+from ..ir_types import BOOL, EXPLICIT, F32, I32, ListType, Param, Scalar
 
 ALLOWED_PARAM_TYPES = "int, float, bool, list[int], list[float] or list[bool]"
 ALLOWED_LOCAL_TYPES = "int, float or bool"
 
-# The explicit scalar types of `cthreads.gpu.types`, by the name they are imported as.
-EXPLICIT: dict[str, Scalar] = {
-    "f16": F16, "f32": F32, "f64": F64, "i8": I8, "i16": I16, "i32": I32, "i64": I64,
-    "u8": U8, "u16": U16, "u32": U32, "u64": U64,
-}  # fmt: skip
 _SCALARS: dict[str, Scalar] = {"int": I32, "float": F32, "bool": BOOL, **EXPLICIT}
 _SCALAR_TYPES: dict[type, Scalar] = {int: I32, float: F32, bool: BOOL}
 _PY_NAMES = {I32: "int", F32: "float", BOOL: "bool"}
