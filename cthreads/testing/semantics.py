@@ -260,22 +260,14 @@ def _log(fn):
     return call
 
 
-def _exp(fn):
+def _inf_on_overflow(fn, signed: bool = False):
+    """`fn` with an overflow read as the infinity the device gives (of x's sign: sinh)."""
+
     def call(x: float) -> float:
         try:
             return fn(x)
         except OverflowError:
-            return INF
-
-    return call
-
-
-def _hyp(fn):
-    def call(x: float) -> float:
-        try:
-            return fn(x)
-        except OverflowError:
-            return math.copysign(INF, x) if fn is math.sinh else INF
+            return math.copysign(INF, x) if signed else INF
 
     return call
 
@@ -339,8 +331,8 @@ def _hypot(x: float, y: float) -> float:
 # Arguments are promoted to float before the call (int and bool arguments too).
 MATH: dict[str, tuple[int, str, object]] = {
     "sqrt": (1, "f", _math1(math.sqrt, "sqrt", lambda x: math.isnan(x) or x >= 0)),
-    "exp": (1, "f", _math1(_exp(math.exp), "exp")),
-    "exp2": (1, "f", _math1(_exp(lambda x: 2.0**x), "exp2")),
+    "exp": (1, "f", _math1(_inf_on_overflow(math.exp), "exp")),
+    "exp2": (1, "f", _math1(_inf_on_overflow(lambda x: 2.0**x), "exp2")),
     "log": (1, "f", _math1(_log(math.log), "log")),
     "log2": (1, "f", _math1(_log(math.log2), "log2")),
     "log10": (1, "f", _math1(_log(math.log10), "log10")),
@@ -351,8 +343,8 @@ MATH: dict[str, tuple[int, str, object]] = {
     "acos": (1, "f", _math1(math.acos, "acos")),
     "atan": (1, "f", _math1(math.atan, "atan")),
     "atan2": (2, "f", _math2(math.atan2, "atan2")),
-    "sinh": (1, "f", _math1(_hyp(math.sinh), "sinh")),
-    "cosh": (1, "f", _math1(_hyp(math.cosh), "cosh")),
+    "sinh": (1, "f", _math1(_inf_on_overflow(math.sinh, signed=True), "sinh")),
+    "cosh": (1, "f", _math1(_inf_on_overflow(math.cosh), "cosh")),
     "tanh": (1, "f", _math1(math.tanh, "tanh")),
     "asinh": (1, "f", _math1(math.asinh, "asinh")),
     "acosh": (1, "f", _math1(_acosh, "acosh")),
