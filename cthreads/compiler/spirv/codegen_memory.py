@@ -28,7 +28,6 @@ from .grammar import (
     MemorySemantics,
     Op,
     Scope,
-    SelectionControl,
     StorageClass,
 )
 
@@ -168,14 +167,6 @@ class MemoryGen:
         ptr = self.op(Op.AccessChain, info.elem_ptr, info.var, safe)
         v = self._from_storage(info, self.op(Op.Load, info.storage, ptr))
         return self.op(Op.Select, self.ty(e.type), inb, v, self.zero(e.type))
-
-    def _open_guard(self, idx: int, length: int) -> tuple[int, int]:
-        inb = self.op(Op.ULessThan, self.t_bool, idx, length)
-        access, merge = self.m.new_id(), self.m.new_id()
-        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
-        self.ins(Op.BranchConditional, inb, access, merge)
-        self.begin(access)
-        return access, merge
 
     def visit_SharedStore(self, s: ir.SharedStore) -> None:
         info = self.shared_info[s.array]
