@@ -17,6 +17,7 @@ import threading
 from typing import Any
 
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
+from ..forwarding import forwarded
 from . import lifecycle
 from .info import DeviceInfo
 from .visibility import uuid_matches
@@ -54,21 +55,10 @@ class GpuDevice:
         self.session: Any = None  # its launch state (launch/session.py), made on first launch
 
     # -- description ---------------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        return self.info.name
-
-    @property
-    def type(self) -> str:
-        return self.info.type
-
-    @property
-    def uuid(self) -> str:
-        return self.info.uuid
-
-    @property
-    def memory(self) -> int:
-        return self.info.memory
+    name = forwarded("info")
+    type = forwarded("info")
+    uuid = forwarded("info")
+    memory = forwarded("info")
 
     @property
     def is_default(self) -> bool:
