@@ -311,16 +311,10 @@ def _fma(x: float, y: float, z: float) -> float:
     return approx("fma", (x, y, z), f32(x * y + z))
 
 
-def _isnan(x: float) -> bool:
-    return math.isnan(x)
-
-
-def _isinf(x: float) -> bool:
-    return x in (INF, -INF)
-
-
-def _isfinite(x: float) -> bool:
-    return not (math.isnan(x) or x in (INF, -INF))
+# float -> int roundings and float -> bool tests: exact, so one function serves float32 and
+# float64 arguments alike (MATH and MATH64 differ only in how they name the result type)
+_ROUNDINGS = {"floor": floor_i, "ceil": ceil_i, "trunc": f2i}
+_TESTS = {"isnan": math.isnan, "isinf": math.isinf, "isfinite": math.isfinite}
 
 
 def _hypot(x: float, y: float) -> float:
@@ -357,12 +351,8 @@ MATH: dict[str, tuple[int, str, object]] = {
     "hypot": (2, "f", _hypot),
     "fmod": (2, "f", c_fmod),
     "fma": (3, "f", _fma),
-    "floor": (1, "i", floor_i),
-    "ceil": (1, "i", ceil_i),
-    "trunc": (1, "i", f2i),
-    "isnan": (1, "b", _isnan),
-    "isinf": (1, "b", _isinf),
-    "isfinite": (1, "b", _isfinite),
+    **{name: (1, "i", fn) for name, fn in _ROUNDINGS.items()},
+    **{name: (1, "b", fn) for name, fn in _TESTS.items()},
 }
 # `abs` is a builtin handled by type (int wraps, float is fabs).
 
@@ -476,10 +466,6 @@ MATH64 = {
     "sqrt": (1, "f64", sqrt64),
     "fabs": (1, "f64", abs),
     "fma": (3, "f64", fma64),
-    "floor": (1, "int", floor_i),
-    "ceil": (1, "int", ceil_i),
-    "trunc": (1, "int", f2i),
-    "isnan": (1, "bool", math.isnan),
-    "isinf": (1, "bool", math.isinf),
-    "isfinite": (1, "bool", math.isfinite),
+    **{name: (1, "int", fn) for name, fn in _ROUNDINGS.items()},
+    **{name: (1, "bool", fn) for name, fn in _TESTS.items()},
 }
