@@ -127,6 +127,28 @@ class GpuInvalidArgument(CThreadsGPUError, ValueError):
         self.got = got
         super().__init__(message, hint=hint)
 
+    @classmethod
+    def non_contiguous(cls, name: str, kind: str, what: str, hint: str) -> GpuInvalidArgument:
+        """`name` got a strided (non-C-contiguous) `what` where a C-contiguous `kind` is needed."""
+        return cls(
+            f"`{name}` expects a C-contiguous {kind}; got a non-contiguous {what}",
+            param=name,
+            expected="C-contiguous",
+            got="non-contiguous",
+            hint=hint,
+        )
+
+    @classmethod
+    def empty(cls, name: str, kind: str, what: str, hint: str | None = None) -> GpuInvalidArgument:
+        """`name` got an empty `what` where a `kind` of at least one element is needed."""
+        return cls(
+            f"`{name}` expects a non-empty {kind}; got an empty {what}",
+            param=name,
+            expected="at least one element",
+            got="0 elements",
+            hint=hint,
+        )
+
 
 class GpuArgumentTypeError(GpuInvalidArgument, TypeError):
     """An argument has the wrong Python type or dtype (a `TypeError` and a `GpuInvalidArgument`)."""
@@ -136,6 +158,20 @@ class GpuArgumentTypeError(GpuInvalidArgument, TypeError):
         "pass the type the kernel's signature declares (`kernel.signature`), e.g. "
         "arr.astype(numpy.float32) for a list[float]"
     )
+
+    @classmethod
+    def expecting(
+        cls, name: str, value: object, wants: str, expected: str, hint: str | None = None
+    ) -> GpuArgumentTypeError:
+        """`name` got a value of the wrong Python type: "`name` expects <wants>; got <type>"."""
+        got = type(value).__name__
+        return cls(
+            f"`{name}` expects {wants}; got {got}",
+            param=name,
+            expected=expected,
+            got=got,
+            hint=hint,
+        )
 
 
 class GpuUseAfterDestroy(CThreadsGPUError):

@@ -14,6 +14,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..forwarding import forwarded
 from .artifact import CompiledKernel
 from .target import Target
 
@@ -26,19 +27,13 @@ class KernelBuild:
     contract: dict[str, Any]
     profile: dict[str, Any] = field(repr=False)
 
-    @property
-    def name(self) -> str:
-        return self.compiled.name
-
-    @property
-    def spirv(self) -> bytes:
-        """The SPIR-V module (bytes, little-endian words), validated by spirv-val."""
-        return self.compiled.spirv
-
-    @property
-    def cache_key(self) -> str:
-        """The key of this build in the on-disk cache (a launch on that device uses the same)."""
-        return self.compiled.cache_key
+    name = forwarded("compiled")
+    spirv = forwarded(
+        "compiled", "The SPIR-V module (bytes, little-endian words), validated by spirv-val."
+    )
+    cache_key = forwarded(
+        "compiled", "The key of this build in the on-disk cache (a launch on that device uses it)."
+    )
 
     @functools.cached_property
     def asm(self) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from .. import config
@@ -212,25 +213,23 @@ class KernelCache:
             )
         except OSError:
             return 0
-        removed = 0
-        for _, path in entries[: max(0, len(entries) - self.max_entries)]:
-            try:
-                path.unlink()
-                removed += 1
-            except OSError:
-                pass
-        return removed
+        return _unlink_each(path for _, path in entries[: max(0, len(entries) - self.max_entries)])
 
     def clear(self) -> int:
         """Remove every entry; returns how many files were removed."""
         self._memory.clear()
         if self.directory is None or not self.directory.exists():
             return 0
-        removed = 0
-        for path in self.directory.glob("*.ctk"):
-            try:
-                path.unlink()
-                removed += 1
-            except OSError:
-                pass
-        return removed
+        return _unlink_each(self.directory.glob("*.ctk"))
+
+
+def _unlink_each(paths: Iterable[Path]) -> int:
+    """Delete each file; how many went. One another process removed first is not an error."""
+    removed = 0
+    for path in paths:
+        try:
+            path.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed

@@ -157,17 +157,36 @@ def _check_type_features(kernel: ir.Kernel, target: Target) -> None:
         if spec is None:
             continue
         feature, _, capability = spec
-        text = _source_line(kernel.filename, line)
-        raise GpuCompileError(
-            f"{type_name} needs the device feature `{feature}` (SPIR-V capability {capability}), "
-            "which this device lacks (see `python -m cthreads.gpu info`)",
-            kernel=kernel.name,
-            filename=kernel.filename,
-            lineno=line or kernel.firstlineno,
-            col=(text.find(type_name) + 1 if text and type_name in text else 1),
-            line=text,
+        raise _error_at(
+            kernel,
+            line,
+            type_name,
+            f"{type_name} needs {_lacking(feature, capability)}",
             allowed="float (float32) / int (int32) on this device",
         )
+
+
+def _lacking(feature: str, capability: str) -> str:
+    return (
+        f"the device feature `{feature}` (SPIR-V capability {capability}), which this device "
+        "lacks (see `python -m cthreads.gpu info`)"
+    )
+
+
+def _error_at(
+    kernel: ir.Kernel, line: int, name: str, message: str, allowed: str
+) -> GpuCompileError:
+    """The user's error `message`, located at `name` on kernel source line `line`."""
+    text = _source_line(kernel.filename, line)
+    return GpuCompileError(
+        message,
+        kernel=kernel.name,
+        filename=kernel.filename,
+        lineno=line or kernel.firstlineno,
+        col=(text.find(name) + 1 if text and name in text else 1),
+        line=text,
+        allowed=allowed,
+    )
 
 
 def _check_target(kernel: ir.Kernel, target: Target) -> None:
@@ -218,16 +237,11 @@ def _check_subgroup_features(kernel: ir.Kernel, target: Target) -> None:
     if missing is None:
         return
     feature, line, name = missing
-    text = _source_line(kernel.filename, line)
-    raise GpuCompileError(
-        f"this subgroup operation needs the device feature `{feature}` (SPIR-V capability "
-        f"{FEATURE_CAPABILITY[feature]}), which this device lacks (see `python -m cthreads.gpu "
-        "info`)",
-        kernel=kernel.name,
-        filename=kernel.filename,
-        lineno=line or kernel.firstlineno,
-        col=(text.find(name) + 1 if text and name in text else 1),
-        line=text,
+    raise _error_at(
+        kernel,
+        line,
+        name,
+        f"this subgroup operation needs {_lacking(feature, FEATURE_CAPABILITY[feature])}",
         allowed="shared memory and atomics (they work on every device)",
     )
 
@@ -242,16 +256,7 @@ def _check_tiles(kernel: ir.Kernel, target: Target) -> None:
     if found is None:
         return
     line, name, message, allowed = found
-    text = _source_line(kernel.filename, line)
-    raise GpuCompileError(
-        message,
-        kernel=kernel.name,
-        filename=kernel.filename,
-        lineno=line or kernel.firstlineno,
-        col=(text.find(name) + 1 if text and name in text else 1),
-        line=text,
-        allowed=allowed,
-    )
+    raise _error_at(kernel, line, name, message, allowed)
 
 
 def _source_line(filename: str, line: int) -> str | None:

@@ -60,6 +60,11 @@ BOOL = Scalar("bool", 32)
 # so no scalar rule of the language applies to it by accident
 BF16 = Scalar("bfloat", 16)
 
+# The explicit scalar types of `cthreads.gpu.types`, by the name they are imported as ("f16", ...).
+EXPLICIT: dict[str, Scalar] = {
+    str(t): t for t in (F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64)
+}
+
 
 @dataclass(frozen=True)
 class ListType:

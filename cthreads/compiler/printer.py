@@ -14,6 +14,18 @@ import struct
 from . import ir
 
 
+# Leaf expressions other than constants (they have no children): node class -> its text, given
+# the printer `p` (for parameter names).
+_LEAVES = {
+    ir.LocalRef: lambda p, e: f"%{e.name}",
+    ir.ParamRef: lambda p, e: f"${p.param_name(e.index)}",
+    ir.Builtin: lambda p, e: f"{e.kind.value}.{'xyz'[e.axis]}",
+    ir.ListLen: lambda p, e: f"len({p.param_name(e.list_index)})",
+    ir.SubgroupValue: lambda p, e: f"subgroup.{e.what}",
+    ir.ListShape: lambda p, e: f"{p.param_name(e.list_index)}.shape[{e.axis}]",
+}
+
+
 def format_float(v: float) -> str:
     """The shortest decimal that reads back as the same float32."""
     if math.isnan(v):
@@ -47,18 +59,9 @@ class _Printer:
             if e.type.is_float:
                 return format_float(e.value)
             return str(e.value)
-        if isinstance(e, ir.LocalRef):
-            return f"%{e.name}"
-        if isinstance(e, ir.ParamRef):
-            return f"${self.param_name(e.index)}"
-        if isinstance(e, ir.Builtin):
-            return f"{e.kind.value}.{'xyz'[e.axis]}"
-        if isinstance(e, ir.ListLen):
-            return f"len({self.param_name(e.list_index)})"
-        if isinstance(e, ir.SubgroupValue):
-            return f"subgroup.{e.what}"
-        if isinstance(e, ir.ListShape):
-            return f"{self.param_name(e.list_index)}.shape[{e.axis}]"
+        leaf = _LEAVES.get(type(e))
+        if leaf is not None:
+            return leaf(self, e)
         args = []
         for c in ir.children(e):  # (a loop, not a comprehension: one frame per tree level)
             args.append(self.expr(c))

@@ -148,15 +148,21 @@ def shr(a: int, s: int, bits: int = 32) -> int:
     return a >> (s & (bits - 1))  # arithmetic for signed values, logical for unsigned
 
 
-INT_BINARY = {
+# The operations whose exact value is the same Python expression for ints and floats (the
+# caller wraps or rounds it to the type).
+_EXACT_BINARY = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
+    "min": py_min,
+    "max": py_max,
+}
+
+INT_BINARY = {
+    **_EXACT_BINARY,
     "floordiv": int_floordiv,
     "mod": int_mod,
     "pow": int_pow,
-    "min": py_min,
-    "max": py_max,
     "bit_and": lambda a, b: a & b,
     "bit_or": lambda a, b: a | b,
     "bit_xor": lambda a, b: a ^ b,
@@ -219,15 +225,11 @@ def float_pow(x: float, y: float) -> float:
 
 
 FLOAT_BINARY = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a - b,
-    "mul": lambda a, b: a * b,
+    **_EXACT_BINARY,
     "div": float_div,
     "floordiv": float_floordiv,
     "mod": float_mod,
     "pow": float_pow,
-    "min": py_min,
-    "max": py_max,
 }
 
 BOOL_BINARY = {

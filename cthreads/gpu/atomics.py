@@ -12,6 +12,8 @@ import struct
 from collections.abc import Callable, MutableSequence
 from typing import Any
 
+from .builtin import tagged
+
 _F32 = struct.Struct("<f")
 
 
@@ -80,29 +82,15 @@ def atomic_compare_exchange(xs: MutableSequence, i: int, expected: Any, new: Any
     return _update(xs, i, swap)
 
 
-ATOMICS = {
-    f.__name__: f
-    for f in (
-        atomic_add,
-        atomic_min,
-        atomic_max,
-        atomic_and,
-        atomic_or,
-        atomic_xor,
-        atomic_exchange,
-        atomic_compare_exchange,
-    )
-}
-for _name, _f in ATOMICS.items():
-    _f.__gpu_builtin__ = _name  # type: ignore[attr-defined]
+ATOMICS = tagged(
+    atomic_add,
+    atomic_min,
+    atomic_max,
+    atomic_and,
+    atomic_or,
+    atomic_xor,
+    atomic_exchange,
+    atomic_compare_exchange,
+)
 
-__all__ = [
-    "atomic_add",
-    "atomic_and",
-    "atomic_compare_exchange",
-    "atomic_exchange",
-    "atomic_max",
-    "atomic_min",
-    "atomic_or",
-    "atomic_xor",
-]
+__all__ = sorted(ATOMICS)

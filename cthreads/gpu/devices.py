@@ -93,11 +93,11 @@ def split(n: int, devices: Iterable[Any] | int | None = None) -> list[Part]:
         try:
             chosen = [find(d, param="devices") for d in devices]
         except TypeError:
-            raise GpuArgumentTypeError(
-                f"`devices` expects a list of devices or a count; got {type(devices).__name__}",
-                param="devices",
+            raise GpuArgumentTypeError.expecting(
+                "devices",
+                devices,
+                "a list of devices or a count",
                 expected="a list of GpuDevice (or indexes), or an int",
-                got=type(devices).__name__,
             ) from None
     if not chosen:
         raise GpuInvalidArgument(

@@ -9,6 +9,8 @@ return a zero-filled Python list, so a kernel called as plain Python still runs.
 
 from __future__ import annotations
 
+from .builtin import tagged
+
 _TYPES = {int: 0, float: 0.0, bool: False}
 
 
@@ -37,7 +39,6 @@ def local(elem: type, size: int) -> list:
     return _zeroed("local", elem, size)
 
 
-shared.__gpu_builtin__ = "shared"  # type: ignore[attr-defined]
-local.__gpu_builtin__ = "local"  # type: ignore[attr-defined]
+tagged(shared, local)
 
 __all__ = ["local", "shared"]

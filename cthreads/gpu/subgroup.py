@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .builtin import tagged
+
 
 def subgroup_size() -> int:
     """The number of invocations per subgroup (SubgroupSize; a power of two on real devices)."""
@@ -102,47 +104,24 @@ def subgroup_shuffle_xor(x: Any, mask: int) -> Any:
     return x if mask == 0 else type(x)(0)
 
 
-SUBGROUP_FUNCTIONS = {
-    f.__name__: f
-    for f in (
-        subgroup_size,
-        subgroup_lane,
-        subgroup_id,
-        num_subgroups,
-        subgroup_add,
-        subgroup_min,
-        subgroup_max,
-        subgroup_inclusive_add,
-        subgroup_exclusive_add,
-        subgroup_broadcast,
-        subgroup_broadcast_first,
-        subgroup_ballot,
-        subgroup_elect,
-        subgroup_all,
-        subgroup_any,
-        subgroup_shuffle,
-        subgroup_shuffle_xor,
-    )
-}
-for _name, _f in SUBGROUP_FUNCTIONS.items():
-    _f.__gpu_builtin__ = _name  # type: ignore[attr-defined]
+SUBGROUP_FUNCTIONS = tagged(
+    subgroup_size,
+    subgroup_lane,
+    subgroup_id,
+    num_subgroups,
+    subgroup_add,
+    subgroup_min,
+    subgroup_max,
+    subgroup_inclusive_add,
+    subgroup_exclusive_add,
+    subgroup_broadcast,
+    subgroup_broadcast_first,
+    subgroup_ballot,
+    subgroup_elect,
+    subgroup_all,
+    subgroup_any,
+    subgroup_shuffle,
+    subgroup_shuffle_xor,
+)
 
-__all__ = [
-    "num_subgroups",
-    "subgroup_add",
-    "subgroup_all",
-    "subgroup_any",
-    "subgroup_ballot",
-    "subgroup_broadcast",
-    "subgroup_broadcast_first",
-    "subgroup_elect",
-    "subgroup_exclusive_add",
-    "subgroup_id",
-    "subgroup_inclusive_add",
-    "subgroup_lane",
-    "subgroup_max",
-    "subgroup_min",
-    "subgroup_shuffle",
-    "subgroup_shuffle_xor",
-    "subgroup_size",
-]
+__all__ = sorted(SUBGROUP_FUNCTIONS)

@@ -286,6 +286,17 @@ def context_for(device: Any) -> Context:
     )
 
 
+def _import_fd(drv: Any, name: str, desc: Any) -> Any:
+    """Import the exported fd in `desc` with the driver call `name`; its CUDA handle. The fd is
+    closed here when the import fails: CUDA owns it only once the import succeeded."""
+    ext = _P()
+    r = getattr(drv, name)(ctypes.byref(ext), ctypes.byref(desc))
+    if r != 0:
+        os.close(desc.handle.fd)
+        drv.check(r, name)
+    return ext
+
+
 class Mapping:
     """An 'export' buffer's memory imported into CUDA: `ptr` is its device pointer there."""
 
@@ -296,13 +307,8 @@ class Mapping:
         fd = buffer.export_fd()
         desc = _MemoryHandleDesc(type=_OPAQUE_FD, size=buffer.memory_size, flags=_DEDICATED)
         desc.handle.fd = fd
-        ext = _P()
         with ctx as drv:
-            r = drv.cuImportExternalMemory(ctypes.byref(ext), ctypes.byref(desc))
-            if r != 0:
-                os.close(fd)  # CUDA owns the fd only once the import succeeded
-                drv.check(r, "cuImportExternalMemory")
-            self._ext = ext
+            ext = self._ext = _import_fd(drv, "cuImportExternalMemory", desc)
             ptr = _U64()
             bdesc = _BufferDesc(offset=0, size=buffer.capacity, flags=0)
             r = drv.cuExternalMemoryGetMappedBuffer(ctypes.byref(ptr), ext, ctypes.byref(bdesc))
@@ -348,12 +354,8 @@ class Semaphore:
             )
         desc = _SemaphoreHandleDesc(type=_TIMELINE_FD, flags=0)
         desc.handle.fd = fd
-        ext = _P()
         with ctx as drv:
-            r = drv.cuImportExternalSemaphore(ctypes.byref(ext), ctypes.byref(desc))
-            if r != 0:
-                os.close(fd)  # CUDA owns the fd only once the import succeeded
-                drv.check(r, "cuImportExternalSemaphore")
+            ext = _import_fd(drv, "cuImportExternalSemaphore", desc)
         self._ext = ext
         # dropped with its device's hand-off state (that device was shut down: waited idle)
         weakref.finalize(self, _destroy_semaphore, ctx, ext).atexit = False

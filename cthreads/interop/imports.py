@@ -93,20 +93,14 @@ def _check(param: Any, f: Foreign, ctx: cuda.Context) -> None:
             hint=f"move it there (x.to('cuda:{ctx.ordinal}')) or choose the matching device",
         )
     if not f.contiguous:
-        raise GpuInvalidArgument(
-            f"`{name}` expects a C-contiguous array; got a non-contiguous {f.label(ordinal)}",
-            param=name,
-            expected="C-contiguous",
-            got="non-contiguous",
+        raise GpuInvalidArgument.non_contiguous(
+            name,
+            "array",
+            f.label(ordinal),
             hint="pass x.contiguous() (torch) or cupy.ascontiguousarray(x)",
         )
     if f.nbytes == 0:
-        raise GpuInvalidArgument(
-            f"`{name}` expects a non-empty list; got an empty {f.label(ordinal)}",
-            param=name,
-            expected="at least one element",
-            got="0 elements",
-        )
+        raise GpuInvalidArgument.empty(name, "list", f.label(ordinal))
     if param.writes and f.readonly:
         raise GpuInvalidArgument(
             f"`{name}` is written by the kernel but the {f.label(ordinal)} passed is read-only",

@@ -258,11 +258,10 @@ def check_list(index: int, param: Param, value: Any) -> ListArg:
     pack, itemsize, accepted, dtype_name = fmt.pack, fmt.itemsize, fmt.buffer_formats, fmt.dtype
     if isinstance(value, list):
         if not value:
-            raise GpuInvalidArgument(
-                f"`{param.name}` expects a non-empty {type_name(param.type)}; got an empty list",
-                param=param.name,
-                expected="non-empty list",
-                got="[]",
+            raise GpuInvalidArgument.empty(
+                param.name,
+                type_name(param.type),
+                "list",
                 hint="kernels need at least one element per list parameter",
             )
         return ListArg(index, param, value, len(value), len(value) * itemsize, pack, None)
@@ -280,20 +279,11 @@ def check_list(index: int, param: Param, value: Any) -> ListArg:
             hint=_convert_hint(value, accepted, dtype_name),
         )
     if not view.c_contiguous:
-        raise GpuInvalidArgument(
-            f"`{param.name}` expects a C-contiguous buffer; got a non-contiguous {describe(value)}",
-            param=param.name,
-            expected="C-contiguous",
-            got="non-contiguous",
-            hint="pass numpy.ascontiguousarray(arr)",
+        raise GpuInvalidArgument.non_contiguous(
+            param.name, "buffer", describe(value), hint="pass numpy.ascontiguousarray(arr)"
         )
     if view.nbytes == 0:
-        raise GpuInvalidArgument(
-            f"`{param.name}` expects a non-empty {type_name(param.type)}; got an empty {describe(value)}",
-            param=param.name,
-            expected="at least one element",
-            got="0 elements",
-        )
+        raise GpuInvalidArgument.empty(param.name, type_name(param.type), describe(value))
     if param.writes and view.readonly:
         raise GpuInvalidArgument(
             f"`{param.name}` is written by the kernel but the {describe(value)} passed is read-only",

@@ -63,12 +63,11 @@ class Stream:
         if device is None:
             device = runtime.get_device()
         elif not isinstance(device, runtime.Device):
-            raise GpuArgumentTypeError(
-                f"`device` expects None (the default device) or a cthreads device; got "
-                f"{type(device).__name__}",
-                param="device",
+            raise GpuArgumentTypeError.expecting(
+                "device",
+                device,
+                "None (the default device) or a cthreads device",
                 expected="None or a runtime Device",
-                got=type(device).__name__,
                 hint="write Stream() for the default device",
             )
         elif not device.alive:
@@ -186,11 +185,11 @@ def after_value(s: Stream, after: tuple) -> int:
 def check_stream(stream: Any, device: Any) -> Stream:
     """`stream=` of a launch or copy on `device`, checked: a Stream of that device."""
     if type(stream) is not Stream and not isinstance(stream, Stream):
-        raise GpuArgumentTypeError(
-            f"`stream` expects a cthreads.gpu.Stream; got {type(stream).__name__}",
-            param="stream",
+        raise GpuArgumentTypeError.expecting(
+            "stream",
+            stream,
+            "a cthreads.gpu.Stream",
             expected="Stream",
-            got=type(stream).__name__,
             hint="make one with s = Stream(), or leave stream= out for the default stream",
         )
     if stream._device is not device:
@@ -225,11 +224,11 @@ def check_after(after: Any, device: Any) -> tuple:
     elif isinstance(after, (list, tuple)):
         jobs = tuple(after)
     else:
-        raise GpuArgumentTypeError(
-            f"`after` expects a GpuJob or a list of GpuJobs; got {type(after).__name__}",
-            param="after",
+        raise GpuArgumentTypeError.expecting(
+            "after",
+            after,
+            "a GpuJob or a list of GpuJobs",
             expected="list of GpuJob",
-            got=type(after).__name__,
             hint="pass the jobs gpu() returned: after=[job1, job2]",
         )
     for job in jobs:
@@ -242,11 +241,11 @@ def check_job(job: Any, device: Any, param: str) -> None:
     from .gpujob import GpuJob
 
     if not isinstance(job, GpuJob):
-        raise GpuArgumentTypeError(
-            f"`{param}` expects a GpuJob (what gpu() returns); got {type(job).__name__}",
-            param=param,
+        raise GpuArgumentTypeError.expecting(
+            param,
+            job,
+            "a GpuJob (what gpu() returns)",
             expected="GpuJob",
-            got=type(job).__name__,
             hint="host work (cthreads.Job) has no device timeline: join() it first",
         )
     if job._device is not device:

@@ -239,12 +239,7 @@ class DeviceArray(CudaFace):
                 "(device arrays are never converted at launch)",
             )
         if self.count == 0:
-            raise GpuInvalidArgument(
-                f"`{param.name}` expects a non-empty list; got an empty DeviceArray",
-                param=param.name,
-                expected="at least one element",
-                got="0 elements",
-            )
+            raise GpuInvalidArgument.empty(param.name, "list", "DeviceArray")
         return self
 
     # -- internals --------------------------------------------------------------------------------
@@ -332,20 +327,15 @@ class DeviceArray(CudaFace):
         try:
             view = memoryview(host)
         except TypeError:
-            raise GpuArgumentTypeError(
-                f"`{name}` expects a numpy array or a buffer (bytes, bytearray, memoryview); got "
-                f"{type(host).__name__}",
-                param=name,
+            raise GpuArgumentTypeError.expecting(
+                name,
+                host,
+                "a numpy array or a buffer (bytes, bytearray, memoryview)",
                 expected="numpy array or buffer",
-                got=type(host).__name__,
             ) from None
         if not view.c_contiguous:
-            raise GpuInvalidArgument(
-                f"`{name}` must be C-contiguous",
-                param=name,
-                expected="C-contiguous",
-                got="non-contiguous",
-                hint="pass numpy.ascontiguousarray(arr)",
+            raise GpuInvalidArgument.non_contiguous(
+                name, "buffer", type(host).__name__, hint="pass numpy.ascontiguousarray(arr)"
             )
         if writable and view.readonly:
             raise GpuInvalidArgument(

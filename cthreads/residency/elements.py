@@ -11,21 +11,13 @@ from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..runtime import formats
 from ..runtime.extents import extent_items
 
-# Kernel-language names of the element types; pack codes and sizes come from runtime/formats.py.
-# kernel-language name -> (numpy dtype name, (kind, bits) of the list element type)
+# kernel-language name -> (numpy dtype name, (kind, bits) of the list element type), from the
+# one table of element types (runtime/formats.py); a DeviceArray spells int and float by width
+# ('i32', 'f32') and holds bool as numpy bool.
+_WIDTH_NAMES = {"int": "i32", "float": "f32"}
 _ELEMENTS = {
-    "f16": ("float16", ("float", 16)),
-    "f32": ("float32", ("float", 32)),
-    "f64": ("float64", ("float", 64)),
-    "i8": ("int8", ("int", 8)),
-    "i16": ("int16", ("int", 16)),
-    "i32": ("int32", ("int", 32)),
-    "i64": ("int64", ("int", 64)),
-    "u8": ("uint8", ("uint", 8)),
-    "u16": ("uint16", ("uint", 16)),
-    "u32": ("uint32", ("uint", 32)),
-    "u64": ("uint64", ("uint", 64)),
-    "bool": ("bool", ("bool", 32)),
+    _WIDTH_NAMES.get(f.name, f.name): ("bool" if f.kind == "bool" else f.dtype, (f.kind, f.bits))
+    for f in formats.FORMATS
 }
 _BY_NUMPY = {np_name: (name, key) for name, (np_name, key) in _ELEMENTS.items()}
 _KIND_NAMES = {key: name for name, (_, key) in _ELEMENTS.items()}

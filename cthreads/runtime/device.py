@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import GpuInvalidArgument
+from ..forwarding import forwarded
 from .info import DeviceInfo
 from .pipeline_cache import PipelineCacheFile
 
@@ -52,9 +53,7 @@ class Device:
             f"<Device {self.info.name!r} ({self.info.type}) generation {self.generation}, {state}>"
         )
 
-    @property
-    def name(self) -> str:
-        return self.info.name
+    name = forwarded("info")
 
     @property
     def alive(self) -> bool:

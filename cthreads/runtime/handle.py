@@ -17,6 +17,7 @@ import threading
 from typing import Any
 
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
+from ..forwarding import forwarded
 from . import lifecycle
 from .info import DeviceInfo
 from .visibility import uuid_matches
@@ -54,21 +55,10 @@ class GpuDevice:
         self.session: Any = None  # its launch state (launch/session.py), made on first launch
 
     # -- description ---------------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        return self.info.name
-
-    @property
-    def type(self) -> str:
-        return self.info.type
-
-    @property
-    def uuid(self) -> str:
-        return self.info.uuid
-
-    @property
-    def memory(self) -> int:
-        return self.info.memory
+    name = forwarded("info")
+    type = forwarded("info")
+    uuid = forwarded("info")
+    memory = forwarded("info")
 
     @property
     def is_default(self) -> bool:
@@ -170,12 +160,11 @@ def find(spec: Any, logical: int = 0, param: str = "device") -> GpuDevice:
             )
         return handle_for(seen[k], k, logical)
     if not isinstance(spec, str):
-        raise GpuArgumentTypeError(
-            f"`{param}` expects a cthreads.gpu device, an index, a UUID or a part of a name; "
-            f"got {type(spec).__name__}",
-            param=param,
+        raise GpuArgumentTypeError.expecting(
+            param,
+            spec,
+            "a cthreads.gpu device, an index, a UUID or a part of a name",
             expected="GpuDevice, int or str",
-            got=type(spec).__name__,
             hint="e.g. device=cthreads.gpu.devices()[1] or device=1",
         )
     usable = [i for i in lifecycle.list_devices() if i.usable]

@@ -43,21 +43,20 @@ def _slices(nbytes: int) -> list[tuple[int, int]]:
 
 def write(buf: Any, view: memoryview) -> None:
     """Copy the bytes of `view` into the mapped buffer `buf` (from offset 0)."""
-    nbytes = view.nbytes
-    if nbytes < PARALLEL_MIN_BYTES or _workers() == 1:
-        buf.write(view)
-        return
-    futures = [_executor().submit(buf.write, view[lo:hi], lo) for lo, hi in _slices(nbytes)]
-    for f in futures:
-        f.result()
+    _copy(buf.write, view)
 
 
 def read_into(buf: Any, view: memoryview) -> None:
     """Copy the mapped buffer `buf` (from offset 0) into the writable bytes of `view`."""
+    _copy(buf.read_into, view)
+
+
+def _copy(method: Any, view: memoryview) -> None:
+    """`method(part, offset)` over slices of `view` on the copy threads; one call when small."""
     nbytes = view.nbytes
     if nbytes < PARALLEL_MIN_BYTES or _workers() == 1:
-        buf.read_into(view)
+        method(view)
         return
-    futures = [_executor().submit(buf.read_into, view[lo:hi], lo) for lo, hi in _slices(nbytes)]
+    futures = [_executor().submit(method, view[lo:hi], lo) for lo, hi in _slices(nbytes)]
     for f in futures:
         f.result()

@@ -260,22 +260,14 @@ def _log(fn):
     return call
 
 
-def _exp(fn):
+def _inf_on_overflow(fn, signed: bool = False):
+    """`fn` with an overflow read as the infinity the device gives (of x's sign: sinh)."""
+
     def call(x: float) -> float:
         try:
             return fn(x)
         except OverflowError:
-            return INF
-
-    return call
-
-
-def _hyp(fn):
-    def call(x: float) -> float:
-        try:
-            return fn(x)
-        except OverflowError:
-            return math.copysign(INF, x) if fn is math.sinh else INF
+            return math.copysign(INF, x) if signed else INF
 
     return call
 
@@ -319,16 +311,10 @@ def _fma(x: float, y: float, z: float) -> float:
     return approx("fma", (x, y, z), f32(x * y + z))
 
 
-def _isnan(x: float) -> bool:
-    return math.isnan(x)
-
-
-def _isinf(x: float) -> bool:
-    return x in (INF, -INF)
-
-
-def _isfinite(x: float) -> bool:
-    return not (math.isnan(x) or x in (INF, -INF))
+# float -> int roundings and float -> bool tests: exact, so one function serves float32 and
+# float64 arguments alike (MATH and MATH64 differ only in how they name the result type)
+_ROUNDINGS = {"floor": floor_i, "ceil": ceil_i, "trunc": f2i}
+_TESTS = {"isnan": math.isnan, "isinf": math.isinf, "isfinite": math.isfinite}
 
 
 def _hypot(x: float, y: float) -> float:
@@ -339,8 +325,8 @@ def _hypot(x: float, y: float) -> float:
 # Arguments are promoted to float before the call (int and bool arguments too).
 MATH: dict[str, tuple[int, str, object]] = {
     "sqrt": (1, "f", _math1(math.sqrt, "sqrt", lambda x: math.isnan(x) or x >= 0)),
-    "exp": (1, "f", _math1(_exp(math.exp), "exp")),
-    "exp2": (1, "f", _math1(_exp(lambda x: 2.0**x), "exp2")),
+    "exp": (1, "f", _math1(_inf_on_overflow(math.exp), "exp")),
+    "exp2": (1, "f", _math1(_inf_on_overflow(lambda x: 2.0**x), "exp2")),
     "log": (1, "f", _math1(_log(math.log), "log")),
     "log2": (1, "f", _math1(_log(math.log2), "log2")),
     "log10": (1, "f", _math1(_log(math.log10), "log10")),
@@ -351,8 +337,8 @@ MATH: dict[str, tuple[int, str, object]] = {
     "acos": (1, "f", _math1(math.acos, "acos")),
     "atan": (1, "f", _math1(math.atan, "atan")),
     "atan2": (2, "f", _math2(math.atan2, "atan2")),
-    "sinh": (1, "f", _math1(_hyp(math.sinh), "sinh")),
-    "cosh": (1, "f", _math1(_hyp(math.cosh), "cosh")),
+    "sinh": (1, "f", _math1(_inf_on_overflow(math.sinh, signed=True), "sinh")),
+    "cosh": (1, "f", _math1(_inf_on_overflow(math.cosh), "cosh")),
     "tanh": (1, "f", _math1(math.tanh, "tanh")),
     "asinh": (1, "f", _math1(math.asinh, "asinh")),
     "acosh": (1, "f", _math1(_acosh, "acosh")),
@@ -365,12 +351,8 @@ MATH: dict[str, tuple[int, str, object]] = {
     "hypot": (2, "f", _hypot),
     "fmod": (2, "f", c_fmod),
     "fma": (3, "f", _fma),
-    "floor": (1, "i", floor_i),
-    "ceil": (1, "i", ceil_i),
-    "trunc": (1, "i", f2i),
-    "isnan": (1, "b", _isnan),
-    "isinf": (1, "b", _isinf),
-    "isfinite": (1, "b", _isfinite),
+    **{name: (1, "i", fn) for name, fn in _ROUNDINGS.items()},
+    **{name: (1, "b", fn) for name, fn in _TESTS.items()},
 }
 # `abs` is a builtin handled by type (int wraps, float is fabs).
 
@@ -484,10 +466,6 @@ MATH64 = {
     "sqrt": (1, "f64", sqrt64),
     "fabs": (1, "f64", abs),
     "fma": (3, "f64", fma64),
-    "floor": (1, "int", floor_i),
-    "ceil": (1, "int", ceil_i),
-    "trunc": (1, "int", f2i),
-    "isnan": (1, "bool", math.isnan),
-    "isinf": (1, "bool", math.isinf),
-    "isfinite": (1, "bool", math.isfinite),
+    **{name: (1, "int", fn) for name, fn in _ROUNDINGS.items()},
+    **{name: (1, "bool", fn) for name, fn in _TESTS.items()},
 }

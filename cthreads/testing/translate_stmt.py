@@ -221,21 +221,28 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
                 indent, f"{target.id} = {self.convert(code, tv, t, st, f'`{target.id}`')}", st
             )
         elif isinstance(target, ast.Subscript) and self.array(target.value) is not None:
-            name, data, length, elem = self.array(target.value)
-            if name in self.lists:
-                self.written.add(name)
-            value = self.tmp()
-            self.emit(
-                indent,
-                f"{value} = {self.convert(code, tv, elem, st, f'`{name}[...]`')}",
-                st,
-            )
+            arr = self.array(target.value)
+            value = self.element_value(arr, code, tv, st, indent)  # Python: the value first
             idx = self.tmp()
             self.emit(indent, f"{idx} = {self.index(target.slice)}", st)
-            self.emit(indent, f"if 0 <= {idx} < {length}: {data}[{idx}] = {value}", st)
-            self.emit(indent, f"else: _ct_oob_w({name!r}, {idx})", st)
+            self.write_element(arr, idx, value, st, indent)
         else:
             raise self.error(st, "assign to a local name or a list element (`xs[i] = ...`)")
+
+    def element_value(self, arr, code: str, tv: str, st, indent: int) -> str:
+        """A temporary holding `code` converted to the element type of list/array `arr`."""
+        name, _, _, elem = arr
+        if name in self.lists:
+            self.written.add(name)
+        value = self.tmp()
+        self.emit(indent, f"{value} = {self.convert(code, tv, elem, st, f'`{name}[...]`')}", st)
+        return value
+
+    def write_element(self, arr, idx: str, value: str, st, indent: int) -> None:
+        """`arr[idx] = value` where `idx` is in range; an out-of-range write is only counted."""
+        name, data, length, _ = arr
+        self.emit(indent, f"if 0 <= {idx} < {length}: {data}[{idx}] = {value}", st)
+        self.emit(indent, f"else: _ct_oob_w({name!r}, {idx})", st)
 
     def s_AugAssign(self, st: ast.AugAssign, indent: int) -> None:
         target = st.target
@@ -252,7 +259,7 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
         arr = self.array(target.value) if isinstance(target, ast.Subscript) else None
         if arr is None:
             raise self.error(st, "augmented assignment needs a local name or a list element")
-        name, data, length, elem = arr
+        name = arr[0]
         idx = self.tmp()  # Python evaluates the index once
         self.emit(indent, f"{idx} = {self.index(target.slice)}", st)
         if name in self.lists:
@@ -267,16 +274,7 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
         binop.left = cur
         code, tv = self.expr(ast.fix_missing_locations(binop))
         del self.scalars[idx]
-        if name in self.lists:
-            self.written.add(name)
-        value = self.tmp()
-        self.emit(
-            indent,
-            f"{value} = {self.convert(code, tv, elem, st, f'`{name}[...]`')}",
-            st,
-        )
-        self.emit(indent, f"if 0 <= {idx} < {length}: {data}[{idx}] = {value}", st)
-        self.emit(indent, f"else: _ct_oob_w({name!r}, {idx})", st)
+        self.write_element(arr, idx, self.element_value(arr, code, tv, st, indent), st, indent)
 
     def s_If(self, st: ast.If, indent: int) -> None:
         self.emit(indent, f"if {self.truth(st.test)}:", st)
@@ -288,15 +286,7 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
     def s_While(self, st: ast.While, indent: int) -> None:
         if st.orelse:
             raise self.error(st, "`while ... else` is not supported in kernels")
-        counter = self.loop_counter(st, indent)
-        self.emit(indent, f"while {self.truth(st.test)}:", st)
-        self.loop_depth += 1
-        if counter:
-            self.emit(indent + 1, f"{counter} += 1", st)
-        self.block(st.body, indent + 1)
-        self.loop_depth -= 1
-        if counter:
-            self.sg_loops.pop()
+        self.loop(st, indent, f"while {self.truth(st.test)}:")
 
     def s_For(self, st: ast.For, indent: int) -> None:
         it = st.iter
@@ -322,8 +312,12 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
             self.declare(var, "int", st)
         elif self.scalars[var] != "int":
             raise self.error(st, f"loop variable `{var}` is {self.scalars[var]}, not int")
+        self.loop(st, indent, f"for {var} in _ct_range({', '.join(bounds)}):")
+
+    def loop(self, st: ast.While | ast.For, indent: int, header: str) -> None:
+        """Emit a loop `header` and its body, counting iterations where subgroup code needs it."""
         counter = self.loop_counter(st, indent)
-        self.emit(indent, f"for {var} in _ct_range({', '.join(bounds)}):", st)
+        self.emit(indent, header, st)
         self.loop_depth += 1
         if counter:
             self.emit(indent + 1, f"{counter} += 1", st)

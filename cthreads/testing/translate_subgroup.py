@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import math
 
+from ..compiler.frontend.subgroup import SUBGROUP_OPS as LANGUAGE_OPS
 from . import semantics as S
 from .translate import NARROW, WIDE_INTS, narrow_wrap
 
@@ -28,21 +29,19 @@ SUBGROUP_VALUES = {
     "subgroup_id": "_ct_sg_id",
     "num_subgroups": "_ct_sg_count",
 }
-# name -> (argument count, result type: 'same' | 'arith' | 'int' | 'bool')
+# result type ('arith': the argument's, widened as arithmetic does; 'same': the argument's
+# as it is) -> the operations giving it
+_RESULTS = {
+    "arith": ("add", "min", "max", "inclusive_add", "exclusive_add"),
+    "same": ("broadcast", "broadcast_first", "shuffle", "shuffle_xor"),
+    "int": ("ballot",),
+    "bool": ("elect", "all", "any"),
+}
+# name -> (argument count, result type); the argument lists are the language's (the frontend's)
 SUBGROUP_OPS = {
-    "subgroup_add": (1, "arith"),
-    "subgroup_min": (1, "arith"),
-    "subgroup_max": (1, "arith"),
-    "subgroup_inclusive_add": (1, "arith"),
-    "subgroup_exclusive_add": (1, "arith"),
-    "subgroup_broadcast": (2, "same"),
-    "subgroup_broadcast_first": (1, "same"),
-    "subgroup_ballot": (1, "int"),
-    "subgroup_elect": (0, "bool"),
-    "subgroup_all": (1, "bool"),
-    "subgroup_any": (1, "bool"),
-    "subgroup_shuffle": (2, "same"),
-    "subgroup_shuffle_xor": (2, "same"),
+    f"subgroup_{op}": (len(LANGUAGE_OPS[f"subgroup_{op}"][1]), result)
+    for result, ops in _RESULTS.items()
+    for op in ops
 }
 SUBGROUP_TAGS = frozenset(SUBGROUP_VALUES) | frozenset(SUBGROUP_OPS)
 _COND = ("subgroup_ballot", "subgroup_all", "subgroup_any")

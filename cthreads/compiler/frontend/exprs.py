@@ -301,11 +301,7 @@ class ExprLowerer(CallLowering, SubgroupValues, OperatorLowering, Located):
 
     def index(self, node: ast.expr) -> ir.Expr:
         if isinstance(node, ast.Slice):
-            self.fail(
-                node,
-                "slices are not supported in kernels",
-                "one element at a time: x[i] inside a for loop",
-            )
+            self.fail(node, *describe(node))
         if isinstance(node, ast.Tuple):
             self.fail(
                 node,

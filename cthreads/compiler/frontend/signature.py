@@ -11,32 +11,11 @@ import ast
 import inspect
 import typing
 
-from ..ir_types import (
-    BOOL,
-    F16,
-    F32,
-    F64,
-    I8,
-    I16,
-    I32,
-    I64,
-    U8,
-    U16,
-    U32,
-    U64,
-    ListType,
-    Param,
-    Scalar,
-)
+from ..ir_types import BOOL, EXPLICIT, F32, I32, ListType, Param, Scalar
 
 ALLOWED_PARAM_TYPES = "int, float, bool, list[int], list[float] or list[bool]"
 ALLOWED_LOCAL_TYPES = "int, float or bool"
 
-# The explicit scalar types of `cthreads.gpu.types`, by the name they are imported as.
-EXPLICIT: dict[str, Scalar] = {
-    "f16": F16, "f32": F32, "f64": F64, "i8": I8, "i16": I16, "i32": I32, "i64": I64,
-    "u8": U8, "u16": U16, "u32": U32, "u64": U64,
-}  # fmt: skip
 _SCALARS: dict[str, Scalar] = {"int": I32, "float": F32, "bool": BOOL, **EXPLICIT}
 _SCALAR_TYPES: dict[type, Scalar] = {int: I32, float: F32, bool: BOOL}
 _PY_NAMES = {I32: "int", F32: "float", BOOL: "bool"}
@@ -175,12 +154,7 @@ def check_signature(fn) -> tuple[Param, ...]:
     nargs = code.co_argcount
     names = code.co_varnames[:nargs]
     if code.co_flags & inspect.CO_VARARGS:
-        star = _star_name(code, nargs, 0)
-        raise SignatureError(
-            f"`*{star}` is not supported (a kernel takes a fixed number of arguments)",
-            "one named, annotated parameter per argument",
-            star,
-        )
+        raise _star_error(code, nargs, 0, "a kernel takes a fixed number of arguments")
     if code.co_kwonlyargcount:
         kw = code.co_varnames[nargs]
         raise SignatureError(
@@ -189,12 +163,7 @@ def check_signature(fn) -> tuple[Param, ...]:
             kw,
         )
     if code.co_flags & inspect.CO_VARKEYWORDS:
-        star = _star_name(code, nargs, 1)
-        raise SignatureError(
-            f"`**{star}` is not supported (gpu() passes arguments by position)",
-            "one named, annotated parameter per argument",
-            star,
-        )
+        raise _star_error(code, nargs, 1, "gpu() passes arguments by position")
     if fn.__defaults__:
         first = names[nargs - len(fn.__defaults__)]
         raise SignatureError(
@@ -230,12 +199,18 @@ def check_signature(fn) -> tuple[Param, ...]:
     return tuple(params)
 
 
-def _star_name(code, nargs: int, which: int) -> str:
+def _star_error(code, nargs: int, which: int, why: str) -> SignatureError:
+    """A `*args` (`which` 0) or `**kwargs` (1) parameter, refused: `why` says what instead."""
     # Code objects list *args then **kwargs right after the positional and keyword-only names.
     index = nargs + code.co_kwonlyargcount + which
     if which == 1 and not code.co_flags & inspect.CO_VARARGS:
         index -= 1
-    return code.co_varnames[index]
+    star = code.co_varnames[index]
+    return SignatureError(
+        f"`{'*' * (which + 1)}{star}` is not supported ({why})",
+        "one named, annotated parameter per argument",
+        star,
+    )
 
 
 def signature_text(name: str, params: tuple[Param, ...]) -> str:

@@ -23,7 +23,7 @@ from .signature import ALLOWED_LOCAL_TYPES, python_type_name, type_from_node
 from .source import Located, keyword_position
 from .subgroup import SubgroupLowering
 from .tiles import TileLowering
-from .unsupported import describe
+from .unsupported import describe, describe_target
 
 _WHY_LOCAL_TYPES = "a local keeps the type of its first assignment"
 
@@ -265,16 +265,7 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, TileLowering, 
             if space == "shared":
                 return [ir.SharedStore(li, index, self.shared_value(target, li, value))]
             return [ir.Store(li, index, self.store_value(target, li, value))]
-        if isinstance(target, ast.Attribute):
-            self.fail(
-                target,
-                "attribute assignment is not supported in kernels",
-                "assign to a local or a list element x[i]",
-            )
-        if isinstance(target, ast.Starred):
-            self.fail(target, "starred assignment is not supported in kernels", "a, b = b, a")
-        message, allowed = describe(target)
-        self.fail(target, message, allowed)
+        self.fail(target, *describe_target(target))
 
     def store_value(self, target: ast.AST, li: int, value: ir.Expr) -> ir.Expr:
         p = self.ctx.params[li]

@@ -103,6 +103,21 @@ _TABLE: dict[str, tuple[str, str]] = {
 }
 
 
+# Assignment targets that are expressions the language has but cannot assign to.
+_TARGETS: dict[str, tuple[str, str]] = {
+    "Attribute": (
+        "attribute assignment is not supported in kernels",
+        "assign to a local or a list element x[i]",
+    ),
+    "Starred": ("starred assignment is not supported in kernels", "a, b = b, a"),
+}
+
+
+def describe_target(node: ast.AST) -> tuple[str, str]:
+    """(message, allowed) for an assignment target outside the language."""
+    return _TARGETS.get(type(node).__name__) or describe(node)
+
+
 def describe(node: ast.AST) -> tuple[str, str]:
     """(message, allowed) for an unsupported node."""
     name = type(node).__name__

@@ -28,7 +28,6 @@ from .grammar import (
     MemorySemantics,
     Op,
     Scope,
-    SelectionControl,
     StorageClass,
 )
 
@@ -119,12 +118,7 @@ class MemoryGen:
             pre = self.cur_label
             header, test, body, cont, merge = (m.new_id() for _ in range(5))
             j, j_next = m.new_id(), m.new_id()
-            self.br(header)
-            self.begin(header)
-            Module.emit(self.code, Op.Phi, i32, j, flat, pre, j_next, cont)
-            self.ins(Op.LoopMerge, merge, cont, LoopControl.None_)
-            self.br(test)
-            self.begin(test)
+            self._loop_header(header, pre, j, flat, j_next, cont, merge, test)
             c = self.op(Op.SLessThan, self.t_bool, j, info.size_id)
             self.ins(Op.BranchConditional, c, body, merge)
             self.begin(body)
@@ -136,6 +130,26 @@ class MemoryGen:
             self.begin(merge)
         sc = self.ki(Scope.Workgroup)
         self.ins(Op.ControlBarrier, sc, sc, self.ki(BARRIER_SEMANTICS))
+
+    def _loop_header(
+        self,
+        header: int,
+        pre: int,
+        phi: int,
+        init: int,
+        nxt: int,
+        cont: int,
+        merge: int,
+        first: int,
+    ) -> None:
+        """Branch into loop block `header`: its int32 `phi` is `init` coming from `pre` and `nxt`
+        coming back from `cont`; the loop merges at `merge` and its body starts at `first`."""
+        self.br(header)
+        self.begin(header)
+        Module.emit(self.code, Op.Phi, self.t_i32, phi, init, pre, nxt, cont)
+        self.ins(Op.LoopMerge, merge, cont, LoopControl.None_)
+        self.br(first)
+        self.begin(first)
 
     # ----------------------------------------------------------------------- access
     def _in_range(self, node: ir.SharedLoad | ir.SharedStore, size: int) -> bool | None:
@@ -168,14 +182,6 @@ class MemoryGen:
         ptr = self.op(Op.AccessChain, info.elem_ptr, info.var, safe)
         v = self._from_storage(info, self.op(Op.Load, info.storage, ptr))
         return self.op(Op.Select, self.ty(e.type), inb, v, self.zero(e.type))
-
-    def _open_guard(self, idx: int, length: int) -> tuple[int, int]:
-        inb = self.op(Op.ULessThan, self.t_bool, idx, length)
-        access, merge = self.m.new_id(), self.m.new_id()
-        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
-        self.ins(Op.BranchConditional, inb, access, merge)
-        self.begin(access)
-        return access, merge
 
     def visit_SharedStore(self, s: ir.SharedStore) -> None:
         info = self.shared_info[s.array]
@@ -264,12 +270,7 @@ class MemoryGen:
         pre = self.cur_label
         header, body, cont, merge = (m.new_id() for _ in range(4))
         old_bits, prev = m.new_id(), m.new_id()
-        self.br(header)
-        self.begin(header)
-        Module.emit(self.code, Op.Phi, i32, old_bits, first, pre, prev, cont)
-        self.ins(Op.LoopMerge, merge, cont, LoopControl.None_)
-        self.br(body)
-        self.begin(body)
+        self._loop_header(header, pre, old_bits, first, prev, cont, merge, body)
         old = self.op(Op.Bitcast, f32, old_bits)
         if s.op is ir.AtomicOp.ADD:
             new = self.op(Op.FAdd, f32, old, val)

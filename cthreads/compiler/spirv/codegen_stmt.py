@@ -248,9 +248,10 @@ class StmtGen:
         self.ins(Op.ControlBarrier, sc, sc, self.ki(BARRIER_SEMANTICS))
 
     # ---------------------------------------------------------------- list access
-    def _guard(self, li, idx: int) -> tuple[int, int]:
-        """Open `if uint(idx) < len`: returns (access block, merge block); in the access block."""
-        inb = self.op(Op.ULessThan, self.t_bool, idx, li.len)
+    def _open_guard(self, idx: int, length: int) -> tuple[int, int]:
+        """Open `if uint(idx) < length` (a list's or a shared array's): returns (access block,
+        merge block); in the access block."""
+        inb = self.op(Op.ULessThan, self.t_bool, idx, length)
         access, merge = self.m.new_id(), self.m.new_id()
         self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
         self.ins(Op.BranchConditional, inb, access, merge)
@@ -268,7 +269,7 @@ class StmtGen:
             return zero
         idx = self.expr(e.index)
         pre = self.cur_label
-        access, merge = self._guard(li, idx)
+        access, merge = self._open_guard(idx, li.len)
         ptr = self.op(Op.AccessChain, li.elem_ptr, li.base, self.c0, idx)
         v = self.op(Op.Load, li.storage, ptr, MemoryAccess.Aligned, li.align)
         if li.elem.is_bool:  # one byte -> bool (any nonzero byte is True)
@@ -292,7 +293,7 @@ class StmtGen:
             return
         idx = self.expr(s.index)
         val = self.expr(s.value)
-        _, merge = self._guard(li, idx)
+        _, merge = self._open_guard(idx, li.len)
         if li.elem.is_bool:
             u32 = self.m.t_int(32, False)
             w = self.op(Op.Select, u32, val, self.m.const(u32, 1), self.m.const(u32, 0))
