@@ -58,14 +58,21 @@ def cuda_handoff() -> str:
     are slow, docs/interop.md). Read at a device's first CUDA exchange."""
     value = os.environ.get("CTHREADS_CUDA_HANDOFF", "").strip().lower() or "gpu"
     if value not in ("gpu", "host"):
-        raise GpuInvalidArgument(
-            f"CTHREADS_CUDA_HANDOFF={value!r} is not a hand-off mode",
-            param="CTHREADS_CUDA_HANDOFF",
-            expected="'gpu' or 'host'",
-            got=repr(value),
-            hint="unset it for the default ('gpu')",
+        raise _bad_variable(
+            "CTHREADS_CUDA_HANDOFF", "'gpu' or 'host'", value, "the default ('gpu')"
         )
     return value
+
+
+def _bad_variable(variable: str, expected: str, raw: str, default: str) -> GpuInvalidArgument:
+    """The error for an environment variable set to something it does not take."""
+    return GpuInvalidArgument(
+        f"{variable} must be {expected}; got {raw!r}",
+        param=variable,
+        expected=expected,
+        got=repr(raw),
+        hint=f"set it to such a value, or unset it for {default}",
+    )
 
 
 def spirv_tools_new_dir() -> Path:
@@ -147,13 +154,11 @@ def workgroup_width() -> int | None:
     except ValueError:
         value = 0
     if not 1 <= value <= 1024 or value & (value - 1):
-        raise GpuInvalidArgument(
-            f"CTHREADS_WORKGROUP must be a power of two from 1 to 1024 (1, 2, 4, ..., 512, "
-            f"1024); got {raw!r}",
-            param="CTHREADS_WORKGROUP",
-            expected="a power of two from 1 to 1024",
-            got=repr(raw),
-            hint="set it to one of those, or unset it for the default (256)",
+        raise _bad_variable(
+            "CTHREADS_WORKGROUP",
+            "a power of two from 1 to 1024 (1, 2, 4, ..., 512, 1024)",
+            raw,
+            "the default (256)",
         )
     return value
 
@@ -217,13 +222,8 @@ def _native_knob(variable: str, kind: str, scale: int, raw: str) -> int:
     except ValueError:
         number = float("nan")  # fails every comparison below
     if not (lowest <= number * scale <= highest and (number.is_integer() or not whole)):
-        raise GpuInvalidArgument(
-            f"{variable} must be {expected}; got {raw!r}",
-            param=variable,
-            expected=expected,
-            got=repr(raw),
-            hint="set it to such a value, or unset it for the default (native/README.md lists "
-            "the knobs and their defaults)",
+        raise _bad_variable(
+            variable, expected, raw, "the default (native/README.md lists the knobs and theirs)"
         )
     return int(number * scale)
 

@@ -223,7 +223,9 @@ def test_handoff_mode_host_on_request_and_a_bad_value_named(monkeypatch):
     device = get_device()
     monkeypatch.delitem(handoff._state, device, raising=False)
     monkeypatch.setenv("CTHREADS_CUDA_HANDOFF", "sometimes")
-    with pytest.raises(GpuInvalidArgument, match="CTHREADS_CUDA_HANDOFF='sometimes'"):
+    with pytest.raises(
+        GpuInvalidArgument, match="CTHREADS_CUDA_HANDOFF must be 'gpu' or 'host'; got 'sometimes'"
+    ):
         interop.handoff_mode(device)
     monkeypatch.setenv("CTHREADS_CUDA_HANDOFF", "host")
     assert interop.handoff_mode(device) == (
