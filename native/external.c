@@ -1,4 +1,4 @@
-/* cthreads._native — external: memory and semaphores CUDA can see (issue 17), DLPack capsules.
+/* cthreads._native — external: memory and semaphores CUDA can see (issue 17).
  *
  * Python API:
  *   Device.external() -> dict      {"memory_fd": bool, "semaphore_fd": bool}
@@ -17,12 +17,6 @@
  *   Device.semaphore_wait(index, value, timeout_s) -> bool   a host wait (GIL released) until
  *       the counter reaches value; False at the timeout. Our submissions on the semaphore are
  *       outside the device's timeline, so wait_idle() does not cover them (tests)
- *   dlpack_capsule(owner, data, shape, dtype, device, versioned=False) -> PyCapsule
- *       "dltensor" (DLPack 0.8 ABI) or, versioned, "dltensor_versioned" (DLPack 1.0, for a
- *       consumer that passed max_version >= (1, 0));
- *       dtype = (code, bits, lanes), device = (device_type, device_id); the capsule's
- *       DLManagedTensor holds a reference to `owner` until its consumer calls the deleter (or,
- *       unconsumed, until the capsule dies)
  *
  * VK_KHR_external_memory_fd is enabled at device creation only where the device lists it and
  * reports our buffers exportable as OPAQUE_FD (device.c asks ct_external_wanted); nothing
@@ -306,32 +300,12 @@ ct_device_semaphore_wait(CtDevice *dev, PyObject *args)
     PyObject *timeout;
     if (!PyArg_ParseTuple(args, "iKO:semaphore_wait", &index, &value, &timeout))
         return NULL;
-    double timeout_s = PyFloat_AsDouble(timeout);
-    if (timeout_s == -1.0 && PyErr_Occurred())
-        return NULL;
     if (ct_device_check(dev) < 0)
         return NULL;
     if (index < 0 || index >= dev->n_ext_sem)
         return ct_raise(dev->st->GpuInvalidArgument, "semaphore %d was never exported", index);
-    if (!(timeout_s >= 0.0 && timeout_s <= 3600.0))
-        return ct_raise(dev->st->GpuInvalidArgument,
-                        "timeout_s must be between 0 and 3600 seconds, not %R", timeout);
-    uint64_t v = value;
-    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                              .semaphoreCount = 1, .pSemaphores = &dev->ext_sem[index],
-                              .pValues = &v};
-    VkResult r;
-    if (ct_nogil_enter(dev) < 0) /* (alive: checked above with the GIL held) */
-        return ct_raise(dev->st->GpuUseAfterDestroy, "the device is being closed");
-    Py_BEGIN_ALLOW_THREADS
-    r = dev->fn.vkWaitSemaphores(dev->device, &wi, (uint64_t)(timeout_s * 1e9));
-    Py_END_ALLOW_THREADS
-    dev->active--;
-    if (r == VK_TIMEOUT)
-        Py_RETURN_FALSE;
-    if (r != VK_SUCCESS)
-        return ct_raise_vk(dev->st, r, "vkWaitSemaphores (semaphore shared with CUDA)");
-    Py_RETURN_TRUE;
+    return ct_host_wait_semaphore(dev, dev->ext_sem[index], value, timeout,
+                                  "semaphore shared with CUDA");
 }
 
 PyObject *
@@ -363,142 +337,4 @@ ct_buffer_get_memory_size(CtBuffer *self, void *c)
 {
     CtAlloc *a = ct_buffer_usable(self->dev->st, (PyObject *)self, self->dev, "the buffer");
     return a ? PyLong_FromUnsignedLongLong(a->memory_size) : NULL;
-}
-
-/* ---- DLPack (the 0.8 ABI "dltensor" and the 1.0 ABI "dltensor_versioned") -------------- */
-
-typedef struct {
-    int32_t device_type, device_id;
-} CtDLDevice;
-
-typedef struct {
-    uint8_t code, bits;
-    uint16_t lanes;
-} CtDLDataType;
-
-typedef struct {
-    void *data;
-    CtDLDevice device;
-    int32_t ndim;
-    CtDLDataType dtype;
-    int64_t *shape, *strides;
-    uint64_t byte_offset;
-} CtDLTensor;
-
-typedef struct CtDLManaged {
-    CtDLTensor dl_tensor;
-    void *manager_ctx;
-    void (*deleter)(struct CtDLManaged *self);
-} CtDLManaged;
-
-/* DLPack >= 1.0: what a consumer asking with max_version >= (1, 0) gets */
-typedef struct CtDLManagedVersioned {
-    struct { uint32_t major, minor; } version;
-    void *manager_ctx;
-    void (*deleter)(struct CtDLManagedVersioned *self);
-    uint64_t flags;
-    CtDLTensor dl_tensor;
-} CtDLManagedVersioned;
-
-/* a consumer is done with the memory (either DLPack form): may run on any thread, with or
-   without the GIL. Drops the array it holds, frees the shape and the managed struct `m`. */
-static void
-dl_release(void *manager_ctx, int64_t *shape, void *m)
-{
-    PyGILState_STATE g = PyGILState_Ensure();
-    Py_XDECREF((PyObject *)manager_ctx);
-    PyMem_RawFree(shape);
-    PyMem_RawFree(m);
-    PyGILState_Release(g);
-}
-
-static void
-dlv_deleter(CtDLManagedVersioned *m)
-{
-    dl_release(m->manager_ctx, m->dl_tensor.shape, m);
-}
-
-static void
-dlv_capsule_destructor(PyObject *capsule)
-{
-    if (!PyCapsule_IsValid(capsule, "dltensor_versioned"))
-        return;
-    CtDLManagedVersioned *m = PyCapsule_GetPointer(capsule, "dltensor_versioned");
-    if (m != NULL && m->deleter != NULL)
-        m->deleter(m);
-}
-
-static void
-dl_deleter(CtDLManaged *m)
-{
-    dl_release(m->manager_ctx, m->dl_tensor.shape, m);
-}
-
-/* a capsule nobody consumed (still named "dltensor") owns its tensor */
-static void
-dl_capsule_destructor(PyObject *capsule)
-{
-    if (!PyCapsule_IsValid(capsule, "dltensor"))
-        return;
-    CtDLManaged *m = PyCapsule_GetPointer(capsule, "dltensor");
-    if (m != NULL && m->deleter != NULL)
-        m->deleter(m);
-}
-
-PyObject *
-ct_dlpack_capsule(PyObject *module, PyObject *args)
-{
-    PyObject *owner, *shape;
-    unsigned long long data;
-    int code, bits, lanes, dtype_dev, dev_id, versioned = 0;
-    if (!PyArg_ParseTuple(args, "OKO!(iii)(ii)|p", &owner, &data, &PyTuple_Type, &shape, &code,
-                          &bits, &lanes, &dtype_dev, &dev_id, &versioned))
-        return NULL;
-    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
-    void *m = versioned ? PyMem_RawCalloc(1, sizeof(CtDLManagedVersioned))
-                        : PyMem_RawCalloc(1, sizeof(CtDLManaged));
-    int64_t *dims = PyMem_RawCalloc(ndim ? (size_t)ndim : 1, sizeof *dims);
-    if (m == NULL || dims == NULL) {
-        PyMem_RawFree(m);
-        PyMem_RawFree(dims);
-        return PyErr_NoMemory();
-    }
-    for (Py_ssize_t i = 0; i < ndim; i++) {
-        dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-        if (dims[i] == -1 && PyErr_Occurred()) {
-            PyMem_RawFree(m);
-            PyMem_RawFree(dims);
-            return NULL;
-        }
-    }
-    CtDLTensor t = {.data = (void *)(uintptr_t)data,
-                    .device = {dtype_dev, dev_id},
-                    .ndim = (int32_t)ndim,
-                    .dtype = {(uint8_t)code, (uint8_t)bits, (uint16_t)lanes},
-                    .shape = dims,
-                    .strides = NULL, /* compact row-major */
-                    .byte_offset = 0};
-    PyObject *cap;
-    if (versioned) {
-        CtDLManagedVersioned *v = m;
-        v->version.major = 1;
-        v->version.minor = 0;
-        v->dl_tensor = t;
-        v->manager_ctx = Py_NewRef(owner);
-        v->deleter = dlv_deleter;
-        v->flags = 0; /* writable, not a copy */
-        cap = PyCapsule_New(v, "dltensor_versioned", dlv_capsule_destructor);
-    } else {
-        CtDLManaged *u = m;
-        u->dl_tensor = t;
-        u->manager_ctx = Py_NewRef(owner);
-        u->deleter = dl_deleter;
-        cap = PyCapsule_New(u, "dltensor", dl_capsule_destructor);
-    }
-    if (cap == NULL) {
-        Py_DECREF(owner);
-        PyMem_RawFree(dims);
-        PyMem_RawFree(m);
-    }
-    return cap;
 }

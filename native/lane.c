@@ -346,32 +346,12 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
 PyObject *
 ct_device_copy_lane_wait(CtDevice *dev, PyObject *arg)
 {
-    double timeout_s = PyFloat_AsDouble(arg);
-    if (timeout_s == -1.0 && PyErr_Occurred())
-        return NULL;
     if (ct_device_check(dev) < 0)
         return NULL;
     if (dev->copy_queue == NULL)
         Py_RETURN_NONE;
-    if (!(timeout_s >= 0.0 && timeout_s <= 3600.0))
-        return ct_raise(dev->st->GpuInvalidArgument,
-                        "timeout_s must be between 0 and 3600 seconds, not %R", arg);
     ct_lock(dev, &dev->queue_lock);
     uint64_t value = dev->copy_value;
     pthread_mutex_unlock(&dev->queue_lock);
-    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                              .semaphoreCount = 1, .pSemaphores = &dev->copy_sem,
-                              .pValues = &value};
-    VkResult r;
-    if (ct_nogil_enter(dev) < 0) /* (alive: checked above with the GIL held) */
-        return ct_raise(dev->st->GpuUseAfterDestroy, "the device is being closed");
-    Py_BEGIN_ALLOW_THREADS
-    r = dev->fn.vkWaitSemaphores(dev->device, &wi, (uint64_t)(timeout_s * 1e9));
-    Py_END_ALLOW_THREADS
-    dev->active--;
-    if (r == VK_TIMEOUT)
-        Py_RETURN_FALSE;
-    if (r != VK_SUCCESS)
-        return ct_raise_vk(dev->st, r, "vkWaitSemaphores (copy lane)");
-    Py_RETURN_TRUE;
+    return ct_host_wait_semaphore(dev, dev->copy_sem, value, arg, "copy lane");
 }

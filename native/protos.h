@@ -126,6 +126,8 @@ void ct_layer_fences_destroy(CtDevice *dev);
 VkFence ct_layer_fence(const CtDevice *dev, const CtSlot *s);
 PyObject *ct_device_layer_fences(CtDevice *dev, PyObject *unused);
 PyObject *ct_device_copy_lane_wait(CtDevice *dev, PyObject *arg);
+PyObject *ct_host_wait_semaphore(CtDevice *dev, VkSemaphore sem, uint64_t value, PyObject *timeout,
+                                  const char *what);
 
 /* stats.c */
 PyObject *ct_device_stats(CtDevice *dev, PyObject *unused);

@@ -1,7 +1,8 @@
 /* cthreads._native — wait: host waits for a timeline value (spin, then sliced blocking waits).
  *
  * Python API: none directly (Device.wait / wait_idle in submit.c, and batch.c when every
- * batch or query pair is in flight, call ct_wait_done).
+ * batch or query pair is in flight, call ct_wait_done); ct_host_wait_semaphore for the
+ * semaphores outside the timeline (Device.semaphore_wait, Device._copy_lane_wait).
  * A wait first takes what the background thread saw, then polls the counter for knobs.spin_ns,
  * then blocks in vkWaitSemaphores in slices of CT_WAIT_SLICE_NS (50 ms), taking the GIL
  * between slices to run signal handlers and to see a teardown that began: a waiter never
@@ -143,4 +144,35 @@ ct_wait_done(CtDevice *dev, uint64_t value, uint64_t timeout_ns)
     if (ct_timeline_sync(dev, value, CT_SYNC_READ | CT_SYNC_RETIRE) < 0)
         return -1;
     return 1;
+}
+
+/* A host wait (GIL released) until `sem` reaches `value`: True, or False once `timeout` (seconds,
+   a Python number from 0 to 3600) passed; for semaphores outside the device's timeline (the
+   ones CUDA shares, the copy lane's), which ct_wait_done cannot watch. The device was checked
+   alive by the caller. `what` names the semaphore in a Vulkan error. One blocking wait, not
+   sliced like ct_wait_done's (Ctrl-C waits for it): for tests and tools. GIL held. */
+PyObject *
+ct_host_wait_semaphore(CtDevice *dev, VkSemaphore sem, uint64_t value, PyObject *timeout,
+                       const char *what)
+{
+    double timeout_s = PyFloat_AsDouble(timeout);
+    if (timeout_s == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (!(timeout_s >= 0.0 && timeout_s <= 3600.0))
+        return ct_raise(dev->st->GpuInvalidArgument,
+                        "timeout_s must be between 0 and 3600 seconds, not %R", timeout);
+    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                              .semaphoreCount = 1, .pSemaphores = &sem, .pValues = &value};
+    if (ct_nogil_enter(dev) < 0)
+        return ct_raise(dev->st->GpuUseAfterDestroy, "the device is being closed");
+    VkResult r;
+    Py_BEGIN_ALLOW_THREADS
+    r = dev->fn.vkWaitSemaphores(dev->device, &wi, (uint64_t)(timeout_s * 1e9));
+    Py_END_ALLOW_THREADS
+    dev->active--;
+    if (r == VK_TIMEOUT)
+        Py_RETURN_FALSE;
+    if (r != VK_SUCCESS)
+        return ct_raise_vk(dev->st, r, "vkWaitSemaphores (%s)", what);
+    Py_RETURN_TRUE;
 }
