@@ -56,14 +56,17 @@ def run(n: int, steps: int, repeat: int) -> dict:
     ty = torch.zeros(n, dtype=torch.float32, device=dev)
     sink = torch.zeros((), dtype=torch.float32, device=dev)
 
+    cpu: dict[int, float] = {}  # the calling thread's CPU time per step, by input tensor
+
     def pipeline(x, y):
         def go() -> float:
             torch.cuda.synchronize(dev)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             for _ in range(steps):
                 x.add_(1.0)
                 gpu(twice, n, x, y)
                 sink.add_(y.sum())
+            cpu[id(x)] = (time.thread_time() - c0) / steps  # the host's part of a step
             torch.cuda.synchronize(dev)
             return (time.perf_counter() - t0) / steps
 
@@ -111,6 +114,8 @@ def run(n: int, steps: int, repeat: int) -> dict:
     ):
         step = _best(fn, repeat)
         out[name] = {"step_s": step, "overhead_per_handoff_us": (step - base) / 2 * 1e6}
+        if name != "host":  # (of the last repeat) near step_s: the host, not the GPU, sets the pace
+            out[name]["step_cpu_s"] = cpu[id(vx if name == "zero_copy" else tx)]
     # correctness of one step of each exchange
     vx.fill_(1.5)
     gpu(twice, n, vx, vy)
@@ -143,6 +148,7 @@ def main() -> None:
         print(
             f"{key:10s} step {r['step_s'] * 1e3:8.3f} ms   overhead per hand-off "
             f"{r['overhead_per_handoff_us']:10.1f} us"
+            + (f"   host CPU {r['step_cpu_s'] * 1e3:.3f} ms a step" if "step_cpu_s" in r else "")
         )
     print(
         f"parts: torch {res['torch_only_s'] * 1e3:.3f} ms, cthreads kernel "
