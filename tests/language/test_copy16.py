@@ -101,3 +101,17 @@ def test_rejected_naming_the_argument(fn):
     err = info.value
     assert words in str(err) and err.allowed
     assert err.line[err.col - 1 :].startswith(at), (err.line, err.col)
+
+
+@pytest.mark.skipif(not tools.available("spirv-dis"), reason="spirv-tools not installed")
+@pytest.mark.parametrize(
+    "k, vector", [(K.copy_f16, "v4uint"), (K.copy_f32, "v4float"), (K.copy_u64, "v2ulong")]
+)
+def test_one_aligned_16_byte_load_behind_the_guard(k, vector):
+    dis = tools.disassemble(k.compile(chip="nvidia-h200").spirv)
+    loads = [line for line in dis.splitlines() if "Aligned 16" in line]
+    assert len(loads) == 1 and f"OpLoad %{vector} " in loads[0], loads
+    assert f"OpBitcast %_ptr_PhysicalStorageBuffer_{vector} " in dis
+    assert "Vector16" not in dis  # 2-byte elements: words bitcast to pairs, no 8-wide vectors
+    if k is K.copy_f16:
+        assert dis.count("OpBitcast %v2half ") == 4

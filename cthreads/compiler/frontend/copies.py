@@ -3,9 +3,9 @@
 The statement copies `16 // itemsize` elements of the list's element type (2-, 4- or 8-byte
 types), element j as `dst[dst_offset + j] = src[src_offset + j]` with the out-of-range rule of
 element accesses (a read past the list gives 0, a write past the array is dropped). Both
-offsets are evaluated once, left to right as Python evaluates arguments. It lowers to those
-element copies, so every backend and pass already handles it; the statement keeps the intent
-(one 16-byte staging step) in one place for a wider load later.
+offsets are evaluated once (into locals), left to right as Python evaluates arguments. It
+lowers to `ir.Copy16`, which carries those element copies as its body: what the statement
+means, and what codegen falls back to when one 16-byte load cannot do the copy.
 """
 
 from __future__ import annotations
@@ -62,10 +62,12 @@ class CopyLowering:
                 out.extend(stmts)
             offsets.append(value)
         dst_off, src_off = offsets
-        for j in range(COPY_BYTES // (elem.bits // 8)):
-            read = ir.Load(elem, src, _plus(src_off, j))
-            out.append(ir.SharedStore(dst, _plus(dst_off, j), read))
-        return out
+        count = COPY_BYTES // (elem.bits // 8)
+        body = tuple(
+            ir.SharedStore(dst, _plus(dst_off, j), ir.Load(elem, src, _plus(src_off, j)))
+            for j in range(count)
+        )
+        return [*out, ir.Copy16(dst, dst_off, src, src_off, count, body)]
 
     def _copy_destination(self, node: ast.expr) -> int:
         arr = self.ctx.shared.get(node.id) if isinstance(node, ast.Name) else None
