@@ -30,15 +30,15 @@ def _want(bits: int, per: int, src: np.ndarray, so: int, do: int) -> np.ndarray:
     for t in range(8):
         for j in range(per):
             i, o = so + per * t + j, do + per * t + j
-            if o < K.S:
-                s[o] = src[i] if i < len(src) else 0
+            if 0 <= o < K.S:
+                s[o] = src[i] if 0 <= i < len(src) else 0
     return s
 
 
 def _cases():
     # (source offset, destination offset): aligned, misaligned, reading past the list's end,
-    # writing past the shared array's end
-    return [(0, 0), (3, 1), (40, 0), (0, 60)]
+    # writing past the shared array's end, reading and writing before the start
+    return [(0, 0), (3, 1), (40, 0), (0, 60), (-8, 0), (0, -2)]
 
 
 def _inputs(k, so, do):
@@ -115,3 +115,21 @@ def test_one_aligned_16_byte_load_behind_the_guard(k, vector):
     assert "Vector16" not in dis  # 2-byte elements: words bitcast to pairs, no 8-wide vectors
     if k is K.copy_f16:
         assert dis.count("OpBitcast %v2half ") == 4
+
+
+def test_ir_shows_the_statement_over_its_element_copies():
+    text = K.copy_f32.ir_text()
+    head = next(line for line in text.splitlines() if "copy16" in line)
+    assert head.strip().startswith("copy16 @s[") and "<- src[" in head
+    body = text.split(head, 1)[1].splitlines()[1:5]
+    assert [line.strip().startswith("@s[") and "= src[" in line for line in body] == [True] * 4
+
+
+@device
+def test_device_matches_the_element_loop_at_random_offsets():
+    rng = np.random.default_rng(18)
+    src = (np.arange(48) * 3 + 1).astype(np.float32)
+    for so, do in rng.integers(-12, 64, (12, 2)):
+        out = np.zeros(K.S, np.float32)
+        gpu(K.copy_f32, src, out, int(so), int(do)).join()
+        np.testing.assert_array_equal(out, _want(32, 4, src, so, do), err_msg=f"{so}, {do}")
