@@ -16,7 +16,8 @@ from .. import ir
 from . import typerules as tr
 from .signature import python_type_name
 
-COPY_FORM = "copy16(dst_shared, dst_offset, src_list, src_offset) on a line of its own"
+COPY_SIGNATURE = "copy16(dst_shared, dst_offset, src_list, src_offset)"
+COPY_FORM = COPY_SIGNATURE + " on a line of its own"
 COPY_BYTES = 16
 _ITEM_SIZES = (2, 4, 8)
 
