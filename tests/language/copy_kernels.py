@@ -4,7 +4,7 @@ forms (BAD: each with the words its message must contain)."""
 
 # ruff: noqa: F821, F841
 
-from cthreads.gpu import Gpu, ThreadIdx, copy16, f16, shared, u8, u64
+from cthreads.gpu import Gpu, ThreadIdx, atomic_add, copy16, f16, shared, u8, u64
 from cthreads.sync import __sync_threads
 
 S = 64  # shared elements per workgroup: 8 invocations x one 16-byte copy of 2-byte elements
@@ -39,6 +39,19 @@ def copy_u64(src: list[u64], out: list[u64], so: int, do: int) -> None:
     __sync_threads()
     for j in range(8):
         out[t * 8 + j] = s[t * 8 + j]
+
+
+@Gpu(workgroup_size=4)
+def copy_then_atomics(src: list[float], out: list[float]) -> None:
+    """Float atomics on a shared array keep it as int32 bits: the copy stores bit patterns."""
+    t = ThreadIdx.x
+    s = shared(float, 16)
+    copy16(s, t * 4, src, t * 4)
+    __sync_threads()
+    atomic_add(s, t, 1.0)
+    __sync_threads()
+    for j in range(4):
+        out[t * 4 + j] = s[t * 4 + j]
 
 
 # kernel -> (numpy dtype, elements per copy)

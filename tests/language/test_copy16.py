@@ -133,3 +133,15 @@ def test_device_matches_the_element_loop_at_random_offsets():
         out = np.zeros(K.S, np.float32)
         gpu(K.copy_f32, src, out, int(so), int(do)).join()
         np.testing.assert_array_equal(out, _want(32, 4, src, so, do), err_msg=f"{so}, {do}")
+
+
+@device
+def test_into_a_float_shared_array_that_atomics_keep_as_int_bits():
+    src = np.arange(16, dtype=np.float32) + 0.5
+    want = src.copy()
+    want[:4] += 1
+    out, emu = np.zeros(16, np.float32), np.zeros(16, np.float32)
+    gpu(K.copy_then_atomics, src, out).join()
+    emulate(K.copy_then_atomics, src, emu)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(emu, want)
