@@ -13,8 +13,9 @@ the host per round (median of `--rounds`), each on an idle device:
                  (the outbound half)
   host_calls     only the host calls of cuda_to_vk (C signalled, the wait submitted), timed
                  without waiting: what the host spends per hand-off
-The GPU-side part of a hand-off is then (cuda_to_vk - vk_only - cuda_only)-ish; if it is most of
-the 150 us, no host-side rework can reach the issue's 30 us.
+`gpu_side_inbound_us` = cuda_to_vk - vk_only - host_calls: what the cross-API wait adds beyond
+our own signal-and-wait and the host's calls; if it is most of the 150 us, no host-side rework
+can reach the issue's 30 us.
 """
 
 from __future__ import annotations

@@ -54,8 +54,9 @@ def cuda_library() -> str:
 def cuda_handoff() -> str:
     """`CTHREADS_CUDA_HANDOFF`: how a CUDA exchange orders the two APIs (interop/handoff.py):
     "gpu" (default: exported timeline semaphores where the driver allows, no host wait) or
-    "host" (the host waits at each hand-off: lower latency on drivers whose shared semaphores
-    are slow, docs/interop.md). Read at a device's first CUDA exchange."""
+    "host" (the host waits at each hand-off, draining the GPU: for comparison and as a
+    workaround for a driver; slower on the H200, docs/interop.md). Read at a device's first
+    CUDA exchange."""
     value = os.environ.get("CTHREADS_CUDA_HANDOFF", "").strip().lower() or "gpu"
     if value not in ("gpu", "host"):
         raise _bad_variable(
