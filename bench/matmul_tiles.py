@@ -38,6 +38,13 @@ before the prefetched words overwrite it); the 48 KiB of shared memory the H200 
 | `wide` | 2 x 4 | 64 x 64 | 128 x 256 | 32 | 1 | b1 |
 | `wide_k16` | 2 x 4 | 64 x 64 | 128 x 256 | 16 | 2 | b1 |
 | `tall` | 4 x 2 | 64 x 64 | 256 x 128 | 32 | 1 | b1 |
+| `wide16` | 2 x 4 | 64 x 64 | 128 x 256 | 32 | 1 (smem) | b1 |
+| `wide16_k16` | 2 x 4 | 64 x 64 | 128 x 256 | 16 | 2 (smem2) | b1 |
+
+`wide16` and `wide16_k16` stage with `copy16()` (docs/language-extensions.md): two u64 words,
+16 bytes, per statement, one 16-byte load where aligned and in range. The copy goes straight
+into shared memory (no registers between), so they are the `smem` / `smem2` stages of `wide`'s
+shape rather than `regs`.
 
 Copies move u64 words (4 f16 / bf16 or 8 int8 elements; the operands are passed as `.view(
 np.uint64)`), and tiles are loaded from the words with `tile_load(..., elem=f16)`.

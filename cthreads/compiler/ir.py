@@ -121,6 +121,22 @@ class SharedStore(Stmt):
     value: Expr
 
 
+@dataclass(frozen=True)
+class Copy16(Stmt):
+    """`copy16(...)`: `count` elements (16 bytes) of list `src` from `src_offset` into shared
+    array `dst` from `dst_offset` (both offsets constants or locals). `body` is its meaning,
+    the element copies with their own guards; codegen runs them unless one 16-byte load can do
+    the same (all in range, the source address 16-byte aligned). The body's loads and stores
+    are also what marks `src` read and `dst` written for the usage scans, so passes keep them."""
+
+    dst: int
+    dst_offset: Expr
+    src: int
+    src_offset: Expr
+    count: int
+    body: tuple[Stmt, ...]
+
+
 class AtomicOp(Enum):
     ADD = "add"
     MIN = "min"

@@ -113,6 +113,10 @@ class _Printer:
                             continue
                         out.append(f"{indent}{'else' if isinstance(s, ir.If) else 'step'}:")
                     self.stmts(block, indent + "  ", out)
+            elif isinstance(s, ir.Copy16):
+                where = f"{self.shared_name(s.dst)}[{x[0]}]"
+                out.append(f"{indent}copy16 {where} <- {self.param_name(s.src)}[{x[1]}]:")
+                self.stmts(s.body, indent + "  ", out)
             elif isinstance(s, ir.TILE_STMTS):
                 out.append(f"{indent}{self.tile(s, x)}")
             else:

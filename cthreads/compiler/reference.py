@@ -10,7 +10,7 @@ from `render()`.
 
 from __future__ import annotations
 
-from .frontend import memory, names, operators, signature, subgroup, unsupported
+from .frontend import copies, memory, names, operators, signature, subgroup, unsupported
 from .intrinsics import INTRINSICS
 from .ir import BuiltinKind
 
@@ -86,7 +86,10 @@ def _atomics() -> str:
         + str(memory.MAX_LOCAL_BYTES)
         + " bytes of local arrays per kernel). Atomics work on list parameters and shared "
         "arrays and return the old value; they stand alone or are the value of an "
-        "assignment.\n\n" + _table(("atomic", "element types"), rows)
+        "assignment.\n\n" + _table(("atomic", "element types"), rows) + "\n\n"
+        f"`{copies.COPY_SIGNATURE}`, a statement, copies {copies.COPY_BYTES} bytes (elements of 2, 4 or 8 bytes, "
+        "one type on both sides) from a list parameter into a shared array, element by element "
+        "under the out-of-range rule; one 16-byte load where in range and aligned."
     )
 
 

@@ -38,6 +38,7 @@ from .atomics import (
     atomic_or,
     atomic_xor,
 )
+from .copies import copy16
 from .tuning import autotune
 from .indices import BlockDim, BlockIdx, GlobalIdx, GridDim, ThreadIdx
 from .kernel import Gpu, GpuKernel
@@ -147,6 +148,7 @@ __all__ = [
     "available",
     "bf16",
     "compile",
+    "copy16",
     "current_device",
     "device",
     "device_name",

@@ -41,7 +41,7 @@ def callee(tr: ExprTranslator, func: ast.expr) -> str | None:
         return "barrier"
     if tag in ("shared", "local") or (isinstance(tag, str) and tag.startswith("atomic_")):
         return tag
-    if tag in SUBGROUP_TAGS:
+    if tag in SUBGROUP_TAGS or tag == "copy16":
         return tag
     if isinstance(tag, str) and tag.startswith("tile_"):
         return tag

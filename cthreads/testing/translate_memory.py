@@ -5,6 +5,7 @@ factory's `new_group()` before each workgroup runs, zero-filled) of `_ct_Z_tile`
 size evaluated once per launch (it may read `BlockDim`); `acc = local(float, N)` the same, but
 made afresh (zero-filled) at the start of every invocation. Atomics run as plain read-modify-write:
 the emulator runs one invocation at a time, so they are sequential by construction.
+`copy16(dst, do, src, so)` is its element copies, each with the out-of-range rule of `dst[i] = src[j]`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from .translate import _ZERO, ExprTranslator, wrapped
+from .translate_types import TYPE_INFO
 
 _INT_ONLY = {"atomic_and": "&", "atomic_or": "|", "atomic_xor": "^"}
 
@@ -85,6 +87,32 @@ class MemoryTranslator(ExprTranslator):
         )
         self.emit(indent, f"else: {old} = _ct_oob_r({name!r}, {idx}, {_ZERO[elem]})", st)
         return old, elem
+
+    def copy16(self, call: ast.Call, st: ast.AST, indent: int) -> None:
+        """Emit `copy16(dst, dst_offset, src, src_offset)`: 16 // itemsize element copies."""
+        if call.keywords or len(call.args) != 4:
+            raise self.error(call, "copy16() takes 4 positional arguments")
+        dst, src = self.array(call.args[0]), self.array(call.args[2])
+        if dst is None or dst[0] in self.lists or dst[0] in self.private:
+            raise self.error(call.args[0], "copy16() writes into a shared array")
+        if src is None or src[0] not in self.lists:
+            raise self.error(call.args[2], "copy16() reads a list parameter")
+        elem = src[3]
+        size = TYPE_INFO[elem][1] // 8 if elem != "bool" else 0
+        if size not in (2, 4, 8):
+            raise self.error(call.args[2], f"copy16() does not work on {elem} elements")
+        if dst[3] != elem:
+            raise self.error(call.args[0], f"copy16() needs a shared array of {elem}")
+        self.read.add(src[0])
+        offsets = []
+        for node in (call.args[1], call.args[3]):  # evaluated once, left to right
+            v = self.tmp()
+            self.emit(indent, f"{v} = {self.index(node)}", st)
+            offsets.append(v)
+        for j in range(16 // size):
+            idx = self.tmp()
+            self.emit(indent, f"{idx} = {offsets[0]} + {j}", st)
+            self.write_element(dst, idx, self.load(src, f"{offsets[1]} + {j}"), st, indent)
 
 
 def _new_value(what: str, elem: str, old: str, vals: list[str]) -> str:

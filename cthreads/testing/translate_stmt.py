@@ -150,6 +150,9 @@ class KernelTranslator(SubgroupTranslator, MemoryTranslator, TileTranslator):
             if what == "tile_store":
                 self.tile_store(v, indent)
                 return
+            if what == "copy16":
+                self.copy16(v, st, indent)
+                return
         code, _ = self.expr(v)
         self.emit(indent, code, st)
 

@@ -57,6 +57,9 @@ def test_every_bench_kernel_compiles_for_the_h200_and_validates(dtype, variant, 
         ("f16", "wide_k16", 1),
         ("i8", "wide", 1),
         ("f16", "tall", 1),
+        ("f16", "wide16", 1),  # copy16 staging
+        ("bf16", "wide16_k16", 1),
+        ("i8", "wide16", 1),
     ],
 )
 def test_bench_kernels_multiply_like_numpy_in_the_emulator(dtype, variant, blocks, tmp_path):

@@ -15,6 +15,7 @@ from ..intrinsics import INTRINSICS
 from ..ir import BOOL, F16, F32, F64, I32, BinOp
 from . import subgroup as sg
 from . import typerules as tr
+from .copies import COPY_FORM
 from .memory import ATOMIC_OPS, array_form, array_what, atomic_form
 from .names import MISSING, builtin_of, chain_root, dotted_path, gpu_tag, intrinsic_of
 from .signature import EXPLICIT
@@ -96,6 +97,7 @@ class CallLowering:
                     or func.id in ATOMIC_OPS
                     or func.id in sg.SUBGROUP_NAMES
                     or func.id in TILE_NAMES
+                    or func.id == "copy16"
                 ):
                     self.fail(
                         func,
@@ -120,6 +122,8 @@ class CallLowering:
             return "subgroup", tag
         if tag in TILE_NAMES:
             return "tile", tag
+        if tag == "copy16":
+            return "copy", tag
         if tag == "scalar-type":
             return "cast", obj.name
         if tag == "Barrier":
@@ -188,6 +192,8 @@ class CallLowering:
                 f"`{name}()` changes memory, so it cannot be part of an expression",
                 atomic_form(name),
             )
+        if kind == "copy":
+            self.fail(node, f"`{name}()` is a statement and has no value", COPY_FORM)
         if kind == "subgroup":
             return self.subgroup_value(node, name)
         if kind == "tile":

@@ -16,6 +16,7 @@ from ..ir import Scalar
 from . import subgroup as sg
 from . import typerules as tr
 from .context import Context
+from .copies import CopyLowering
 from .exprs import ExprLowerer
 from .loops import LoopLowering
 from .memory import MemoryLowering
@@ -28,7 +29,9 @@ from .unsupported import describe, describe_target
 _WHY_LOCAL_TYPES = "a local keeps the type of its first assignment"
 
 
-class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, TileLowering, Located):
+class StmtLowerer(
+    CopyLowering, LoopLowering, MemoryLowering, SubgroupLowering, TileLowering, Located
+):
     def __init__(self, ctx: Context, exprs: ExprLowerer):
         self.ctx, self.x = ctx, exprs
         self.source, self.kernel_name = ctx.source, ctx.kernel_name
@@ -89,6 +92,8 @@ class StmtLowerer(LoopLowering, MemoryLowering, SubgroupLowering, TileLowering, 
             return self.subgroup_call(v, special[1], want_result=False)[0]
         if isinstance(v, ast.Call) and self.x.callee(v)[0] == "tile":
             return self.tile_statement(v)
+        if isinstance(v, ast.Call) and self.x.callee(v)[0] == "copy":
+            return self.copy_statement(v)
         self.x.expr(v)  # reports errors inside the expression first
         if isinstance(v, ast.Compare) and len(v.ops) == 1 and isinstance(v.ops[0], ast.Eq):
             self.fail(v, "this comparison has no effect", "did you mean `=` (assignment)?")

@@ -16,7 +16,7 @@ VALUES_ALLOWED = "int, float and bool values; list parameters only as x[i] or le
 FUNCTIONS_ALLOWED = (
     "abs, min, max, int, float, bool, len, pow, the math functions (math.sqrt, math.sin, "
     "math.floor, ...), __sync_threads(), Barrier.arrive_and_wait(), and from cthreads.gpu: "
-    "shared(type, size), atomic_add/min/max/and/or/xor/exchange/compare_exchange"
+    "shared(type, size), atomic_add/min/max/and/or/xor/exchange/compare_exchange, copy16"
 )
 _ONE_INVOCATION = "if not (condition): return  (ends this invocation)"
 _LOOP = "a `for i in range(...)` loop that writes each element into a list parameter"

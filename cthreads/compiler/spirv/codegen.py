@@ -33,6 +33,7 @@ from .codegen_expr import ExprGen, UnsupportedFeature
 from .codegen_main import MainGen
 from .codegen_math import MathGen
 from .codegen_memory import MemoryGen
+from .codegen_copy import CopyGen
 from .codegen_stmt import StmtGen
 from .codegen_subgroup import SubgroupGen
 from .codegen_tiles import TileGen, vulkan_memory_model
@@ -99,7 +100,7 @@ def _push_type(t: ir.Scalar) -> ir.Scalar:
     return ir.F32 if t.is_float else ir.Scalar(t.kind, 32)
 
 
-class Codegen(MainGen, VecGen, MemoryGen, SubgroupGen, TileGen, StmtGen, MathGen, ExprGen):
+class Codegen(MainGen, VecGen, CopyGen, MemoryGen, SubgroupGen, TileGen, StmtGen, MathGen, ExprGen):
     def __init__(self, kernel: ir.Kernel, target: Target, vectorize: bool = True) -> None:
         self.k = kernel
         self.target = target
