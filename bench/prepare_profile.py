@@ -1,6 +1,7 @@
 """Where a fresh process's prepare() time goes, cold (empty caches) and warm (second process):
 import, describing the device, opening it, then prepare() of 8 kernels with each kernel's
-compile and pipeline-build time (issue 7's prepare targets).
+compile and pipeline-build time (issue 7's prepare targets), and the native device open by
+phase (stats()["open_ms"], issue 19; "open_total_ms": the whole native part of the open).
 
     python bench/prepare_profile.py [--json out.json]
 """
@@ -22,8 +23,9 @@ from cthreads import runtime
 t.append(time.perf_counter())
 runtime.default_device_info()
 t.append(time.perf_counter())
-runtime.init()
+dev = runtime.init()
 t.append(time.perf_counter())
+opened = dev.stats()
 sys.path.insert(0, sys.argv[1])
 import eight
 t.append(time.perf_counter())
@@ -33,6 +35,8 @@ ms = lambda a, b: round(1e3 * (t[b] - t[a]), 2)
 print(json.dumps({
     "import_ms": ms(0, 1), "describe_device_ms": ms(1, 2), "open_device_ms": ms(2, 3),
     "decorate_ms": ms(3, 4), "prepare_ms": ms(4, 5),
+    "open_total_ms": round(opened["open_total_ms"], 3),
+    "open_phases_ms": {k: round(v, 3) for k, v in opened["open_ms"].items()},
     "compile_ms": [r.get("compile_ms") for r in report.values()],
     "pipeline_ms": [r.get("pipeline_ms") for r in report.values()],
 }))

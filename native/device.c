@@ -60,6 +60,7 @@ static int
 Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"instance", "index", "pipeline_cache", "knobs", NULL};
+    uint64_t t0 = ct_now_ns();
     PyObject *inst_obj, *knobs = NULL;
     int index;
     Py_buffer cache = {0};
@@ -81,6 +82,7 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
         goto done;
     }
     self->inst = (CtInstance *)Py_NewRef(inst_obj);
+    self->open_t0 = self->open_t = t0;
     pthread_mutex_init(&self->queue_lock, NULL);
     pthread_mutex_init(&self->state_lock, NULL);
     pthread_mutex_init(&self->err_lock, NULL);
@@ -132,6 +134,7 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
         goto done;
     }
 
+    ct_open_mark(self, CT_OPEN_PHYSICAL);
     /* enable what is supported among the features kernels may use */
     VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
@@ -222,6 +225,7 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
     Py_BEGIN_ALLOW_THREADS
     r = inst->fn.vkCreateDevice(self->phys, &dci, NULL, &device);
     Py_END_ALLOW_THREADS
+    ct_open_mark(self, CT_OPEN_CREATE_DEVICE);
     if (r != VK_SUCCESS) {
         ct_raise_vk(st, r, "vkCreateDevice for '%s'", self->props.deviceName);
         goto done;
@@ -242,9 +246,11 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
 #undef CT_CHECK_DEV
     ct_queues_fetch(self);
     ct_external_init(self, external, ext_sems);
+    ct_open_mark(self, CT_OPEN_FUNCTIONS);
 
     if (ct_memory_choose_types(self) < 0)
         goto done;
+    ct_open_mark(self, CT_OPEN_MEMORY);
     if (ct_ring_create(self) < 0 || ct_lanes_create(self) < 0)
         goto done;
     VkPipelineCacheCreateInfo pcci = {
@@ -262,9 +268,12 @@ Device_init(CtDevice *self, PyObject *args, PyObject *kwds)
         ct_raise_vk(st, r, "vkCreatePipelineCache");
         goto done;
     }
+    ct_open_mark(self, CT_OPEN_PIPELINE_CACHE);
     if (ct_bg_start(self) < 0)
         goto done;
+    ct_open_mark(self, CT_OPEN_THREADS);
     self->state = CT_ALIVE;
+    self->open_end = ct_now_ns();
     rc = 0;
 done:
     if (rc < 0 && self->device != VK_NULL_HANDLE) {

@@ -7,6 +7,25 @@
 
 enum { CT_SLOT_FREE = 0, CT_SLOT_OPEN = 1, CT_SLOT_SUBMITTED = 2 };
 
+/* The phases of opening a device, in order (Device_init; stats.c names them in
+   stats()["open_ms"]): each is the time from the previous mark to its own (ct_open_mark). */
+typedef enum {
+    CT_OPEN_PHYSICAL,        /* the physical device: properties, features, queue families */
+    CT_OPEN_CREATE_DEVICE,   /* vkCreateDevice */
+    CT_OPEN_FUNCTIONS,       /* vkGetDeviceProcAddr for every function, the queues */
+    CT_OPEN_MEMORY,          /* memory type choices (probe buffers) */
+    CT_OPEN_TIMELINE,        /* the device timeline semaphore */
+    CT_OPEN_COMMAND_BUFFERS, /* the ring's command pool and its CT_RING command buffers */
+    CT_OPEN_QUERY_POOL,      /* the timestamp query pool */
+    CT_OPEN_COPY_LANE,       /* the copy lane: semaphore, pool, CT_RING command buffers */
+    CT_OPEN_LANE_SEMAPHORES, /* lanes 1..: a timeline semaphore each */
+    CT_OPEN_JOIN,            /* the join command buffer, allocated and recorded */
+    CT_OPEN_LAYER_FENCES,    /* the slots' fences (only under validation with >1 queue) */
+    CT_OPEN_PIPELINE_CACHE,  /* vkCreatePipelineCache from the file's data */
+    CT_OPEN_THREADS,         /* the submission thread (and the pause calibration) */
+    CT_OPEN_NPHASES
+} CtOpenPhase;
+
 /* One batch: a command buffer holding the commands of one or more submit() calls, whose
  * timeline values are first..value; it signals `value`. state moves FREE -> OPEN (being
  * appended to, the pending batch) -> SUBMITTED under state_lock, and back to FREE when retired
@@ -178,6 +197,8 @@ typedef struct {
     uint8_t qbusy[CT_QPAIRS];
     uint64_t qvalue[CT_QPAIRS];
     struct { uint64_t value; double ms; } timings[CT_TIMINGS];
+    /* the cost of opening it (stats.c: stats()["open_ms"]), ns per phase (CtOpenPhase) */
+    uint64_t open_t0, open_t, open_end, open_ns[CT_OPEN_NPHASES];
 } CtDevice;
 
 #endif

@@ -87,6 +87,7 @@ ct_lanes_create(CtDevice *dev)
 {
     if (dev->copy_queue != VK_NULL_HANDLE && copy_lane_create(dev) < 0)
         return -1;
+    ct_open_mark(dev, CT_OPEN_COPY_LANE);
     dev->lane_sem[0] = dev->timeline;
     for (int k = 1; k < CT_LANES; k++) {
         VkResult r = make_timeline(dev, &dev->lane_sem[k]);
@@ -95,6 +96,7 @@ ct_lanes_create(CtDevice *dev)
             return -1;
         }
     }
+    ct_open_mark(dev, CT_OPEN_LANE_SEMAPHORES);
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .commandPool = dev->cmd_pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
@@ -116,7 +118,10 @@ ct_lanes_create(CtDevice *dev)
         ct_raise_vk(dev->st, r, "recording the join command buffer");
         return -1;
     }
-    return ct_layer_fences_create(dev); /* (timeline.c: validation's view of completion) */
+    ct_open_mark(dev, CT_OPEN_JOIN);
+    int rc = ct_layer_fences_create(dev); /* (timeline.c: validation's view of completion) */
+    ct_open_mark(dev, CT_OPEN_LAYER_FENCES);
+    return rc;
 }
 
 /* At teardown, the device idle (join_cb goes with the command pool). */

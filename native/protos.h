@@ -131,6 +131,7 @@ PyObject *ct_host_wait_semaphore(CtDevice *dev, VkSemaphore sem, uint64_t value,
 
 /* stats.c */
 PyObject *ct_device_stats(CtDevice *dev, PyObject *unused);
+void ct_open_mark(CtDevice *dev, CtOpenPhase phase);
 
 /* knobs.c */
 int ct_knobs_apply(CtState *st, CtKnobs *k, PyObject *given, int cpu_device);

@@ -20,6 +20,7 @@ ct_ring_create(CtDevice *dev)
         ct_raise_vk(dev->st, r, "vkCreateSemaphore (timeline)");
         return -1;
     }
+    ct_open_mark(dev, CT_OPEN_TIMELINE);
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                    .queueFamilyIndex = dev->queue_family};
@@ -40,6 +41,7 @@ ct_ring_create(CtDevice *dev)
     }
     for (int i = 0; i < CT_RING; i++)
         dev->ring[i].cb = cbs[i];
+    ct_open_mark(dev, CT_OPEN_COMMAND_BUFFERS);
     if (dev->timestamp_bits > 0) {
         VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                      .queryType = VK_QUERY_TYPE_TIMESTAMP,
@@ -50,6 +52,7 @@ ct_ring_create(CtDevice *dev)
             return -1;
         }
     }
+    ct_open_mark(dev, CT_OPEN_QUERY_POOL);
     return 0;
 }
 

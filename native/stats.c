@@ -7,8 +7,40 @@
  *       the pool, the batch state (pending, in flight, kept references, values), the event
  *       counters of the submission path ("counters") and the policy knobs ("knobs", knobs.c).
  *       Reading it submits nothing (the counter is read directly, not refreshed).
+ *       "open_ms": {phase: ms} what opening the device cost, by phase (CtOpenPhase, in order),
+ *       and "open_total_ms": the whole of Device(...)'s native part (the phases sum to at most
+ *       that: argument parsing and the locks' setup come before the first phase).
  */
 #include "cthreads.h"
+
+/* stats()["open_ms"]'s names, in CtOpenPhase's order */
+static const char *const open_names[CT_OPEN_NPHASES] = {
+    "physical", "create_device", "functions", "memory", "timeline", "command_buffers",
+    "query_pool", "copy_lane", "lane_semaphores", "join", "layer_fences", "pipeline_cache",
+    "threads",
+};
+
+/* The end of `phase` of opening the device: the time since the previous mark is its cost. */
+void
+ct_open_mark(CtDevice *dev, CtOpenPhase phase)
+{
+    uint64_t t = ct_now_ns();
+    dev->open_ns[phase] += t - dev->open_t;
+    dev->open_t = t;
+}
+
+static PyObject *
+stats_open(const CtDevice *self)
+{
+    PyObject *d = PyDict_New();
+    for (int k = 0; d != NULL && k < CT_OPEN_NPHASES; k++) {
+        PyObject *v = PyFloat_FromDouble((double)self->open_ns[k] / 1e6);
+        if (v == NULL || PyDict_SetItemString(d, open_names[k], v) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    return d;
+}
 
 /* the submission path's event counters (CtCounters) as a dict */
 static PyObject *
@@ -91,16 +123,19 @@ ct_device_stats(CtDevice *self, PyObject *unused)
                                : PyLong_FromUnsignedLong(self->copy_family);
     PyObject *cb_parts = Py_BuildValue("{s:i,s:i,s:i}", "ring", ring_cbs, "join", join_cbs,
                                        "copy", copy_cbs);
-    if (counters == NULL || knobs == NULL || copy_queue == NULL || cb_parts == NULL) {
+    PyObject *open_ms = stats_open(self);
+    if (counters == NULL || knobs == NULL || copy_queue == NULL || cb_parts == NULL ||
+        open_ms == NULL) {
         Py_XDECREF(counters);
         Py_XDECREF(knobs);
         Py_XDECREF(copy_queue);
         Py_XDECREF(cb_parts);
+        Py_XDECREF(open_ms);
         return NULL;
     }
     return Py_BuildValue(
         "{s:n,s:n,s:n,s:K,s:n,s:n,s:K,s:K,s:n,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:K,s:K,s:i,s:I,s:N,s:N,"
-        "s:N,s:N}",
+        "s:N,s:N,s:N,s:d}",
         /* Vulkan objects alive: one VkBuffer bound to one VkDeviceMemory per allocation */
         "allocations", live, "vk_buffers", live, "vk_memory", live,
         "allocated_bytes", (unsigned long long)live_bytes,
@@ -121,5 +156,7 @@ ct_device_stats(CtDevice *self, PyObject *unused)
         /* the copy lane's queue family (queues.c), None without one */
         "copy_queue", copy_queue,
         /* command_buffers by use: the ring slots', the lanes' join, the copy lane's */
-        "command_buffer_uses", cb_parts);
+        "command_buffer_uses", cb_parts,
+        /* what opening the device cost (ct_open_mark) */
+        "open_ms", open_ms, "open_total_ms", (double)(self->open_end - self->open_t0) / 1e6);
 }

@@ -186,3 +186,32 @@ def test_teardown_refuses_waiters_that_let_the_gil_go(device, kernels):
     closing.join(60)
     w.join(60)
     assert not closing.is_alive() and not device.alive
+
+
+OPEN_PHASES = (
+    "physical",
+    "create_device",
+    "functions",
+    "memory",
+    "timeline",
+    "command_buffers",
+    "query_pool",
+    "copy_lane",
+    "lane_semaphores",
+    "join",
+    "layer_fences",
+    "pipeline_cache",
+    "threads",
+)
+
+
+def test_stats_account_for_the_cost_of_opening_the_device(device):
+    """stats()["open_ms"]: every phase of Device(...) (issue 19), in order, none negative,
+    together no more than the whole open_total_ms, which vkCreateDevice is a part of."""
+    s = device.stats()
+    phases, total = s["open_ms"], s["open_total_ms"]
+    assert tuple(phases) == OPEN_PHASES
+    assert all(isinstance(v, float) and v >= 0.0 for v in phases.values())
+    assert 0.0 < phases["create_device"] <= total
+    assert sum(phases.values()) <= total + 1e-9
+    assert device.stats()["open_ms"] == phases  # measured once, at open
