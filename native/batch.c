@@ -356,7 +356,8 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
            PyObject *kept, int timed)
 {
     CtState *st = dev->st;
-    timed = timed && dev->query_pool != VK_NULL_HANDLE;
+    if ((timed = ct_ring_timed(dev, timed)) < 0) /* (the query pool: made on first use) */
+        return 0;
     Py_ssize_t nhold = nitems + (kept != NULL);
     for (;;) {
         int ready = ct_submit_ready(dev, timed);

@@ -253,7 +253,8 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
         return ct_enqueue(dev, ops, n, items, nitems, kept, timed);
     lane = 1 + (lane - 1) % (CT_LANES - 1);
     CtState *st = dev->st;
-    timed = timed && dev->query_pool != VK_NULL_HANDLE;
+    if ((timed = ct_ring_timed(dev, timed)) < 0) /* (ring.c: the query pool on first use) */
+        return 0;
     int copy = on_copy_queue(dev, ops, n, timed);
     int elsewhere = copy || dev->lane_queue[lane] != dev->queue; /* not on queue 0 */
     Py_ssize_t nhold = nitems + (kept != NULL);

@@ -108,6 +108,7 @@ void ct_queues_share(const CtDevice *self, VkBufferCreateInfo *bci);
 
 /* ring.c */
 int ct_ring_create(CtDevice *dev);
+int ct_ring_timed(CtDevice *dev, int timed);
 void ct_ring_destroy(CtDevice *dev);
 
 /* timeline.c: what has completed (dev->completed) and what that frees */

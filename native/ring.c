@@ -1,5 +1,7 @@
 /* cthreads._native — ring: the batches' command buffers, the timeline semaphore and the
- * timestamp query pool: their creation and, at teardown, their destruction.
+ * timestamp query pool: their creation and, at teardown, their destruction. The query pool is
+ * made at the first timed submit (ct_ring_timed), not at open: most processes never time one,
+ * and opening is what issue 19 counts.
  *
  * Python API: none directly (device.c creates and destroys the ring). What a completed batch
  * gives back while the device lives (retirement) is timeline.c's job.
@@ -42,18 +44,30 @@ ct_ring_create(CtDevice *dev)
     for (int i = 0; i < CT_RING; i++)
         dev->ring[i].cb = cbs[i];
     ct_open_mark(dev, CT_OPEN_COMMAND_BUFFERS);
-    if (dev->timestamp_bits > 0) {
-        VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                     .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                     .queryCount = 2 * CT_QPAIRS};
-        r = dev->fn.vkCreateQueryPool(dev->device, &qci, NULL, &dev->query_pool);
-        if (r != VK_SUCCESS) {
-            ct_raise_vk(dev->st, r, "vkCreateQueryPool");
-            return -1;
-        }
-    }
-    ct_open_mark(dev, CT_OPEN_QUERY_POOL);
     return 0;
+}
+
+/* What a submit asking to be `timed` gets: 1 timestamps, 0 none (not asked, or the queue
+   family takes none: elapsed_ms() is then None), -1 with an exception. The first timed submit
+   creates the query pool; readers of it (batch.c's recording, timeline.c's results) only
+   touch it for timed slots, which cannot exist before. GIL held, no lock held. */
+int
+ct_ring_timed(CtDevice *dev, int timed)
+{
+    if (!timed || dev->timestamp_bits == 0)
+        return 0;
+    if (dev->query_pool != VK_NULL_HANDLE)
+        return 1;
+    VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                 .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                 .queryCount = 2 * CT_QPAIRS};
+    VkResult r = dev->fn.vkCreateQueryPool(dev->device, &qci, NULL, &dev->query_pool);
+    if (r != VK_SUCCESS) {
+        dev->query_pool = VK_NULL_HANDLE;
+        ct_raise_vk(dev->st, r, "vkCreateQueryPool (timed=True)");
+        return -1;
+    }
+    return 1;
 }
 
 /* After the background thread stopped and the device is idle: drop every reference. */

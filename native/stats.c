@@ -7,6 +7,7 @@
  *       the pool, the batch state (pending, in flight, kept references, values), the event
  *       counters of the submission path ("counters") and the policy knobs ("knobs", knobs.c).
  *       Reading it submits nothing (the counter is read directly, not refreshed).
+ *       "query_pool": 1 once the first timed submit made the timestamp query pool (ring.c).
  *       "open_ms": {phase: ms} what opening the device cost, by phase (CtOpenPhase, in order),
  *       and "open_total_ms": the whole of Device(...)'s native part (the phases sum to at most
  *       that: argument parsing and the locks' setup come before the first phase).
@@ -16,7 +17,7 @@
 /* stats()["open_ms"]'s names, in CtOpenPhase's order */
 static const char *const open_names[CT_OPEN_NPHASES] = {
     "physical", "create_device", "functions", "memory", "timeline", "command_buffers",
-    "query_pool", "copy_lane", "lane_semaphores", "join", "layer_fences", "pipeline_cache",
+    "copy_lane", "lane_semaphores", "join", "layer_fences", "pipeline_cache",
     "threads",
 };
 
@@ -135,7 +136,7 @@ ct_device_stats(CtDevice *self, PyObject *unused)
     }
     return Py_BuildValue(
         "{s:n,s:n,s:n,s:K,s:n,s:n,s:K,s:K,s:n,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:K,s:K,s:i,s:I,s:N,s:N,"
-        "s:N,s:N,s:N,s:d}",
+        "s:N,s:N,s:i,s:N,s:d}",
         /* Vulkan objects alive: one VkBuffer bound to one VkDeviceMemory per allocation */
         "allocations", live, "vk_buffers", live, "vk_memory", live,
         "allocated_bytes", (unsigned long long)live_bytes,
@@ -157,6 +158,8 @@ ct_device_stats(CtDevice *self, PyObject *unused)
         "copy_queue", copy_queue,
         /* command_buffers by use: the ring slots', the lanes' join, the copy lane's */
         "command_buffer_uses", cb_parts,
+        /* the timestamp query pool exists (ring.c: made at the first timed submit) */
+        "query_pool", self->query_pool != VK_NULL_HANDLE,
         /* what opening the device cost (ct_open_mark) */
         "open_ms", open_ms, "open_total_ms", (double)(self->open_end - self->open_t0) / 1e6);
 }

@@ -7,6 +7,7 @@ import struct
 import numpy as np
 import pytest
 
+from cthreads import runtime
 from cthreads.errors import GpuArgumentTypeError, GpuInvalidArgument
 
 
@@ -121,6 +122,24 @@ def test_timed_submission_reports_elapsed(device, kernels):
     untimed = device.submit([kernels.dispatch("spin", 1, buf.address, 1, 1)])
     device.wait(untimed)
     assert device.elapsed_ms(untimed) is None
+
+
+def test_the_query_pool_is_made_by_the_first_timed_submission(request):
+    """Opening a device makes no timestamp query pool (issue 19: open cost); the first timed
+    submit does, and times itself with it."""
+    if not runtime.available():
+        pytest.skip("no Vulkan device")
+    runtime.shutdown()  # a fresh device: the fixtures below open it
+    kernels = request.getfixturevalue("kernels")
+    device = kernels.dev
+    buf = device.buffer(4 * 256)
+    device.wait(device.submit([kernels.dispatch("spin", 256, buf.address, 256, 1)]))
+    assert device.stats()["query_pool"] == 0
+    value = device.submit([kernels.dispatch("spin", 256, buf.address, 256, 1)], timed=True)
+    assert device.stats()["query_pool"] == 1
+    assert device.wait(value)
+    ms = device.elapsed_ms(value)
+    assert ms is not None and ms >= 0.0
 
 
 def test_wait_timeout_and_completed(device, kernels):

@@ -195,7 +195,6 @@ OPEN_PHASES = (
     "memory",
     "timeline",
     "command_buffers",
-    "query_pool",
     "copy_lane",
     "lane_semaphores",
     "join",
