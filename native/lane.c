@@ -49,20 +49,27 @@ make_timeline(CtDevice *dev, VkSemaphore *out)
     return dev->fn.vkCreateSemaphore(dev->device, &sci, NULL, out);
 }
 
-/* The copy lane's semaphore, command pool (its family's) and a command buffer per ring slot. */
+/* The copy lane's semaphore, command pool (its family's) and a command buffer per ring slot:
+   made by the first submit that goes to the copy queue, not at open (issue 19: a process that
+   never copies on a stream pays nothing for them). Each object only where a failed earlier
+   attempt left none; ring[0].copy_cb, set last, says the lane is whole. GIL held (what makes
+   two threads' first copies one creation), no lock held. */
 static int
 copy_lane_create(CtDevice *dev)
 {
-    VkResult r = make_timeline(dev, &dev->copy_sem);
+    VkResult r = dev->copy_sem != VK_NULL_HANDLE ? VK_SUCCESS : make_timeline(dev, &dev->copy_sem);
     if (r != VK_SUCCESS) {
+        dev->copy_sem = VK_NULL_HANDLE;
         ct_raise_vk(dev->st, r, "vkCreateSemaphore (copy lane)");
         return -1;
     }
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                    .queueFamilyIndex = dev->copy_family};
-    r = dev->fn.vkCreateCommandPool(dev->device, &pci, NULL, &dev->copy_pool);
+    if (dev->copy_pool == VK_NULL_HANDLE)
+        r = dev->fn.vkCreateCommandPool(dev->device, &pci, NULL, &dev->copy_pool);
     if (r != VK_SUCCESS) {
+        dev->copy_pool = VK_NULL_HANDLE;
         ct_raise_vk(dev->st, r, "vkCreateCommandPool (copy lane)");
         return -1;
     }
@@ -76,7 +83,7 @@ copy_lane_create(CtDevice *dev)
         ct_raise_vk(dev->st, r, "vkAllocateCommandBuffers (copy lane)");
         return -1;
     }
-    for (int i = 0; i < CT_RING; i++)
+    for (int i = CT_RING - 1; i >= 0; i--) /* (ring[0] last: the lane is whole) */
         dev->ring[i].copy_cb = cbs[i];
     return 0;
 }
@@ -85,9 +92,6 @@ copy_lane_create(CtDevice *dev)
 int
 ct_lanes_create(CtDevice *dev)
 {
-    if (dev->copy_queue != VK_NULL_HANDLE && copy_lane_create(dev) < 0)
-        return -1;
-    ct_open_mark(dev, CT_OPEN_COPY_LANE);
     dev->lane_sem[0] = dev->timeline;
     for (int k = 1; k < CT_LANES; k++) {
         VkResult r = make_timeline(dev, &dev->lane_sem[k]);
@@ -256,6 +260,8 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
     if ((timed = ct_ring_timed(dev, timed)) < 0) /* (ring.c: the query pool on first use) */
         return 0;
     int copy = on_copy_queue(dev, ops, n, timed);
+    if (copy && dev->ring[0].copy_cb == VK_NULL_HANDLE && copy_lane_create(dev) < 0)
+        return 0;
     int elsewhere = copy || dev->lane_queue[lane] != dev->queue; /* not on queue 0 */
     Py_ssize_t nhold = nitems + (kept != NULL);
     /* under validation, what the host saw complete (which the pool and the copies' host waits
@@ -356,6 +362,8 @@ ct_device_copy_lane_wait(CtDevice *dev, PyObject *arg)
         return NULL;
     if (dev->copy_queue == NULL)
         Py_RETURN_NONE;
+    if (dev->copy_sem == VK_NULL_HANDLE) /* no copy yet (the lane is made by the first) */
+        Py_RETURN_TRUE;
     ct_lock(dev, &dev->queue_lock);
     uint64_t value = dev->copy_value;
     pthread_mutex_unlock(&dev->queue_lock);

@@ -195,7 +195,6 @@ OPEN_PHASES = (
     "memory",
     "timeline",
     "command_buffers",
-    "copy_lane",
     "lane_semaphores",
     "join",
     "layer_fences",
