@@ -3,7 +3,10 @@ import, describing the device, opening it, then prepare() of 8 kernels with each
 compile and pipeline-build time (issue 7's prepare targets), and the native device open by
 phase (stats()["open_ms"], issue 19; "open_total_ms": the whole native part of the open).
 
-    python bench/prepare_profile.py [--json out.json]
+    python bench/prepare_profile.py [--json out.json] [--env NAME=VALUE ...]
+
+--env sets a variable in the measured processes, e.g. CTHREADS_COPY_QUEUE=0 to see what the
+copy lane's queue costs vkCreateDevice ("create_device" in "open_phases_ms").
 """
 
 from __future__ import annotations
@@ -43,10 +46,11 @@ print(json.dumps({
 """
 
 
-def run(home: str) -> dict:
+def run(home: str, extra: dict[str, str]) -> dict:
     env = dict(os.environ, HOME=home, XDG_CACHE_HOME=os.path.join(home, ".cache"))
     env.pop("CTHREADS_CACHE_DIR", None)
     env.pop("CTHREADS_VALIDATION", None)
+    env.update(extra)
     kernels = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prepare_kernels")
     out = subprocess.run(
         [sys.executable, "-c", CHILD, kernels], env=env, capture_output=True, text=True, check=True
@@ -57,9 +61,14 @@ def run(home: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
+    bad = [e for e in args.env if "=" not in e]
+    if bad:
+        ap.error(f"--env takes NAME=VALUE, got {bad[0]!r}")
+    extra = dict(e.split("=", 1) for e in args.env)
     with tempfile.TemporaryDirectory() as home:
-        result = {"cold": run(home), "warm": run(home), "warm2": run(home)}
+        result = {"cold": run(home, extra), "warm": run(home, extra), "warm2": run(home, extra)}
     print(json.dumps(result, indent=1))
     if args.json:
         with open(args.json, "w") as f:
