@@ -45,6 +45,10 @@ typedef struct {
     int validation;
     int ndevices;               /* live devices: destroy() refuses while > 0 */
     uint32_t api_version;
+    /* each physical device's extensions, listed once per instance (physdev.c): describing a
+       device and opening it ask about a dozen of them, each a full enumeration before */
+    struct CtDevExts { VkPhysicalDevice pd; VkExtensionProperties *ext; uint32_t n; } *dev_exts;
+    int ndev_exts;
 } CtInstance;
 
 /* One VkBuffer bound to its own VkDeviceMemory; pooled by (memory type, size class). */

@@ -251,6 +251,7 @@ Instance_init(CtInstance *self, PyObject *args, PyObject *kwds)
 static void
 instance_destroy(CtInstance *self)
 {
+    ct_device_exts_clear(self); /* (physdev.c; also after _forget: the memory is ours) */
     if (self->instance == VK_NULL_HANDLE)
         return;
     if (self->messenger != VK_NULL_HANDLE && self->fn.vkDestroyDebugUtilsMessengerEXT)

@@ -10,21 +10,52 @@
 
 #include <string.h>
 
+/* pd's extensions, enumerated at the first question about it (the set is fixed while the
+   instance lives), or NULL where listing them failed (then: none, asked again next time).
+   GIL held (every caller: describing and opening devices). */
+static const struct CtDevExts *
+device_exts(CtInstance *inst, VkPhysicalDevice pd)
+{
+    for (int i = 0; i < inst->ndev_exts; i++)
+        if (inst->dev_exts[i].pd == pd)
+            return &inst->dev_exts[i];
+    uint32_t n = 0;
+    if (inst->fn.vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS)
+        return NULL;
+    VkExtensionProperties *p = PyMem_Calloc(n ? n : 1, sizeof *p);
+    struct CtDevExts *grown =
+        p == NULL ? NULL : PyMem_Realloc(inst->dev_exts, (inst->ndev_exts + 1) * sizeof *grown);
+    if (grown == NULL || (n && inst->fn.vkEnumerateDeviceExtensionProperties(pd, NULL, &n, p) !=
+                                       VK_SUCCESS)) {
+        PyMem_Free(p);
+        if (grown != NULL)
+            inst->dev_exts = grown;
+        return NULL;
+    }
+    inst->dev_exts = grown;
+    grown[inst->ndev_exts] = (struct CtDevExts){.pd = pd, .ext = p, .n = n};
+    return &grown[inst->ndev_exts++];
+}
+
 int
 ct_has_device_ext(CtInstance *inst, VkPhysicalDevice pd, const char *name)
 {
-    uint32_t n = 0;
-    if (inst->fn.vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || !n)
-        return 0;
-    VkExtensionProperties *p = PyMem_Calloc(n, sizeof *p);
-    if (p == NULL)
-        return 0;
-    int found = 0;
-    if (inst->fn.vkEnumerateDeviceExtensionProperties(pd, NULL, &n, p) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n && !found; i++)
-            found = strcmp(p[i].extensionName, name) == 0;
-    PyMem_Free(p);
-    return found;
+    const struct CtDevExts *e = device_exts(inst, pd);
+    for (uint32_t i = 0; e != NULL && i < e->n; i++)
+        if (strcmp(e->ext[i].extensionName, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* At the instance's end (its physical devices with it). */
+void
+ct_device_exts_clear(CtInstance *inst)
+{
+    for (int i = 0; i < inst->ndev_exts; i++)
+        PyMem_Free(inst->dev_exts[i].ext);
+    PyMem_Free(inst->dev_exts);
+    inst->dev_exts = NULL;
+    inst->ndev_exts = 0;
 }
 
 /* VK_KHR_cooperative_matrix (Vulkan headers 1.3.255+; Debian 12 ships 1.3.239): the few

@@ -28,6 +28,7 @@ int ct_pick_queue_family(CtInstance *inst, VkPhysicalDevice pd, uint32_t *family
                          uint32_t *timestamp_bits);
 
 int ct_has_device_ext(CtInstance *inst, VkPhysicalDevice pd, const char *name);
+void ct_device_exts_clear(CtInstance *inst);
 
 /* external.c */
 int ct_external_wanted(CtInstance *inst, VkPhysicalDevice pd);

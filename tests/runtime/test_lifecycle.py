@@ -213,3 +213,20 @@ def test_stats_account_for_the_cost_of_opening_the_device(device):
     assert 0.0 < phases["create_device"] <= total
     assert sum(phases.values()) <= total + 1e-9
     assert device.stats()["open_ms"] == phases  # measured once, at open
+
+
+def test_physical_devices_read_the_same_from_the_instances_extension_lists(device):
+    """Each physical device's extensions are listed once per instance (physdev.c): a second
+    description on the live instance, whose lists are filled (describing and opening asked),
+    and one from a fresh instance, which lists them anew, say the same."""
+    from cthreads import config
+    from cthreads.runtime import native
+
+    live = runtime.lifecycle._get_instance()
+    again = live.physical_devices()
+    fresh_instance = native.loaded_module().Instance(config.validation_enabled(), "cthreads")
+    try:
+        fresh = fresh_instance.physical_devices()
+    finally:
+        fresh_instance.destroy()
+    assert again == fresh and again[device.info.index]["name"] == device.info.name
