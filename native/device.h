@@ -16,7 +16,6 @@ typedef enum {
     CT_OPEN_MEMORY,          /* memory type choices (probe buffers) */
     CT_OPEN_TIMELINE,        /* the device timeline semaphore */
     CT_OPEN_COMMAND_BUFFERS, /* the ring's command pool and its CT_RING command buffers */
-    CT_OPEN_LANE_SEMAPHORES, /* lanes 1..: a timeline semaphore each */
     CT_OPEN_JOIN,            /* the join command buffer, allocated and recorded */
     CT_OPEN_LAYER_FENCES,    /* the slots' fences (only under validation with >1 queue) */
     CT_OPEN_PIPELINE_CACHE,  /* vkCreatePipelineCache from the file's data */

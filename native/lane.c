@@ -6,7 +6,7 @@
  * deals them out round-robin). Each has a VkQueue of its own where the compute family has
  * several (device.c asks for min(CT_LANES, queueCount) queues; lavapipe has one, and then every
  * lane shares queue 0 under queue_lock: correct, nothing overlaps) and a timeline semaphore of
- * its own.
+ * its own (made by the lane's first compute submit).
  *
  * A lane submit is not coalesced: it takes a ring slot and the next value v of the one device
  * timeline, and goes out at once as two submissions (both under queue_lock, in value order):
@@ -88,19 +88,25 @@ copy_lane_create(CtDevice *dev)
     return 0;
 }
 
+/* Lane k's (>= 1) timeline semaphore, made by its first compute submit, not at open (issue
+   19: a process without streams needs none). GIL held, no lock held. */
+static int
+lane_sem_create(CtDevice *dev, int k)
+{
+    VkResult r = make_timeline(dev, &dev->lane_sem[k]);
+    if (r != VK_SUCCESS) {
+        dev->lane_sem[k] = VK_NULL_HANDLE;
+        ct_raise_vk(dev->st, r, "vkCreateSemaphore (lane %d)", k);
+        return -1;
+    }
+    return 0;
+}
+
 /* After ct_ring_create (the command pool) and with the queues fetched (queues.c). */
 int
 ct_lanes_create(CtDevice *dev)
 {
     dev->lane_sem[0] = dev->timeline;
-    for (int k = 1; k < CT_LANES; k++) {
-        VkResult r = make_timeline(dev, &dev->lane_sem[k]);
-        if (r != VK_SUCCESS) {
-            ct_raise_vk(dev->st, r, "vkCreateSemaphore (lane %d)", k);
-            return -1;
-        }
-    }
-    ct_open_mark(dev, CT_OPEN_LANE_SEMAPHORES);
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .commandPool = dev->cmd_pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
@@ -261,6 +267,8 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
         return 0;
     int copy = on_copy_queue(dev, ops, n, timed);
     if (copy && dev->ring[0].copy_cb == VK_NULL_HANDLE && copy_lane_create(dev) < 0)
+        return 0;
+    if (!copy && dev->lane_sem[lane] == VK_NULL_HANDLE && lane_sem_create(dev, lane) < 0)
         return 0;
     int elsewhere = copy || dev->lane_queue[lane] != dev->queue; /* not on queue 0 */
     Py_ssize_t nhold = nitems + (kept != NULL);

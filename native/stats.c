@@ -17,7 +17,7 @@
 /* stats()["open_ms"]'s names, in CtOpenPhase's order */
 static const char *const open_names[CT_OPEN_NPHASES] = {
     "physical", "create_device", "functions", "memory", "timeline", "command_buffers",
-    "lane_semaphores", "join", "layer_fences", "pipeline_cache",
+    "join", "layer_fences", "pipeline_cache",
     "threads",
 };
 

@@ -195,7 +195,6 @@ OPEN_PHASES = (
     "memory",
     "timeline",
     "command_buffers",
-    "lane_semaphores",
     "join",
     "layer_fences",
     "pipeline_cache",
