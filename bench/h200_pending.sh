@@ -68,6 +68,17 @@ if [[ $STEPS == *bench* ]]; then
   step first_warm 60 -- $PY bench/first_result.py --warm-only --repeats 10 --json "$W/first_warm.json"
   step first_result 150 -- $PY bench/first_result.py --repeats 3 --no-taichi --json "$W/first.json" \
     --md "$W/first.md"
+  # issue 18's triage of `wide` (bench/tile_triage.py: MMAs alone, fragment loads, staging)
+  step triage 150 CTHREADS_VALIDATION=0 -- bash -c "$PY bench/tile_triage.py --size 4096 \
+    --dtype f16 --json $W/triage_f16.json && $PY bench/tile_triage.py --size 4096 --dtype bf16 \
+    --json $W/triage_bf16.json"
+  # issue 19 against Taichi: .taichi/taichi312.tar.xz (Taichi 1.7.4 for Python 3.12 and what it
+  # imports, unpacked into /tmp/tai; carry .taichi: the lent machine has no network)
+  if [ -f .taichi/taichi312.tar.xz ] && [[ " ${ONLY:-first_taichi} " == *" first_taichi "* ]]; then
+    mkdir -p /tmp/tai && tar -xJf .taichi/taichi312.tar.xz -C /tmp/tai
+  fi
+  step first_taichi 240 PYTHONPATH=$REPO:/tmp/tai -- $PY bench/first_result.py --repeats 3 \
+    --json "$W/first_taichi.json" --md "$W/first_taichi.md"
   step interop_bench 90 -- $PY bench/interop.py --json "$W/interop.json"
   step interop_host 90 CTHREADS_CUDA_HANDOFF=host -- $PY bench/interop.py --json "$W/interop_host.json"
   step semaphore_latency 60 -- $PY bench/semaphore_latency.py --json "$W/semaphore_latency.json"

@@ -383,6 +383,7 @@ DECORATION_MAY_LOAD = {
     "cthreads.compiler.frontend",
     "cthreads.compiler.frontend.signature",
     "cthreads.compiler.ir_types",
+    "cthreads.compiler.target",  # (the frozen record the value types are made of)
 }
 
 

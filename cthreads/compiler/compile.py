@@ -7,7 +7,6 @@ disassembly and the validator's message so the report is actionable.
 
 from __future__ import annotations
 
-import dataclasses
 
 from .. import config
 from ..errors import GpuCompileError, GpuInternalCompilerError
@@ -92,9 +91,7 @@ def _compile(
                 hint="this is a bug in cthreads; please report it with the kernel source",
             ) from None
     params = tuple(
-        dataclasses.replace(
-            p, reads=p.reads or i in usage.loads, writes=p.writes or i in usage.stores
-        )
+        p.replace(reads=p.reads or i in usage.loads, writes=p.writes or i in usage.stores)
         if p.is_list
         else p
         for i, p in enumerate(kernel.params)

@@ -7,11 +7,10 @@ name starting with '@' when there is no single instruction).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .target import Record
 
 
-@dataclass(frozen=True)
-class Intrinsic:
+class Intrinsic(Record):
     name: str  # IR `Call.name`
     arity: int
     args: str  # 'f' = float args (ints are promoted), 'n' = numeric (int or float, same type)

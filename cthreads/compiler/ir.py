@@ -1,7 +1,8 @@
 """The typed, structured IR between the frontend (Python `ast`) and SPIR-V codegen.
 
-Plain frozen dataclasses. Expressions are pure (no side effects) and carry their type; statements
-keep the structured control flow SPIR-V needs (if / loop / break / continue / return). The
+Plain frozen records (target.py's `Record`: dataclass behaviour without its import cost).
+Expressions are pure (no side effects) and carry their type; statements keep the structured
+control flow SPIR-V needs (if / loop / break / continue / return). The
 frontend resolves every Python rule here (int `/` -> float, `//` and `%` floor semantics, `**`,
 chained comparisons, range loops), so codegen only maps typed ops to instructions.
 
@@ -31,7 +32,7 @@ This module owns the statement node kinds and the kernel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .target import Record, field
 from enum import Enum
 
 from .ir_exprs import (  # noqa: F401 - re-exported
@@ -89,12 +90,10 @@ from .ir_walk import (  # noqa: F401 - re-exported
 # ------------------------------------------------------------------------------- statements
 
 
-@dataclass(frozen=True)
-class Stmt:
+class Stmt(Record):
     pass
 
 
-@dataclass(frozen=True)
 class Assign(Stmt):
     """`local = value` (declares on first assignment; `Kernel.locals` lists every local's type)."""
 
@@ -102,7 +101,6 @@ class Assign(Stmt):
     value: Expr
 
 
-@dataclass(frozen=True)
 class Store(Stmt):
     """`params[list_index][index] = value`; an out-of-range index writes nothing."""
 
@@ -111,7 +109,6 @@ class Store(Stmt):
     value: Expr
 
 
-@dataclass(frozen=True)
 class SharedStore(Stmt):
     """`shared[array][index] = value` (a shared or local array); an out-of-range index writes
     nothing."""
@@ -121,7 +118,6 @@ class SharedStore(Stmt):
     value: Expr
 
 
-@dataclass(frozen=True)
 class Copy16(Stmt):
     """`copy16(...)`: `count` elements (16 bytes) of list `src` from `src_offset` into shared
     array `dst` from `dst_offset` (both offsets constants or locals). `body` is its meaning,
@@ -148,7 +144,6 @@ class AtomicOp(Enum):
     COMPARE_EXCHANGE = "compare_exchange"  # stores `value` where the element equals `comparator`
 
 
-@dataclass(frozen=True)
 class Atomic(Stmt):
     """An atomic read-modify-write of one element of a list parameter (`shared=False`, `array`
     indexes `Kernel.params`) or of a shared array (`shared=True`, `array` indexes
@@ -181,7 +176,6 @@ class SubgroupOp(Enum):
     SHUFFLE_XOR = "shuffle_xor"  # value of lane `lane_id ^ lane`
 
 
-@dataclass(frozen=True)
 class Subgroup(Stmt):
     """A subgroup operation over the active invocations of the subgroup (SPIR-V
     OpGroupNonUniform*, Subgroup scope); the result (of `type`) goes into local `result`.
@@ -198,8 +192,7 @@ class Subgroup(Stmt):
     line: int = field(default=0, compare=False)
 
 
-@dataclass(frozen=True)
-class TileType:
+class TileType(Record):
     """A matrix tile a subgroup holds cooperatively (SPV_KHR_cooperative_matrix, Subgroup
     scope): `use` 'a' (the M x K left operand), 'b' (the K x N right operand) or 'acc' (an
     M x N accumulator), `rows` x `cols` elements of `elem`. Tiles are never expressions: they
@@ -214,7 +207,6 @@ class TileType:
         return f"tile[{self.use}, {self.elem}, {self.rows}x{self.cols}]"
 
 
-@dataclass(frozen=True)
 class TileFill(Stmt):
     """`tile = tile_fill(...)`: every element `value` (of the tile's element type; f32 for a bf16
     tile, which codegen converts)."""
@@ -224,7 +216,6 @@ class TileFill(Stmt):
     line: int = field(default=0, compare=False)
 
 
-@dataclass(frozen=True)
 class TileLoad(Stmt):
     """`tile = tile_load(xs, offset, stride, ...)`: element (r, c) from `xs[offset + r * stride
     + c]` (row-major) or `xs[offset + c * stride + r]` (`col_major`); `xs` a list parameter
@@ -241,7 +232,6 @@ class TileLoad(Stmt):
     line: int = field(default=0, compare=False)
 
 
-@dataclass(frozen=True)
 class TileStore(Stmt):
     """`tile_store(xs, offset, stride, tile)`: the inverse of TileLoad; a tile that would not
     fit (or is misaligned) writes nothing."""
@@ -255,7 +245,6 @@ class TileStore(Stmt):
     line: int = field(default=0, compare=False)
 
 
-@dataclass(frozen=True)
 class TileMma(Stmt):
     """`result = tile_mma(a, b, c)`: result = a @ b + c (OpCooperativeMatrixMulAddKHR)."""
 
@@ -266,7 +255,6 @@ class TileMma(Stmt):
     line: int = field(default=0, compare=False)
 
 
-@dataclass(frozen=True)
 class TileScale(Stmt):
     """`result = src * factor`: every element times `factor` (of the element type)."""
 
@@ -276,7 +264,6 @@ class TileScale(Stmt):
     line: int = field(default=0, compare=False)
 
 
-@dataclass(frozen=True)
 class TileAdd(Stmt):
     """`result = lhs + rhs` (`subtract`: lhs - rhs), element-wise, tiles of one type."""
 
@@ -301,7 +288,6 @@ ELIF_FLATTEN = 8
 MAX_NESTING = 64
 
 
-@dataclass(frozen=True)
 class If(Stmt):
     cond: Expr
     then: tuple[Stmt, ...]
@@ -318,7 +304,6 @@ def elif_chain(s: If) -> tuple[list[tuple[Expr, tuple[Stmt, ...]]], tuple[Stmt, 
     return links, s.orelse
 
 
-@dataclass(frozen=True)
 class Loop(Stmt):
     """`while cond: body` with `step` run after each iteration and on `continue` (for-range
     loops put their increment there). `cond` is evaluated before every iteration. `unroll`: a
@@ -330,22 +315,18 @@ class Loop(Stmt):
     unroll: bool = False  # ask the driver to unroll (SPIR-V Unroll): see frontend/loops.py
 
 
-@dataclass(frozen=True)
 class Break(Stmt):
     pass
 
 
-@dataclass(frozen=True)
 class Continue(Stmt):
     pass
 
 
-@dataclass(frozen=True)
 class Return(Stmt):
     """Ends this invocation (not the whole dispatch)."""
 
 
-@dataclass(frozen=True)
 class Barrier(Stmt):
     """Workgroup execution + workgroup memory barrier (SPEC §8)."""
 
@@ -353,8 +334,7 @@ class Barrier(Stmt):
 # ---------------------------------------------------------------------------------- kernel
 
 
-@dataclass(frozen=True)
-class SharedArray:
+class SharedArray(Record):
     """An array declared in the body, `size` elements of `elem`: a workgroup shared array
     (`tile = shared(float, 256)`: one per workgroup, zero-filled when the workgroup starts) or,
     with `private`, a local array (`acc = local(float, 64)`: one per invocation, zero-filled
@@ -377,8 +357,7 @@ class SharedArray:
         return "local array" if self.private else "shared array"
 
 
-@dataclass(frozen=True)
-class Kernel:
+class Kernel(Record):
     """One compiled function. `workgroup_size` is the logical shape (default (64, 1, 1));
     `observes_workgroup` is True when the body uses ThreadIdx/BlockIdx/BlockDim/GridDim or a
     barrier or a shared array or a subgroup operation/builtin, which pins the physical shape to the logical one (SPEC §4)."""

@@ -7,18 +7,16 @@ the frontend, passes and codegen keep is written there once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .target import Record, field
 from enum import Enum
 
 from .ir_types import Scalar
 
 
-@dataclass(frozen=True)
-class Expr:
+class Expr(Record):
     type: Scalar
 
 
-@dataclass(frozen=True)
 class Const(Expr):
     """A literal: Python int (already wrapped to the type's range), float or bool. `exact` keeps
     a literal's Python value (before float32 rounding), so `x * 0.1` with an f64 `x` uses the
@@ -28,14 +26,12 @@ class Const(Expr):
     exact: int | float | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
 class LocalRef(Expr):
     """Read of a local variable (scalar parameters that the kernel assigns become locals)."""
 
     name: str
 
 
-@dataclass(frozen=True)
 class ParamRef(Expr):
     """Read of a scalar parameter that the kernel never assigns (`index` into `Kernel.params`)."""
 
@@ -50,7 +46,6 @@ class BuiltinKind(Enum):
     NUM_WORKGROUPS = "GridDim"
 
 
-@dataclass(frozen=True)
 class Builtin(Expr):
     """A logical index builtin (type I32), `axis` 0..2 for .x/.y/.z."""
 
@@ -58,7 +53,6 @@ class Builtin(Expr):
     axis: int
 
 
-@dataclass(frozen=True)
 class SubgroupValue(Expr):
     """A subgroup builtin (I32): `what` is 'size' (SubgroupSize), 'lane'
     (SubgroupLocalInvocationId), 'id' (SubgroupId) or 'count' (NumSubgroups)."""
@@ -67,14 +61,12 @@ class SubgroupValue(Expr):
     line: int = field(default=0, compare=False)
 
 
-@dataclass(frozen=True)
 class ListLen(Expr):
     """`len(list_param)` as I32 (number of elements)."""
 
     list_index: int
 
 
-@dataclass(frozen=True)
 class ListShape(Expr):
     """`x.shape[axis]` as I32: the extent of axis 0..2 of the array passed for list parameter
     `list_index` (a 1-D list or array: shape[0] == len). Passed per launch in the parameter block."""
@@ -83,7 +75,6 @@ class ListShape(Expr):
     axis: int
 
 
-@dataclass(frozen=True)
 class Load(Expr):
     """`params[list_index][index]`; out of range reads give zero (false, 0, 0.0)."""
 
@@ -91,7 +82,6 @@ class Load(Expr):
     index: Expr
 
 
-@dataclass(frozen=True)
 class SharedLoad(Expr):
     """`shared[array][index]` of a shared or local array (`Kernel.shared`); out of range reads
     give zero."""
@@ -106,7 +96,6 @@ class UnOp(Enum):
     INVERT = "invert"  # int bitwise ~
 
 
-@dataclass(frozen=True)
 class Unary(Expr):
     op: UnOp
     operand: Expr
@@ -131,7 +120,6 @@ class BinOp(Enum):
     OR = "or"
 
 
-@dataclass(frozen=True)
 class Binary(Expr):
     op: BinOp
     lhs: Expr
@@ -147,7 +135,6 @@ class CmpOp(Enum):
     GE = "ge"
 
 
-@dataclass(frozen=True)
 class Compare(Expr):
     """`lhs op rhs` -> BOOL; float comparisons are ordered (NaN compares false except `!=`)."""
 
@@ -156,7 +143,6 @@ class Compare(Expr):
     rhs: Expr
 
 
-@dataclass(frozen=True)
 class Select(Expr):
     """`a if cond else b`; both arms already have `type`."""
 
@@ -165,7 +151,6 @@ class Select(Expr):
     if_false: Expr
 
 
-@dataclass(frozen=True)
 class Cast(Expr):
     """Conversion to `type`: float->int truncates toward zero (Python `int()`), int->float rounds
     to nearest, x->bool is `x != 0`, bool->int/float gives 0/1."""
@@ -173,7 +158,6 @@ class Cast(Expr):
     operand: Expr
 
 
-@dataclass(frozen=True)
 class Call(Expr):
     """A math intrinsic by name, e.g. 'sqrt', 'sin', 'exp', 'floor', 'ceil', 'fabs', 'abs',
     'copysign', 'isnan', 'isinf', 'atan2', 'trunc', 'fma'. `intrinsics.py` in the compiler lists

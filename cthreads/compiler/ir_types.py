@@ -10,11 +10,10 @@ they load this module, never ir.py and its ~40 node classes (issue 19).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .target import Record
 
 
-@dataclass(frozen=True)
-class Scalar:
+class Scalar(Record):
     """A scalar type: `kind` is 'int', 'uint', 'float' or 'bool'; `bits` its width on the device
     (bool values are 32-bit in registers and push constants; see `ListType.storage_bits`)."""
 
@@ -66,8 +65,7 @@ EXPLICIT: dict[str, Scalar] = {
 }
 
 
-@dataclass(frozen=True)
-class ListType:
+class ListType(Record):
     """A list parameter's element type. `list[bool]` is stored one byte per element (numpy bool /
     uint8); int and float elements use their own width."""
 
@@ -81,8 +79,7 @@ class ListType:
         return f"list[{self.elem}]"
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(Record):
     """A kernel parameter. For lists, `reads`/`writes` say whether the body loads/stores it."""
 
     name: str

@@ -1,7 +1,7 @@
 """Traversal of the IR (ir.py), answered once for every node kind: a node's children are its
 fields typed `Expr` (an operand; `Expr | None` when optional; `tuple[Expr, ...]` for call
-arguments) and, for statements, `tuple[Stmt, ...]` (nested blocks), read from the dataclass
-declarations. A new node kind therefore needs no edit in the passes, the range analysis,
+arguments) and, for statements, `tuple[Stmt, ...]` (nested blocks), read from the record
+declarations (compiler/target.py's `Record`). A new node kind therefore needs no edit in the passes, the range analysis,
 codegen's usage scan or the printer: `children`, `stmt_exprs`, `blocks`, `walk_*` and `map_*`
 follow its fields.
 
@@ -11,10 +11,11 @@ annotations`), so ir.py imports this module and re-exports its functions without
 
 from __future__ import annotations
 
-import dataclasses
 import operator
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
+
+from .target import fields_of
 
 if TYPE_CHECKING:
     from .ir import Expr, Stmt
@@ -31,13 +32,13 @@ def _fields(cls: type) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...
     entry = _FIELDS.get(cls)
     if entry is None:
         exprs, tuples, blocks = [], [], []
-        for f in dataclasses.fields(cls):
-            if f.type in _EXPR_ANNOTATIONS:
-                exprs.append(f.name)
-            elif f.type == "tuple[Expr, ...]":
-                tuples.append(f.name)
-            elif f.type == "tuple[Stmt, ...]":
-                blocks.append(f.name)
+        for name, note in fields_of(cls):
+            if note in _EXPR_ANNOTATIONS:
+                exprs.append(name)
+            elif note == "tuple[Expr, ...]":
+                tuples.append(name)
+            elif note == "tuple[Stmt, ...]":
+                blocks.append(name)
         entry = _FIELDS[cls] = (tuple(exprs), tuple(tuples), tuple(blocks))
     return entry
 
@@ -52,7 +53,7 @@ def _no_children(node) -> tuple:
 def _getter(cls: type) -> Callable:
     """A fast `children` for one node kind (the walk runs per node, in every pass)."""
     exprs, tuples, _ = _fields(cls)
-    optional = any(f.type == "Expr | None" for f in dataclasses.fields(cls) if f.name in exprs)
+    optional = any(note == "Expr | None" for name, note in fields_of(cls) if name in exprs)
     if not exprs and not tuples:
         get = _no_children
     elif tuples or optional:
@@ -124,7 +125,7 @@ def map_children(node, fn: Callable[[Expr], Expr]):
         new = tuple(fn(v) for v in old)
         if any(a is not b for a, b in zip(new, old, strict=True)):
             changes[n] = new
-    return dataclasses.replace(node, **changes) if changes else node
+    return node.replace(**changes) if changes else node
 
 
 def map_expr(e: Expr, fn: Callable[[Expr], Expr]) -> Expr:
@@ -143,7 +144,7 @@ def map_expr(e: Expr, fn: Callable[[Expr], Expr]) -> Expr:
         new = tuple([map_expr(v, fn) for v in old])
         if any(x is not y for x, y in zip(new, old, strict=True)):
             changes[n] = new
-    return fn(dataclasses.replace(e, **changes) if changes else e)
+    return fn(e.replace(**changes) if changes else e)
 
 
 def map_stmts(body: tuple[Stmt, ...], fn: Callable[[Expr], Expr]) -> tuple[Stmt, ...]:
@@ -157,6 +158,6 @@ def map_stmts(body: tuple[Stmt, ...], fn: Callable[[Expr], Expr]) -> tuple[Stmt,
             blocks = {}
             for n in names:
                 blocks[n] = map_stmts(getattr(s, n), fn)
-            s = dataclasses.replace(s, **blocks)
+            s = s.replace(**blocks)
         out.append(s)
     return tuple(out)

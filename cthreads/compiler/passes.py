@@ -8,7 +8,6 @@ Atomics and stores are side effects: dead-code removal keeps them unless unreach
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 
@@ -99,7 +98,7 @@ def fold_expr(e: ir.Expr) -> ir.Expr:
 
 
 def fold_constants(k: ir.Kernel) -> ir.Kernel:
-    return dataclasses.replace(k, body=map_stmts(k.body, _fold))
+    return k.replace(body=map_stmts(k.body, _fold))
 
 
 # ------------------------------------------------------------------- dead code
@@ -130,7 +129,7 @@ def _dce(body: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
             if isinstance(s.cond, ir.Const) and not s.cond.value:
                 expanded = ()
             else:
-                expanded = (dataclasses.replace(s, body=_dce(s.body), step=_dce(s.step)),)
+                expanded = (s.replace(body=_dce(s.body), step=_dce(s.step)),)
         else:
             expanded = (s,)
         for t in expanded:
@@ -141,7 +140,7 @@ def _dce(body: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
 
 
 def remove_dead_code(k: ir.Kernel) -> ir.Kernel:
-    return dataclasses.replace(k, body=_dce(k.body))
+    return k.replace(body=_dce(k.body))
 
 
 def prune_locals(k: ir.Kernel) -> ir.Kernel:
@@ -154,7 +153,7 @@ def prune_locals(k: ir.Kernel) -> ir.Kernel:
             used.add(s.result)
         for e in stmt_exprs(s):
             used.update(x.name for x in walk_exprs(e) if isinstance(x, ir.LocalRef))
-    return dataclasses.replace(k, locals={n: t for n, t in k.locals.items() if n in used})
+    return k.replace(locals={n: t for n, t in k.locals.items() if n in used})
 
 
 # ---------------------------------------------------------------------- usage facts
@@ -187,10 +186,10 @@ def annotate_usage(k: ir.Kernel) -> ir.Kernel:
                 ) or isinstance(x, ir.SubgroupValue):
                     observes = True
     params = tuple(
-        dataclasses.replace(p, reads=i in reads, writes=i in writes) if p.is_list else p
+        p.replace(reads=i in reads, writes=i in writes) if p.is_list else p
         for i, p in enumerate(k.params)
     )
-    return dataclasses.replace(k, params=params, observes_workgroup=observes)
+    return k.replace(params=params, observes_workgroup=observes)
 
 
 # ------------------------------------------------------------------- narrow types
@@ -220,7 +219,7 @@ def widen_narrow(k: ir.Kernel) -> ir.Kernel:
     """Rewrite narrow-type arithmetic as 32-bit arithmetic plus conversions (see `_widen`)."""
     if not any(tr.is_narrow(ir.Scalar(*_type_of(name))) for name, _ in k.type_lines):
         return k
-    return dataclasses.replace(k, body=map_stmts(k.body, _widen))
+    return k.replace(body=map_stmts(k.body, _widen))
 
 
 def _type_of(name: str) -> tuple[str, int]:

@@ -59,6 +59,23 @@ _infos: tuple[Any, list[DeviceInfo]] | None = None
 _on_shutdown: list[Callable[[], None]] = []
 
 
+# called (no arguments, no lock taken by the hook) just before a device is opened: a layer above
+# may start work that overlaps the driver's (launch/preload.py: the compiler's import)
+_on_opening: list[Callable[[], None]] = []
+
+
+def on_opening(hook: Callable[[], None]) -> None:
+    """Call `hook()` each time a device is about to be opened (before the instance is made,
+    for the default device). It must be quick and must not take locks: it runs under this
+    module's lock."""
+    _on_opening.append(hook)
+
+
+def _opening() -> None:
+    for hook in _on_opening:
+        hook()
+
+
 def on_shutdown(hook: Callable[[], None]) -> None:
     """Call `hook()` each time the default device is shut down (also at exit and after fork).
     It must not take locks: it runs under this module's lock."""
@@ -128,6 +145,7 @@ def init() -> Device:
             return _device
         if _device is not None:  # lost: start over (on the same instance)
             _shutdown_locked(keep_instance=True)
+        _opening()
         info = _choose_default(list_devices())
         _device = _open(info)
         _available = True
@@ -173,6 +191,7 @@ def open_device(info: DeviceInfo, logical: int = 0) -> Device:
             del _others[key]
             with contextlib.suppress(CThreadsGPUError):
                 dev.close()
+        _opening()
         dev = _others[key] = _open(info, logical)
         return dev
 

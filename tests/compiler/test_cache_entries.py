@@ -111,3 +111,31 @@ def test_target_is_a_frozen_record_with_a_stable_key():
     )
     with pytest.raises(TypeError):
         Target(float65=True)
+
+
+def test_records_declared_by_annotations_behave_as_dataclasses():
+    # the IR's node kinds declare their fields as annotations (ir.py), with defaults and
+    # `field(...)` options, after those of their bases
+    from cthreads.compiler import ir
+    from cthreads.compiler.target import fields_of
+
+    c = ir.Const(ir.I32, 3, exact=3.0)
+    assert ir.Const._fields == ("type", "value", "exact")
+    assert fields_of(ir.Const) == (
+        ("type", "Scalar"),
+        ("value", "int | float | bool"),
+        ("exact", "int | float | None"),
+    )
+    assert ir.Const(ir.I32, 3) == c and hash(ir.Const(ir.I32, 3)) == hash(c)  # exact: not compared
+    assert repr(c) == "Const(type=Scalar(kind='int', bits=32), value=3)"  # exact: not shown
+    assert c.replace(value=4) == ir.Const(ir.I32, 4) and c.replace(value=4).exact == 3.0
+    assert pickle.loads(pickle.dumps(c)).exact == 3.0
+    k1, k2 = ir.Kernel("k", ()), ir.Kernel("k", ())
+    assert k1.locals == {} and k1.locals is not k2.locals  # a factory default: one per record
+    assert ir.Subgroup.__dict__.get("line") is None  # a `field(...)` leaves no class attribute
+    with pytest.raises(AttributeError, match="frozen Const"):
+        c.value = 5
+    with pytest.raises(TypeError, match="missing argument `value`"):
+        ir.Const(ir.I32)
+    with pytest.raises(TypeError, match="has no field `valu`"):
+        c.replace(valu=4)

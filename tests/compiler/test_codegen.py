@@ -3,7 +3,6 @@ structure launch and drivers rely on (layout, decorations, capabilities, dispatc
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 
 import pytest
@@ -108,14 +107,12 @@ def test_observing_kernel_fixed_local_size():
     assert not any(d[0] == Decoration.SpecId for decs in s.decorations.values() for d in decs)
     assert s.count(Op.ControlBarrier) == 1
     # declared non-observing but uses ThreadIdx: codegen upgrades rather than miscompiling
-    sneaky = dataclasses.replace(BLOCKS, observes_workgroup=False)
+    sneaky = BLOCKS.replace(observes_workgroup=False)
     assert compile_kernel(sneaky, Target(), validate=False).observes_workgroup
 
 
 def test_contract_reads_writes_from_body():
-    lying = dataclasses.replace(
-        SAXPY, params=tuple(dataclasses.replace(p, reads=False, writes=False) for p in SAXPY.params)
-    )
+    lying = SAXPY.replace(params=tuple(p.replace(reads=False, writes=False) for p in SAXPY.params))
     ck = compile_kernel(lying, Target(), validate=False)
     assert [(p.reads, p.writes) for p in ck.params if p.is_list] == [(True, False), (True, True)]
 
@@ -129,7 +126,7 @@ def test_bad_ir_is_internal_error():
 
 
 def test_workgroup_size_checked_against_target():
-    big = dataclasses.replace(BLOCKS, workgroup_size=(2048, 1, 1))
+    big = BLOCKS.replace(workgroup_size=(2048, 1, 1))
     with pytest.raises(GpuCompileError, match="workgroup size"):
         compile_kernel(big, Target(), validate=False)
 

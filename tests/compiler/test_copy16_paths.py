@@ -6,7 +6,6 @@ Dispatched through `cthreads.runtime` directly, so the test picks the list's add
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 import sys
 from pathlib import Path
@@ -41,11 +40,11 @@ def _kernel(fast_only: bool) -> ir.Kernel:
     never = ir.Compare(ir.BOOL, ir.CmpOp.EQ, ir.ParamRef(ir.I32, 2), ir.Const(ir.I32, 12345))
 
     def cut(s: ir.Stmt) -> ir.Stmt:
-        return dataclasses.replace(s, body=(ir.If(never, s.body),))
+        return s.replace(body=(ir.If(never, s.body),))
 
     body = tuple(cut(s) if isinstance(s, ir.Copy16) else s for s in k.body)
     assert body != k.body  # the copy is a top-level statement of this kernel
-    return dataclasses.replace(k, body=body)
+    return k.replace(body=body)
 
 
 def _run(device, kernel: ir.Kernel, src: np.ndarray, skew: int) -> np.ndarray:

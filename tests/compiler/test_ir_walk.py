@@ -4,10 +4,10 @@ without an edit of their own."""
 
 from __future__ import annotations
 
-import dataclasses
 
 from cthreads.compiler import ir, ir_walk
 from cthreads.compiler.ir import F32, I32
+from cthreads.compiler.target import fields_of
 
 X = ir.LocalRef(I32, "x")
 Y = ir.LocalRef(F32, "y")
@@ -27,9 +27,9 @@ def test_every_field_naming_a_node_is_a_child_or_a_block():
     # every pass: each annotation that mentions Expr or Stmt must be classified
     for cls in _subclasses(ir.Expr) + _subclasses(ir.Stmt):
         exprs, tuples, blocks = ir_walk._fields(cls)
-        for f in dataclasses.fields(cls):
-            if "Expr" in f.type or "Stmt" in f.type:
-                assert f.name in exprs + tuples + blocks, (cls.__name__, f.name, f.type)
+        for name, note in fields_of(cls):
+            if "Expr" in note or "Stmt" in note:
+                assert name in exprs + tuples + blocks, (cls.__name__, name, note)
 
 
 def test_children_in_field_order():
@@ -80,7 +80,6 @@ def test_map_expr_is_bottom_up():
     assert order == ["LocalRef", "Const", "Unary", "Binary"]
 
 
-@dataclasses.dataclass(frozen=True)
 class _Twice(ir.Expr):
     """A node kind none of the consumers knows by name: they must still reach its operand."""
 
@@ -112,8 +111,7 @@ def test_consumers_follow_a_node_kind_they_do_not_name():
     assert passes.annotate_usage(k).params[1].reads
     assert id(shared) in ranges.shared_accesses_in_range(k)
     folded = passes.fold_constants(
-        dataclasses.replace(
-            k,
+        k.replace(
             body=(
                 ir.Assign(
                     "y",

@@ -7,7 +7,7 @@ import numpy as np
 
 from cthreads.compiler import ir
 from cthreads.compiler.ranges import shared_accesses_in_range
-from cthreads.compiler.target import DEFAULT_TARGET
+from cthreads.compiler.target import DEFAULT_TARGET, Record
 from cthreads.gpu import Gpu, ThreadIdx, gpu, shared
 from cthreads.sync import __sync_threads
 from cthreads.testing import emulate
@@ -71,8 +71,8 @@ def _accesses(kernel) -> tuple[int, list]:
         if isinstance(node, tuple):
             for item in node:
                 walk(item)
-        elif hasattr(node, "__dataclass_fields__"):
-            for name in node.__dataclass_fields__:
+        elif isinstance(node, Record):
+            for name in node._fields:
                 walk(getattr(node, name))
 
     walk(lowered.body)

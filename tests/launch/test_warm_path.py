@@ -83,7 +83,8 @@ def test_warm_first_launch_loads_no_ir_no_frontend_lowering(tmp_path):
     (tmp_path / "warm_cfg.py").write_text(CFG)
     cold = _run(tmp_path, "launch")
     assert cold["stats"]["compiled"] == 1
-    assert "cthreads.compiler.ir" in cold["new"]  # (the probe sees a compile when there is one)
+    # (a cold process imports the compiler while the device opens, before `before` is taken:
+    # launch/preload.py; test_a_cold_process_imports_the_compiler_while_the_device_opens)
     assert cold["y"] == [2.0 * v + 1.0 * 2.0 + 0.5 for v in (1.0, 2.0, 3.0)]
     for mode in ("launch", "prepare"):
         warm = _run(tmp_path, mode)
@@ -157,3 +158,42 @@ def test_prepare_in_a_fresh_process_builds_every_kernel_and_one_bad_one_fails_al
         assert run["y"] == [2.0 * v + 1.0 * 2.0 + 0.5 for v in (1.0, 2.0, 3.0)]
     assert runs[0]["hits"]["saxpy"] is False and runs[1]["hits"]["saxpy"] is True
     assert runs[1]["stats"]["compiled"] == 0 and runs[1]["stats"]["disk_hits"] == 1
+
+
+# Issue 19: a cold process (empty kernel cache) imports the compiler on a thread while the
+# device opens (launch/preload.py); fork() waits for that import, so a child never inherits
+# it half done; a process with a warm cache starts no such import.
+PRELOAD = """
+import json, os, sys
+from cthreads import runtime
+from cthreads.launch import preload
+runtime.init()
+started = preload._thread is not None
+pid = os.fork()
+if pid == 0:
+    from cthreads.compiler.compile import compile_kernel  # (would hang on a half-done import)
+    os._exit(0 if callable(compile_kernel) else 3)
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"started": started, "child": os.waitstatus_to_exitcode(status),
+                  "loaded": "cthreads.compiler.compile" in sys.modules}))
+"""
+
+
+def _preload_run(cache_dir) -> dict:
+    env = dict(os.environ, CTHREADS_CACHE_DIR=str(cache_dir))
+    env.pop("CTHREADS_NO_DISK_CACHE", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), env.get("PYTHONPATH")]))
+    out = subprocess.run(
+        [sys.executable, "-c", PRELOAD], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_cold_process_imports_the_compiler_while_the_device_opens(tmp_path):
+    cold = _preload_run(tmp_path / "empty")
+    assert cold == {"started": True, "child": 0, "loaded": True}  # joined before the fork
+    (tmp_path / "warm" / "spirv").mkdir(parents=True)
+    (tmp_path / "warm" / "spirv" / "entry").write_bytes(b"")
+    warm = _preload_run(tmp_path / "warm")
+    assert warm == {"started": False, "child": 0, "loaded": False}

@@ -7,41 +7,56 @@ anywhere in the function is local) and keep the type of their first assignment.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 
 from ..ir import Param, Scalar, SharedArray, TileType
 from .names import Env
 from .source import KernelSource
 
 
-@dataclass
 class LocalInfo:
-    type: Scalar
-    line: int  # file line of the first assignment (for messages)
-    top_level: bool  # first assigned at the top level of the body (else zero-initialized)
+    """What the frontend knows of one local variable (plain classes, not dataclasses: their
+    code generation cost ~1 ms each at the compiler's import, issue 19)."""
+
+    __slots__ = ("type", "line", "top_level")
+
+    def __init__(self, type: Scalar, line: int, top_level: bool) -> None:  # noqa: A002
+        self.type = type
+        self.line = line  # file line of the first assignment (for messages)
+        self.top_level = top_level  # first assigned at the top level of the body (else zeroed)
 
 
-@dataclass
 class Context:
-    kernel_name: str
-    source: KernelSource
-    env: Env
-    params: tuple[Param, ...]
-    fn_node: ast.FunctionDef
-    py_locals: set[str]  # every name Python treats as local (params included)
-    param_index: dict[str, int] = field(default_factory=dict)
-    locals: dict[str, LocalInfo] = field(default_factory=dict)
-    loop_depth: int = 0
-    block_depth: int = 0  # 0 = top level of the kernel body
-    nesting: int = 0  # structured levels codegen will emit here (ir.MAX_NESTING)
-    hidden_counter: int = 0
-    load_counts: dict[str, int] | None = None  # reads per name (computed on demand)
-    workgroup_size: tuple[int, int, int] = (64, 1, 1)
-    max_shared_memory: int | None = None  # bytes (Target.max_shared_memory); None: unchecked
-    shared: dict[str, int] = field(default_factory=dict)  # shared array name -> index
-    shared_arrays: list[SharedArray] = field(default_factory=list)
-    type_lines: dict[str, int] = field(default_factory=dict)  # explicit type -> first line
-    tiles: dict[str, TileType] = field(default_factory=dict)  # tile local -> its type (tiles.py)
+    """The frontend's state while it lowers one kernel."""
+
+    def __init__(
+        self,
+        kernel_name: str,
+        source: KernelSource,
+        env: Env,
+        params: tuple[Param, ...],
+        fn_node: ast.FunctionDef,
+        py_locals: set[str],
+    ) -> None:
+        self.kernel_name = kernel_name
+        self.source = source
+        self.env = env
+        self.params = params
+        self.fn_node = fn_node
+        self.py_locals = py_locals  # every name Python treats as local (params included)
+        self.param_index: dict[str, int] = {p.name: i for i, p in enumerate(params)}
+        self.locals: dict[str, LocalInfo] = {}
+        self.loop_depth = 0
+        self.block_depth = 0  # 0 = top level of the kernel body
+        self.nesting = 0  # structured levels codegen will emit here (ir.MAX_NESTING)
+        self.hidden_counter = 0
+        self.load_counts: dict[str, int] | None = None  # reads per name (computed on demand)
+        self.workgroup_size: tuple[int, int, int] = (64, 1, 1)
+        # bytes (Target.max_shared_memory); None: unchecked
+        self.max_shared_memory: int | None = None
+        self.shared: dict[str, int] = {}  # shared array name -> index
+        self.shared_arrays: list[SharedArray] = []
+        self.type_lines: dict[str, int] = {}  # explicit type -> first line
+        self.tiles: dict[str, TileType] = {}  # tile local -> its type (tiles.py)
 
     def note_type(self, t: Scalar, node: ast.AST | int) -> None:
         """Remember the first line using explicit type `t` (f64, i64, u32) for feature errors."""
@@ -49,9 +64,6 @@ class Context:
         key = str(t)
         if key not in self.type_lines or line < self.type_lines[key]:
             self.type_lines[key] = line
-
-    def __post_init__(self) -> None:
-        self.param_index = {p.name: i for i, p in enumerate(self.params)}
 
     def param(self, name: str) -> Param | None:
         i = self.param_index.get(name)

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 
 from ...errors import GpuCompileError
 from .. import ir
+from ..target import Record
 
 MAX_AST_DEPTH = 2500  # syntax-tree levels under one statement of the kernel body
 SHALLOW = 150  # levels below which the default limit (1000 frames) is ample
@@ -93,7 +94,7 @@ def ir_depth(kernel) -> int:
         deepest = max(deepest, d)
         for value in vars(node).values():
             if isinstance(value, tuple):
-                stack.extend((v, d + 1) for v in value if hasattr(v, "__dataclass_fields__"))
+                stack.extend((v, d + 1) for v in value if isinstance(v, Record))
             elif isinstance(value, (ir.Expr, ir.Stmt)):  # (types are leaves)
                 stack.append((value, d + 1))
     return deepest

@@ -10,21 +10,34 @@ import ast
 import inspect
 import re
 import textwrap
-from dataclasses import dataclass, field
 from typing import NoReturn
 
 from ...errors import GpuCompileError
 
 
-@dataclass
 class KernelSource:
     """The `def` block of one kernel (with its decorators) as it was when decorated."""
 
-    lines: tuple[str, ...]  # original lines, indentation kept (columns are the file's)
-    filename: str
-    firstlineno: int  # file line number of lines[0]
-    _tree: ast.FunctionDef | None = field(default=None, repr=False)
-    _shift: int = field(default=0, repr=False)  # parsed-line -> file-line offset
+    def __init__(self, lines: tuple[str, ...], filename: str, firstlineno: int) -> None:
+        self.lines = lines  # original lines, indentation kept (columns are the file's)
+        self.filename = filename
+        self.firstlineno = firstlineno  # file line number of lines[0]
+        self._tree: ast.FunctionDef | None = None
+        self._shift = 0  # parsed-line -> file-line offset
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, KernelSource):
+            return NotImplemented
+        return (self.lines, self.filename, self.firstlineno) == (
+            other.lines,
+            other.filename,
+            other.firstlineno,
+        )
+
+    __hash__ = None  # type: ignore[assignment] - mutable (its parse is cached), as before
+
+    def __repr__(self) -> str:
+        return f"KernelSource({self.filename}:{self.firstlineno}, {len(self.lines)} lines)"
 
     @classmethod
     def of(cls, fn) -> KernelSource | None:

@@ -6,26 +6,28 @@ whether a barrier, shared arrays or atomics occur: codegen declares only what is
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .. import ir
 
 
-@dataclass
 class Usage:
-    loads: set[int] = field(default_factory=set)  # list param indices read
-    stores: set[int] = field(default_factory=set)  # list param indices written
-    lens: set[int] = field(default_factory=set)  # lists whose length is needed (bounds or len())
-    shapes: set[tuple[int, int]] = field(default_factory=set)  # (list, axis) of x.shape[axis]
-    scalars: set[int] = field(default_factory=set)  # scalar params read (ParamRef)
-    builtins: set[tuple[ir.BuiltinKind, int]] = field(default_factory=set)
-    barrier: bool = False
-    shared: bool = False  # the kernel declares workgroup shared arrays
-    atomics: bool = False
-    subgroup: bool = False  # subgroup operations or builtins (codegen_subgroup.py)
-    tiles: bool = False  # cooperative matrix statements (codegen_tiles.py)
-    # shared float arrays updated by atomics: stored as int32 bits (compare-exchange needs ints)
-    shared_int_view: set[int] = field(default_factory=set)
+    """What one kernel body uses (a plain class: dataclass code generation costs ~1 ms per
+    class at the compiler's import, issue 19)."""
+
+    def __init__(self) -> None:
+        self.loads: set[int] = set()  # list param indices read
+        self.stores: set[int] = set()  # list param indices written
+        self.lens: set[int] = set()  # lists whose length is needed (bounds or len())
+        self.shapes: set[tuple[int, int]] = set()  # (list, axis) of x.shape[axis]
+        self.scalars: set[int] = set()  # scalar params read (ParamRef)
+        self.builtins: set[tuple[ir.BuiltinKind, int]] = set()
+        self.barrier = False
+        self.shared = False  # the kernel declares workgroup shared arrays
+        self.atomics = False
+        self.subgroup = False  # subgroup operations or builtins (codegen_subgroup.py)
+        self.tiles = False  # cooperative matrix statements (codegen_tiles.py)
+        # shared float arrays updated by atomics: stored as int32 bits (compare-exchange needs
+        # ints)
+        self.shared_int_view: set[int] = set()
 
     @property
     def observes_workgroup(self) -> bool:

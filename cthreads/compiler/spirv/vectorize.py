@@ -16,16 +16,15 @@ nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from .. import ir
+from ..target import Record
 from .usage import Usage
 
 WIDTH = 4  # logical invocations per block: 4 x 32-bit = one 16-byte access
 
 
-@dataclass(frozen=True)
-class VecPlan:
+class VecPlan(Record):
     """The lists a vectorized kernel accesses (all at the global index), split by use."""
 
     lists: tuple[int, ...]  # every accessed list, ascending

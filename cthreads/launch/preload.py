@@ -1,0 +1,81 @@
+"""The compiler's import on a thread of its own while a device opens, in a cold process.
+
+Issue 19: a process's first launch imports the compiler (~20 ms on the CI machine) before it
+can compile, while opening the device is spent inside the driver with the GIL released
+(lavapipe ~45 ms, NVIDIA ~130 ms). When the device is about to open and nothing can come from
+the kernel cache (it is empty or disabled), the import starts here on a thread and overlaps
+the driver's work. A process whose cache holds kernels never loads the compiler this way: it
+loads it on its first cache miss, as before.
+
+The compile step joins this thread before it touches the compiler, and so does fork()
+(`os.register_at_fork`): a child never inherits an import half done by a thread it lacks.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+from .. import config
+
+# the modules a first compile imports: the compile driver (codegen, validator), the frontend
+# and the kernel cache
+_MODULES = (
+    "cthreads.compiler.compile",
+    "cthreads.compiler.frontend.lower",
+    "cthreads.compiler.cache",
+)
+_FORK_WAIT_S = 10.0  # bounds fork()'s wait for the import (never reached: it takes ms)
+
+_thread: threading.Thread | None = None
+
+
+def start_if_cold() -> None:
+    """Start importing the compiler on a thread when no kernel can come from the cache; called
+    by the runtime just before it opens a device (runtime/lifecycle.py `on_opening`)."""
+    global _thread
+    if _thread is not None or _MODULES[0] in sys.modules or not _cache_is_empty():
+        return
+    _thread = threading.Thread(target=_import, name="cthreads-compiler-import", daemon=True)
+    _thread.start()
+
+
+def wait(timeout: float | None = None) -> None:
+    """Until the import started here (if any) has ended."""
+    thread = _thread
+    if thread is not None and thread is not threading.current_thread():
+        thread.join(timeout)
+
+
+def _import() -> None:
+    import importlib
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0002)
+    try:
+        for name in _MODULES:
+            try:
+                importlib.import_module(name)
+            except BaseException:  # noqa: BLE001 - the compile step imports it again and raises
+                return
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def _cache_is_empty() -> bool:
+    if not config.disk_cache_enabled():
+        return True
+    try:
+        with os.scandir(config.cache_dir() / "spirv") as entries:
+            return next(entries, None) is None
+    except OSError:  # no cache directory yet
+        return True
+
+
+def _after_fork_in_child() -> None:
+    global _thread
+    _thread = None  # (joined before the fork; the child may start its own)
+
+
+os.register_at_fork(before=lambda: wait(_FORK_WAIT_S), after_in_child=_after_fork_in_child)
