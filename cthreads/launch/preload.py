@@ -37,8 +37,9 @@ def start_if_cold() -> None:
     global _thread
     if _thread is not None or _MODULES[0] in sys.modules or not _cache_is_empty():
         return
-    _thread = threading.Thread(target=_import, name="cthreads-compiler-import", daemon=True)
-    _thread.start()
+    thread = threading.Thread(target=_import, name="cthreads-compiler-import", daemon=True)
+    thread.start()
+    _thread = thread  # published once started: a compile thread may join it at once
 
 
 def wait(timeout: float | None = None) -> None:
