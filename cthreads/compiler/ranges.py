@@ -5,7 +5,10 @@ an out-of-range write is skipped). In a tiled kernel the indexes are built from 
 loop counters of `range(...)` with constant bounds and constants, so the guard is provably
 dead, yet it costs a compare and two selects per access in the innermost loop.
 `shared_accesses_in_range(kernel)` runs an interval analysis over the structured IR and returns
-the `SharedLoad`/`SharedStore` nodes whose index is inside the array on every path.
+the `SharedLoad`/`SharedStore` nodes whose index is inside the array on every path;
+`tile_offset_ranges(kernel)` the interval of every tile load's and store's offset, from which
+codegen_tiles.py drops the parts of a tile's guard that cannot fail (issue 18: the guards of
+`wide`'s fragment loads were ~2/3 of its inner loop's instructions).
 
 The analysis is flow-sensitive over the structured statements: an assignment sets a local's
 interval, `if` arms are analysed apart and joined, a loop iterates to a post-fixpoint (bounds
@@ -44,6 +47,9 @@ class _Analysis:
         self.sizes = [s.size for s in kernel.shared]
         self.verdict: dict[int, bool] = {}  # id(node) -> proven on every visit so far
         self.nodes: dict[int, object] = {}  # keeps visited nodes alive (stable ids)
+        self.offsets: dict[int, Interval] = {}  # id(tile access) -> its offset, every visit
+        # invocations of a workgroup: a subgroup id is below it (a subgroup has >= 1 lane)
+        self.invocations = self.wg[0] * self.wg[1] * self.wg[2]
 
     # ---------------------------------------------------------------- expressions
     def value(self, e: ir.Expr, env: dict[str, Interval]) -> Interval:
@@ -64,6 +70,14 @@ class _Analysis:
             if e.kind is ir.BuiltinKind.WORKGROUP_SIZE:
                 return (size, size)
             return TOP
+        if isinstance(e, ir.SubgroupValue):
+            # Vulkan: a subgroup has 1 to 128 lanes, a workgroup at least one subgroup
+            return {
+                "id": (0, self.invocations - 1),
+                "count": (1, self.invocations),
+                "lane": (0, 127),
+                "size": (1, 128),
+            }.get(e.what, TOP)
         if isinstance(e, ir.Select):
             a, b = self.interval(e.if_true, env), self.interval(e.if_false, env)
             return (min(a[0], b[0]), max(a[1], b[1]))
@@ -146,6 +160,11 @@ class _Analysis:
             return {**env, s.name: self.value(s.value, env)}
         if isinstance(s, ir.SharedStore):
             self.judge(s, s.array, s.index, env)
+        if isinstance(s, (ir.TileLoad, ir.TileStore)):
+            seen = self.offsets.get(id(s))
+            now = self.interval(s.offset, env)
+            self.nodes[id(s)] = s
+            self.offsets[id(s)] = now if seen is None else _join(seen, now)
         if isinstance(s, ir.If):
             self.visit_expr(s.cond, env)
             then = self.block(s.then, self.narrow(s.cond, env), jumps)
@@ -191,13 +210,29 @@ def _join_envs(a: dict[str, Interval], b: dict[str, Interval]) -> dict[str, Inte
     return {k: _join(a.get(k, TOP), b.get(k, TOP)) for k in a.keys() | b.keys()}
 
 
-def shared_accesses_in_range(kernel: ir.Kernel) -> dict[int, object]:
-    """The kernel's SharedLoad / SharedStore nodes whose index is always in range, as
-    `{id(node): node}` (check `proven.get(id(n)) is n`: IR nodes compare by value, and equal
-    nodes elsewhere in the body may not be in range)."""
+def _analysed(kernel: ir.Kernel) -> _Analysis | None:
     analysis = _Analysis(kernel)
     try:
         analysis.block(kernel.body, {}, [])
     except _NoFixpoint:
+        return None
+    return analysis
+
+
+def shared_accesses_in_range(kernel: ir.Kernel) -> dict[int, object]:
+    """The kernel's SharedLoad / SharedStore nodes whose index is always in range, as
+    `{id(node): node}` (check `proven.get(id(n)) is n`: IR nodes compare by value, and equal
+    nodes elsewhere in the body may not be in range)."""
+    analysis = _analysed(kernel)
+    if analysis is None:
         return {}
     return {k: analysis.nodes[k] for k, ok in analysis.verdict.items() if ok}
+
+
+def tile_offset_ranges(kernel: ir.Kernel) -> dict[int, tuple[object, Interval]]:
+    """`{id(node): (node, (lo, hi))}`: the offset of each TileLoad / TileStore lies in
+    [lo, hi] on every path (TOP where nothing is known; check the node's identity as above)."""
+    analysis = _analysed(kernel)
+    if analysis is None:
+        return {}
+    return {k: (analysis.nodes[k], iv) for k, iv in analysis.offsets.items()}

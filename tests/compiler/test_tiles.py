@@ -26,6 +26,7 @@ from cthreads.gpu import (  # noqa: E402
     Gpu,
     f16,
     f32,
+    shared,
     tile_fill,
     tile_load,
     tile_mma,
@@ -314,3 +315,49 @@ def test_packed_loads_read_words_and_their_misuse_is_located():
         ta = tile_load(x, 0, 16, 16, 16, use="a", elem=f16)  # noqa: F841
 
     assert "packed in u32 or u64 words; `x` holds f32" in str(_error(floats))
+
+
+@Gpu(workgroup_size=32)
+def _fits_proven(a: list[f16], c: list[f32]):
+    sa = shared(f16, 16 * 24)
+    acc = tile_fill(f32, 16, 16)
+    for ks in range(0, 2):  # offsets 0 and 8: inside sa, aligned, with a constant stride
+        ta = tile_load(sa, ks * 8, 24, 16, 16, use="a")
+        tb = tile_load(sa, ks * 8, 24, 16, 16, use="b")
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, 0, 16, acc)
+
+
+@Gpu(workgroup_size=32)
+def _fits_unknown(a: list[f16], c: list[f32], off: int, s: int):
+    sa = shared(f16, 16 * 24)
+    acc = tile_fill(f32, 16, 16)
+    ta = tile_load(sa, off, 24, 16, 16, use="a")  # constant stride: one bound compare
+    tb = tile_load(sa, 0, s, 16, 16, use="b")  # runtime stride: the full test
+    acc = tile_mma(ta, tb, acc)
+    tile_store(c, off, s, acc)
+
+
+def _ops(spirv: bytes) -> list[int]:
+    words = memoryview(spirv).cast("I")
+    out, i = [], 5
+    while i < len(words):
+        out.append(words[i] & 0xFFFF)
+        i += words[i] >> 16
+    return out
+
+
+def test_tile_guards_leave_out_the_tests_that_cannot_fail():
+    from cthreads.compiler.spirv.grammar import Op
+
+    proven = _ops(_fits_proven.compile(chip=H200).spirv)
+    # the two shared loads always fit: no guard, no division; the list store at offset 0 with
+    # the constant stride 16 keeps one bound compare (the list's length is known at run time)
+    assert proven.count(Op.SDiv) == 0 and proven.count(Op.SGreaterThanEqual) == 0
+    assert proven.count(Op.SLessThanEqual) == 1
+    unknown = _ops(_fits_unknown.compile(chip=H200).spirv)
+    # the runtime-stride load and store keep the row-room division; the constant-stride load
+    # a sign, an alignment and one bound test
+    assert unknown.count(Op.SDiv) == 2 and unknown.count(Op.SLessThanEqual) == 1
+    for fn in (_fits_proven, _fits_unknown):
+        _newer_validate(fn.compile(chip=H200).spirv)

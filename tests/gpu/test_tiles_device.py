@@ -68,3 +68,16 @@ def test_the_device_lists_the_shapes_the_h200_profile_records():
     assert (16, 16, 16, "f16", "f16", "f32", "f32") in shapes
     if "H200" in cg.device_name():
         assert shapes == set(TK._h200_shapes()), sorted(shapes ^ set(TK._h200_shapes()))
+
+
+@pytest.mark.parametrize("off,s", TK.EDGE_CASES)
+def test_tiles_that_do_not_fit_read_zero_and_write_nothing_like_the_emulator(off, s):
+    # codegen leaves out the guard tests that cannot fail (constant strides, offsets the range
+    # analysis bounds): each form of the guard against the language's rule, at its edges
+    from cthreads.testing import emulate
+
+    want = TK.edge_inputs()
+    emulate(TK.tile_edges, *want, off, s, grid=TK.WG, oob="device")
+    got = TK.edge_inputs()
+    cg.gpu(TK.tile_edges, *got, off, s, grid=TK.WG).join()
+    assert got[1] == want[1] and got[2] == want[2]

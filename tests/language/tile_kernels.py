@@ -340,3 +340,55 @@ def _h200_shapes():
 
 
 SHAPE_FORMS = shape_forms(_h200_shapes())
+
+
+# ------------------------------------------- accesses that may not fit (issue 18's guards)
+# One workgroup (one subgroup) loads a 16 x 16 f32 tile at offset `off` from a 320-element
+# list with the constant stride 16, with the runtime stride `s`, and from a shared copy of the
+# list; stores each into `out` (at fixed places that always fit), and stores the first at
+# `off` into a shared array and a list of 320 (which do not fit where the loads do not). An
+# f32 tile fits at `off` (stride 16) when 0 <= off <= 64 and off % 4 == 0.
+EDGE_N = 320
+
+
+@Gpu(workgroup_size=WG)
+def tile_edges(x: list[f32], out: list[f32], spill: list[f32], off: int, s: int):
+    t = ThreadIdx.x
+    sh = shared(f32, EDGE_N)
+    back = shared(f32, EDGE_N)
+    for e in range(t, EDGE_N, WG):
+        sh[e] = x[e]
+        back[e] = 0.0
+    __sync_threads()
+    fixed = tile_load(x, off, 16, 16, 16, use="acc")
+    tile_store(out, 0, 16, fixed)
+    runtime = tile_load(x, off, s, 16, 16, use="acc")
+    tile_store(out, 256, 16, runtime)
+    staged = tile_load(sh, off, 16, 16, 16, use="acc")
+    tile_store(out, 512, 16, staged)
+    tile_store(back, off, 16, fixed)
+    tile_store(spill, off, 16, fixed)
+    __sync_threads()
+    for e in range(t, EDGE_N, WG):
+        out[768 + e] = back[e]
+
+
+# (off, s) pairs: in range, at the last place that fits, one element past it, misaligned,
+# negative; and runtime strides that fit, reach past the end, are misaligned, negative
+EDGE_CASES = (
+    (0, 16),
+    (4, 16),
+    (64, 16),
+    (68, 16),
+    (2, 16),
+    (-4, 16),
+    (0, 20),
+    (0, 24),
+    (0, 18),
+    (0, -16),
+)
+
+
+def edge_inputs() -> list:
+    x = [float(i + 1) for i in range(EDGE_N)]
+    return [x, [0.0] * (768 + EDGE_N), [0.0] * EDGE_N]

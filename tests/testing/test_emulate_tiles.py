@@ -92,3 +92,27 @@ def test_a_tile_kernel_runs_as_plain_python_on_the_host():
     out = np.zeros(256, np.float32)
     T.tile_store(out, 0, 16, acc * 0.5)
     np.testing.assert_array_equal(out.reshape(16, 16), (2 * a.astype(np.float32) + 1) * 0.5)
+
+
+@pytest.mark.parametrize("off,s", TK.EDGE_CASES)
+def test_tiles_that_do_not_fit_read_zero_and_write_nothing_in_the_emulator(off, s):
+    # the reference the H200 test (tests/gpu/test_tiles_device.py) compares the device with
+    x, out, spill = TK.edge_inputs()
+    emulate(TK.tile_edges, x, out, spill, off, s, grid=TK.WG, oob="device")
+    xs = np.array(x, np.float32)
+
+    def tile(offset, stride):
+        if not T.tile_fits(len(xs), offset, stride, 16, 16, False, 4):
+            return np.zeros((16, 16), np.float32)
+        return np.stack([xs[offset + r * stride : offset + r * stride + 16] for r in range(16)])
+
+    got = np.array(out, np.float32)
+    np.testing.assert_array_equal(got[0:256].reshape(16, 16), tile(off, 16))
+    np.testing.assert_array_equal(got[256:512].reshape(16, 16), tile(off, s))
+    np.testing.assert_array_equal(got[512:768].reshape(16, 16), tile(off, 16))
+    placed = np.zeros(TK.EDGE_N, np.float32)
+    if T.tile_fits(TK.EDGE_N, off, 16, 16, 16, False, 4):
+        for r in range(16):
+            placed[off + r * 16 : off + r * 16 + 16] = xs[off + r * 16 : off + r * 16 + 16]
+    np.testing.assert_array_equal(got[768:], placed)
+    np.testing.assert_array_equal(np.array(spill, np.float32), placed)

@@ -4,7 +4,9 @@ A tile type is `OpTypeCooperativeMatrixKHR` of Subgroup scope (rows, columns and
 constant ids); each tile local is a Function variable of it, so loops may carry accumulators.
 Loads and stores keep the language's rule for accesses that do not fit (SPEC §5.6; tiles.py):
 one uniform guard per access (offset and stride non-negative and aligned, the last row or column
-inside the array, computed without overflow), a zero tile or no write otherwise. Lists are
+inside the array, computed without overflow), a zero tile or no write otherwise; the tests that
+cannot fail (constant strides, offsets the range analysis bounds) are left out, and an access
+that always fits has no guard. Lists are
 reached through their PhysicalStorageBuffer element pointer with an `Aligned` memory operand (the
 lesser of 16 bytes and a row's size, which the guard's alignment test makes true when the list
 itself starts 16-byte aligned, as every cthreads buffer does); shared arrays by an access chain.
@@ -27,6 +29,9 @@ the words', and offset, stride, length and alignment count words (`_unit`).
 from __future__ import annotations
 
 from .. import ir
+from ..ranges import tile_offset_ranges
+from ..semantics import INT_MAX as INT32_MAX
+from ..semantics import INT_MIN as INT32_MIN
 from .builder import Module
 from .grammar import (
     AddressingModel,
@@ -128,35 +133,71 @@ class TileGen:
         return cid
 
     # ----------------------------------------------------------------------- guard
-    def _tile_fits(self, t: ir.TileType, s, length: int) -> tuple[int, int, int]:
-        """(offset, stride, bool id: the tile fits and is aligned), as tiles.tile_fits."""
+    def _tile_fits(self, t: ir.TileType, s, length: int) -> tuple[int, int, int | None]:
+        """(offset, stride, bool id: the tile fits and is aligned, as tiles.tile_fits; None
+        when it always does). The tests that cannot fail are left out: those on a constant
+        stride, a lower bound the range analysis proves (compiler/ranges.py), and with a
+        constant stride the row-room division becomes one compare against a bound."""
         b, i32 = self.t_bool, self.t_i32
         off, stride = self.expr(s.offset), self.expr(s.stride)
         major, inner = (t.cols, t.rows) if s.col_major else (t.rows, t.cols)
         unit = self._unit(s)  # bytes of one array element: a packed word holds several
         inner = inner * (t.elem.bits // 8) // unit  # array elements per row (column)
         align = alignment(t, s.col_major, unit)
-        conds = [
-            self.op(Op.SGreaterThanEqual, b, off, self.c0),
-            self.op(Op.SGreaterThanEqual, b, stride, self.c0),
-        ]
+        lo, hi = self._offset_range(s)
+        fixed = s.stride.value if isinstance(s.stride, ir.Const) else None
+        if fixed is not None and (fixed < 0 or fixed % align):
+            return off, stride, self.m.const(b, False)  # (never fits: every element zero)
+        conds = []
+        if lo < 0:
+            conds.append(self.op(Op.SGreaterThanEqual, b, off, self.c0))
+        if fixed is None:
+            conds.append(self.op(Op.SGreaterThanEqual, b, stride, self.c0))
         if align > 1:
             mask = self.ki(align - 1)
-            for v in (off, stride):
-                low = self.op(Op.BitwiseAnd, i32, v, mask)
-                conds.append(self.op(Op.IEqual, b, low, self.c0))
-        room = self.op(Op.ISub, i32, length, off)  # elements from offset to the end
-        conds.append(self.op(Op.SGreaterThanEqual, b, room, self.ki(inner)))
-        if major > 1:
-            # (room - inner) / (major - 1) >= stride: the last row starts early enough (no
-            # multiplication, so no overflow; a negative `room - inner` fails the test above)
-            spare = self.op(Op.ISub, i32, room, self.ki(inner))
-            rows_room = self.op(Op.SDiv, i32, spare, self.ki(major - 1))
-            conds.append(self.op(Op.SGreaterThanEqual, b, rows_room, stride))
+            aligned_offset = isinstance(s.offset, ir.Const) and s.offset.value % align == 0
+            for v, known in ((off, aligned_offset), (stride, fixed is not None)):
+                if not known:
+                    low = self.op(Op.BitwiseAnd, i32, v, mask)
+                    conds.append(self.op(Op.IEqual, b, low, self.c0))
+        if fixed is not None:
+            # the last row's end: offset + (major - 1) * stride + inner <= length
+            reach = inner + (major - 1) * fixed
+            constant = self._length_constant(s)
+            if reach > INT32_MAX:
+                return off, stride, self.m.const(b, False)
+            if constant is None or hi > constant - reach:
+                bound = self.ki(constant - reach) if constant is not None else None
+                if bound is None:  # (length >= 0 and reach <= INT32_MAX: no wrap)
+                    bound = self.op(Op.ISub, i32, length, self.ki(reach))
+                conds.append(self.op(Op.SLessThanEqual, b, off, bound))
+        else:
+            room = self.op(Op.ISub, i32, length, off)  # elements from offset to the end
+            conds.append(self.op(Op.SGreaterThanEqual, b, room, self.ki(inner)))
+            if major > 1:
+                # (room - inner) / (major - 1) >= stride: the last row starts early enough (no
+                # multiplication, so no overflow; a negative `room - inner` fails the test above)
+                spare = self.op(Op.ISub, i32, room, self.ki(inner))
+                rows_room = self.op(Op.SDiv, i32, spare, self.ki(major - 1))
+                conds.append(self.op(Op.SGreaterThanEqual, b, rows_room, stride))
+        if not conds:
+            return off, stride, None
         ok = conds[0]
         for c in conds[1:]:
             ok = self.op(Op.LogicalAnd, b, ok, c)
         return off, stride, ok
+
+    def _offset_range(self, s) -> tuple[int, int]:
+        """The interval the range analysis proves for a tile access's offset (or int32's)."""
+        ranges = getattr(self, "_tile_offsets", None)
+        if ranges is None:
+            ranges = self._tile_offsets = tile_offset_ranges(self.k)
+        node, interval = ranges.get(id(s), (None, (INT32_MIN, INT32_MAX)))
+        return interval if node is s else (INT32_MIN, INT32_MAX)
+
+    def _length_constant(self, s) -> int | None:
+        """A shared array's length in elements (known when compiling); None for a list."""
+        return self.shared_info[s.array].size if s.shared else None
 
     def _unit(self, s) -> int:
         """Bytes of one element of the array a tile access reads or writes."""
@@ -207,6 +248,12 @@ class TileGen:
         t = self.k.tiles[s.tile]
         var, tt = self.tile_vars[s.tile]
         off, stride, ok = self._tile_fits(t, s, self._length(s))
+        if ok is None:  # always fits: no guard
+            ptr, mem = self._tile_pointer(s, off)
+            layout = self._layout(s.col_major)
+            v = self.op(CoopOp.CooperativeMatrixLoadKHR, tt, ptr, layout, stride, *mem)
+            self.ins(Op.Store, var, v)
+            return
         then, other, merge = (self.m.new_id() for _ in range(3))
         self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
         self.ins(Op.BranchConditional, ok, then, other)
@@ -226,16 +273,18 @@ class TileGen:
         t = self.k.tiles[s.tile]
         off, stride, ok = self._tile_fits(t, s, self._length(s))
         then, merge = self.m.new_id(), self.m.new_id()
-        self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
-        self.ins(Op.BranchConditional, ok, then, merge)
-        self.begin(then)
+        if ok is not None:
+            self.ins(Op.SelectionMerge, merge, SelectionControl.None_)
+            self.ins(Op.BranchConditional, ok, then, merge)
+            self.begin(then)
         ptr, mem = self._tile_pointer(s, off)
         obj = self._tile_load_var(s.tile)
         self.ins(
             CoopOp.CooperativeMatrixStoreKHR, ptr, obj, self._layout(s.col_major), stride, *mem
         )
-        self.br(merge)
-        self.begin(merge)
+        if ok is not None:
+            self.br(merge)
+            self.begin(merge)
 
     def visit_TileMma(self, s: ir.TileMma) -> None:
         ta, tc = self.k.tiles[s.a], self.k.tiles[s.c]
