@@ -318,6 +318,20 @@ def measure(work: str, opts) -> dict:
                     "floor_ours_spv",
                     run_child([floor, "--bda", spv, cold.get("entry_point", "main")], d.env()),
                 )
+        if floor:
+            # the scalar form alone (CTHREADS_NO_VECTORIZE=1: no 4-wide variant in the module),
+            # the driver's pipeline creation on it: what the vector form costs a first dispatch
+            c = Caches(work)
+            spv = os.path.join(c.root, "saxpy_scalar.spv")
+            env = dict(c.env(), CTHREADS_NO_VECTORIZE="1")
+            scalar = run_child(py(DISPATCH, str(KERNELS), str(N), "plain", spv), env)
+            add("dispatch_scalar_cold", scalar)
+            if os.path.exists(spv):
+                entry = scalar.get("entry_point", "main")
+                add(
+                    "floor_ours_spv_scalar",
+                    run_child([floor, "--bda", spv, entry], Caches(work).env()),
+                )
         c = Caches(work)
         add("prepare_cold", run_child(py(PREPARE, str(KERNELS)), c.env()))
         add("prepare_warm", run_child(py(PREPARE, str(KERNELS)), c.env()))

@@ -181,6 +181,14 @@ def markdown(r: dict) -> str:
         get("floor_ours_spv", "create_pipeline_ms"),
     )
     row(
+        "C floor: vkCreateComputePipelines (our saxpy SPIR-V, scalar form only)",
+        get("floor_ours_spv_scalar", "create_pipeline_ms"),
+    )
+    row(
+        "first `gpu()` + `join()`, scalar form only (`CTHREADS_NO_VECTORIZE=1`)",
+        get("dispatch_scalar_cold", "first_ms"),
+    )
+    row(
         "C floor: first dispatch + fence wait (tiny shader)",
         get("floor_cold", "first_dispatch_ms"),
         get("floor_warm", "first_dispatch_ms"),

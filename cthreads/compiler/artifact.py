@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 
 from .ir_types import Param
-from .target import Record
+from ..record import Record
 
 
 class PushField(Record):

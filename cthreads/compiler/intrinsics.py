@@ -7,7 +7,7 @@ name starting with '@' when there is no single instruction).
 
 from __future__ import annotations
 
-from .target import Record
+from ..record import Record
 
 
 class Intrinsic(Record):

@@ -32,7 +32,7 @@ This module owns the statement node kinds and the kernel.
 
 from __future__ import annotations
 
-from .target import Record, field
+from ..record import Record, field
 from enum import Enum
 
 from .ir_exprs import (  # noqa: F401 - re-exported

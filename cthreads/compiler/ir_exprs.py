@@ -7,7 +7,7 @@ the frontend, passes and codegen keep is written there once.
 
 from __future__ import annotations
 
-from .target import Record, field
+from ..record import Record, field
 from enum import Enum
 
 from .ir_types import Scalar

@@ -10,7 +10,7 @@ they load this module, never ir.py and its ~40 node classes (issue 19).
 
 from __future__ import annotations
 
-from .target import Record
+from ..record import Record
 
 
 class Scalar(Record):

@@ -15,7 +15,7 @@ import operator
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from .target import fields_of
+from ..record import fields_of
 
 if TYPE_CHECKING:
     from .ir import Expr, Stmt

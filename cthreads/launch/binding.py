@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import array
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument, VulkanOutOfMemory
@@ -86,18 +85,30 @@ def _convert_hint(value: Any, formats: tuple, dtype_name: str) -> str:
     )
 
 
-@dataclass
 class ListArg:
     """One list argument, checked: how to move it to the device and back."""
 
-    index: int
-    param: Param
-    value: Any
-    count: int  # elements
-    nbytes: int
-    pack: str  # native pack code
-    view: memoryview | None  # byte view to copy through; None for Python lists and residents
-    memory: memoryview | None = None  # byte view of the caller's buffer (None for lists)
+    __slots__ = ("index", "param", "value", "count", "nbytes", "pack", "view", "memory")
+
+    def __init__(
+        self,
+        index: int,
+        param: Param,
+        value: Any,
+        count: int,
+        nbytes: int,
+        pack: str,
+        view: memoryview | None,
+        memory: memoryview | None = None,
+    ) -> None:
+        self.index = index
+        self.param = param
+        self.value = value
+        self.count = count  # elements
+        self.nbytes = nbytes
+        self.pack = pack  # native pack code
+        self.view = view  # byte view to copy through; None for Python lists and residents
+        self.memory = memory  # byte view of the caller's buffer (None for lists)
 
 
 def check_scalar(param: Any, value: Any) -> int | float:

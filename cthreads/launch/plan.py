@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from ..record import Record
 from ..residency import arena as residency
 from ..runtime import formats
 from ..runtime import native as _native_access
@@ -27,8 +27,7 @@ from .gpujob import GpuJob
 from .sizing import spread_threshold
 
 
-@dataclass(frozen=True)
-class ParamPlan:
+class ParamPlan(Record):
     """One kernel parameter as a launch sees it. It reads like the compiler's `Param` (name,
     type, is_list, writes), so argument checks and messages take either."""
 
@@ -44,8 +43,7 @@ class ParamPlan:
     shape_axis: int | None = None  # lists: the highest k of `x.shape[k]` the kernel reads
 
 
-@dataclass(frozen=True)
-class LaunchPlan:
+class LaunchPlan(Record):
     """The launch contract of one prepared kernel (see the module docstring)."""
 
     name: str

@@ -16,7 +16,6 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import config, runtime
@@ -49,17 +48,29 @@ def _log() -> Any:
     return logging.getLogger("cthreads.gpu")
 
 
-@dataclass
 class Prepared:
-    """A kernel ready to launch on the current device."""
+    """A kernel ready to launch on the current device (a plain class: a dataclass's code
+    generation costs ~1 ms at `import cthreads.gpu`, issue 19)."""
 
-    compiled: CompiledKernel
-    pipeline: Any
-    physical_wg: int  # workgroup size along x the pipeline was built with
-    generation: int
-    plan: Any = None  # its plan.LaunchPlan, made on the first launch (dispatch.py)
-    fast: Any = None  # its C launcher (plan.native_launcher) or a stand-in, on the first launch
-    info: dict = field(default_factory=dict)
+    __slots__ = ("compiled", "pipeline", "physical_wg", "generation", "plan", "fast", "info")
+
+    def __init__(
+        self,
+        compiled: CompiledKernel,
+        pipeline: Any,
+        physical_wg: int,
+        generation: int,
+        plan: Any = None,
+        fast: Any = None,
+        info: dict | None = None,
+    ) -> None:
+        self.compiled = compiled
+        self.pipeline = pipeline
+        self.physical_wg = physical_wg  # workgroup size along x the pipeline was built with
+        self.generation = generation
+        self.plan = plan  # its plan.LaunchPlan, made on the first launch (dispatch.py)
+        self.fast = fast  # its C launcher (plan.native_launcher) or a stand-in, on first launch
+        self.info = {} if info is None else info
 
 
 class _State:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 import weakref
-from dataclasses import dataclass
 from typing import Any
 
 from .. import runtime
@@ -63,24 +62,44 @@ def resident_of(value: Any) -> Any:
     return res if res is not None and res.obj is value else None
 
 
-@dataclass(slots=True)  # RECORD_FIELDS as slots: the C launcher's record protocol
 class Resident:
-    arena_ref: Any  # weakref.ref of the arena: the registry must not keep arenas alive
-    name: str
-    obj: Any
-    count: int
-    nbytes: int
-    pack: str  # runtime/formats.py pack code: 'f' float32, 'i' int32, 'B' bool as uint8 ...
-    view: memoryview | None  # byte view for buffer objects; None for Python lists
-    buffer: Any
-    device: Any
-    generation: int
-    last_write: int = 0  # timeline value of the newest launch that writes it
-    last_use: int = 0  # timeline value of the newest launch that touches it
-    explicit: bool = False  # a Python list packed as the type given to bind_as()
-    hazard: int = 0  # READ_ONLY | OVERLAPS
-    synced: int = 0  # the last_write whose contents the host object holds (bind, download)
-    span: tuple | None = None  # [start, end) host addresses of a buffer object
+    """One bound object's device copy (RECORD_FIELDS among its slots: the C launcher's record
+    protocol). A plain class: a dataclass's code generation costs ~1 ms at import, issue 19."""
+
+    __slots__ = (
+        "arena_ref", "name", "obj", "count", "nbytes", "pack", "view", "buffer", "device",
+        "generation", "last_write", "last_use", "explicit", "hazard", "synced", "span",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        arena_ref: Any,
+        name: str,
+        obj: Any,
+        count: int,
+        nbytes: int,
+        pack: str,
+        view: memoryview | None,
+        buffer: Any,
+        device: Any,
+        generation: int,
+    ) -> None:
+        self.arena_ref = arena_ref  # weakref.ref of the arena: the registry must not keep it
+        self.name = name
+        self.obj = obj
+        self.count = count
+        self.nbytes = nbytes
+        self.pack = pack  # runtime/formats.py pack code: 'f' float32, 'i' int32, 'B' bool ...
+        self.view = view  # byte view for buffer objects; None for Python lists
+        self.buffer = buffer
+        self.device = device
+        self.generation = generation
+        self.last_write = 0  # timeline value of the newest launch that writes it
+        self.last_use = 0  # timeline value of the newest launch that touches it
+        self.explicit = False  # a Python list packed as the type given to bind_as()
+        self.hazard = 0  # READ_ONLY | OVERLAPS
+        self.synced = 0  # the last_write whose contents the host object holds (bind, download)
+        self.span: tuple | None = None  # [start, end) host addresses of a buffer object
 
     @property
     def arena(self) -> GpuArena | None:

@@ -9,12 +9,12 @@ this table; it sits in runtime, the bottom package, so neither imports the other
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from ..record import Record
 
-@dataclass(frozen=True)
-class ElementFormat:
+
+class ElementFormat(Record):
     kind: str  # the IR scalar kind: 'float', 'int', 'uint', 'bool'
     bits: int  # the IR scalar width (bool is 32 in the IR, one byte in memory)
     name: str  # kernel-language name: 'float', 'int', 'bool', 'f64', 'u8', ...

@@ -1,22 +1,21 @@
 """What a Vulkan device is (DeviceInfo) and which one cthreads uses (the choice policy).
 
-The C extension reports plain dicts; this module turns them into frozen dataclasses and picks
+The C extension reports plain dicts; this module turns them into frozen records and picks
 a device: discrete GPU first, then integrated, virtual, CPU (lavapipe); `CTHREADS_DEVICE`
 (an index or a case-insensitive name substring) overrides.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import VulkanNoDevice
+from ..record import Record, field
 
 _TYPE_RANK = {"discrete": 0, "integrated": 1, "virtual": 2, "cpu": 3, "other": 4}
 
 
-@dataclass(frozen=True)
-class DeviceInfo:
+class DeviceInfo(Record):
     """A physical device as plain data (limits, memory, features; see SPEC/DESIGN)."""
 
     index: int
@@ -42,7 +41,7 @@ class DeviceInfo:
 
     @classmethod
     def from_native(cls, d: dict[str, Any]) -> DeviceInfo:
-        fields = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        fields = {k: d[k] for k in cls._fields if k in d}
         if "device_uuid" in d:
             fields["uuid"] = d["device_uuid"]
         return cls(**fields)

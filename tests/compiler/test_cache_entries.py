@@ -117,7 +117,7 @@ def test_records_declared_by_annotations_behave_as_dataclasses():
     # the IR's node kinds declare their fields as annotations (ir.py), with defaults and
     # `field(...)` options, after those of their bases
     from cthreads.compiler import ir
-    from cthreads.compiler.target import fields_of
+    from cthreads.record import fields_of
 
     c = ir.Const(ir.I32, 3, exact=3.0)
     assert ir.Const._fields == ("type", "value", "exact")

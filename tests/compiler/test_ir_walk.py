@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from cthreads.compiler import ir, ir_walk
 from cthreads.compiler.ir import F32, I32
-from cthreads.compiler.target import fields_of
+from cthreads.record import fields_of
 
 X = ir.LocalRef(I32, "x")
 Y = ir.LocalRef(F32, "y")

@@ -7,7 +7,8 @@ import numpy as np
 
 from cthreads.compiler import ir
 from cthreads.compiler.ranges import shared_accesses_in_range
-from cthreads.compiler.target import DEFAULT_TARGET, Record
+from cthreads.compiler.target import DEFAULT_TARGET
+from cthreads.record import Record
 from cthreads.gpu import Gpu, ThreadIdx, gpu, shared
 from cthreads.sync import __sync_threads
 from cthreads.testing import emulate

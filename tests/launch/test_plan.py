@@ -5,7 +5,6 @@ resident record (the plug-in point for device arrays)."""
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 
 import numpy as np
@@ -66,7 +65,7 @@ def test_the_plan_is_typed_immutable_and_derived_from_the_contract():
     n = 8
     plan = _plan_of(typed, n, 1, 2**63, 1.0, True, [0.0] * n, np.zeros(n, np.int8))
     assert isinstance(plan, LaunchPlan)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         plan.n_index = None  # type: ignore[misc]
     kinds = [(p.name, p.kind, p.lo, p.hi) for p in plan.params]
     assert kinds == [
@@ -97,7 +96,7 @@ def test_check_scalar_reads_the_range_from_the_plan():
         GpuInvalidArgument, match=r"`k` expects i8 \(int8\); got 128, outside \[-128, 127\]"
     ):
         binding.check_scalar(k, 128)
-    narrowed = dataclasses.replace(k, hi=10)  # the plan, not a second table, decides
+    narrowed = k.replace(hi=10)  # the plan, not a second table, decides
     with pytest.raises(GpuInvalidArgument, match="outside \\[-128, 10\\]"):
         binding.check_scalar(narrowed, 11)
 

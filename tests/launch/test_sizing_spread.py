@@ -8,7 +8,6 @@ device's own target keeps the scalar form)."""
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 from types import SimpleNamespace
 
@@ -228,6 +227,6 @@ def test_the_c_launcher_follows_this_devices_rule_and_observing_kernels_never_sp
     codes = native.module().FastLauncher.codes()
     encoded = struct.unpack(codes["SIZING_FORMAT"], plan.native_encoding(built, codes)[2])
     assert encoded[-2:] == (THRESHOLD, built.width)  # (spread_below, width): launch.h LSizing
-    observing = dataclasses.replace(built, observes_workgroup=True)  # whole workgroups only
+    observing = built.replace(observes_workgroup=True)  # whole workgroups only
     encoded = struct.unpack(codes["SIZING_FORMAT"], plan.native_encoding(observing, codes)[2])
     assert encoded[-2] == 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 
 import pytest
@@ -55,7 +54,7 @@ def test_device_info_is_plain_data(device):
     ):
         assert isinstance(info.features[key], bool)
     assert info.features["buffer_device_address"] and info.features["timeline_semaphore"]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         info.name = "x"  # type: ignore[misc]
 
 

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 
 from ...errors import GpuCompileError
 from .. import ir
-from ..target import Record
+from ...record import Record
 
 MAX_AST_DEPTH = 2500  # syntax-tree levels under one statement of the kernel body
 SHALLOW = 150  # levels below which the default limit (1000 frames) is ample

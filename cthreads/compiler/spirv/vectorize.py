@@ -18,7 +18,7 @@ from __future__ import annotations
 
 
 from .. import ir
-from ..target import Record
+from ...record import Record
 from .usage import Usage
 
 WIDTH = 4  # logical invocations per block: 4 x 32-bit = one 16-byte access
