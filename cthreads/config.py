@@ -143,6 +143,20 @@ def vector_form() -> bool | None:
     return None
 
 
+def scalar_first() -> bool:
+    """Whether a first launch whose vector form is not cached runs the scalar form while the
+    vector form is built on a thread (launch/session.py; NVIDIA builds the scalar form's
+    pipeline in half the time). `CTHREADS_SCALAR_FIRST=0` builds the vector form at once:
+    every launch of the process then runs one form (the test suite sets it, for tests that
+    look at what a launch prepared)."""
+    return os.environ.get("CTHREADS_SCALAR_FIRST", "").strip().lower() not in (
+        "0",
+        "false",
+        "no",
+        "off",
+    )
+
+
 def workgroup_width() -> int | None:
     """`CTHREADS_WORKGROUP=N` (a power of two, 1 to 1024): the workgroup width for kernels that
     do not observe their workgroup, instead of the default 256 (clamped to the device's

@@ -24,6 +24,9 @@ SYNC_VALIDATION = (
 )
 os.environ.setdefault("VK_LAYER_ENABLES", SYNC_VALIDATION)
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+# a GPU's first launch builds the form later launches use (tests look at what it prepared);
+# tests/launch/test_vector_behind.py turns the default (the scalar form first) back on
+os.environ.setdefault("CTHREADS_SCALAR_FIRST", "0")
 if "CTHREADS_CACHE_DIR" not in os.environ:
     os.environ["CTHREADS_CACHE_DIR"] = tempfile.mkdtemp(prefix="cthreads-test-cache-")
 

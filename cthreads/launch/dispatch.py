@@ -178,9 +178,14 @@ def _general(
         plan = plan_of(prep, dev)
         fast = native_launcher(plan, prep.pipeline, dev, prep.generation)
         fast = prep.fast = fast or _no_fast_path
-        if fast is not _no_fast_path and st is session.state:
+        if (
+            fast is not _no_fast_path
+            and st is session.state
+            and st.prepared.get(fn.source_key) is prep
+        ):
             # (the kernel's own launcher is the default device's: other devices' launchers
-            # are reached through their state, one dict look-up on)
+            # are reached through their state, one dict look-up on; and only the current
+            # form's: a vector form built behind the first launch may have replaced this one)
             fn._fast_launch = fast
     if lane:
         job = fast(args, grid3, lane, after)

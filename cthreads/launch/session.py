@@ -172,15 +172,20 @@ _states_lock = threading.Lock()
 
 
 def _device_gone() -> None:
-    """The runtime's default device went away (runtime.shutdown(), the exit teardown, fork):
-    what was built on it is dropped, so the next launch prepares on the new device. Takes no
-    lock (the runtime's lock is held: a launch holding state.lock may be waiting for it)."""
+    """The runtime's devices are going away (runtime.shutdown(), the exit teardown, fork):
+    what was built on the default one is dropped, so the next launch prepares on the new
+    device, and the vector forms being built finish first (before the devices are destroyed).
+    Takes no lock (the runtime's lock is held: a launch holding state.lock may be waiting for
+    it; the builder threads take none)."""
     state.generation = -1
     state.prepared.clear()
+    wait_for_vector_forms()
 
 
 def _after_fork_in_child() -> None:
-    global _stats_lock, _states_lock
+    global _stats_lock, _states_lock, _behind_lock
+    _behind_lock = threading.Lock()
+    _behind.clear()  # (their threads are the parent's)
     state.lock = threading.RLock()  # (may have been held by a thread of the parent)
     _states_lock = threading.Lock()
     state._cache_lock = threading.Lock()
@@ -191,7 +196,7 @@ def _after_fork_in_child() -> None:
 
 runtime_lifecycle.on_shutdown(_device_gone)
 runtime_lifecycle.on_opening(preload.start_if_cold)
-os.register_at_fork(after_in_child=_after_fork_in_child)
+os.register_at_fork(before=lambda: wait_for_vector_forms(), after_in_child=_after_fork_in_child)
 
 
 def target_from_device(device: Any) -> Target:
@@ -273,8 +278,79 @@ def compiled_for(kernel: Any, target: Target | None = None, force: bool = False)
 def _build(kernel: Any, force: bool = False, st: _State | None = None) -> tuple[Prepared, dict]:
     st = st or state
     device = _current_device(st)  # first: it sets the target
-    compiled, hit, seconds = _compile_one(kernel, st.target, force)
-    return _pipeline(kernel, device, compiled, hit, seconds)
+    target = st.target
+    first = _scalar_first(kernel, target, force, st)
+    compiled, hit, seconds = _compile_one(kernel, first or target, force)
+    built = _pipeline(kernel, device, compiled, hit, seconds)
+    if first is not None:
+        _vector_form_behind(kernel, st, device, target)
+    return built
+
+
+# -- the vector form behind a first launch ----------------------------------------------------
+# Issue 19: NVIDIA's driver builds a kernel's pipeline in ~10 ms in the scalar form and in ~20-30
+# ms with the 4-wide form beside it (codegen_vec.py; H200, 2026-12-03: a first dispatch of 22 ms
+# against 37 ms). A first launch whose vector form is not in the kernel cache therefore runs the
+# scalar form (same results: both forms are tested alike), while a thread compiles and builds
+# the vector form; it takes the kernel's place once ready (later processes find it in the
+# caches). The thread takes no lock, so a shutdown may wait for it under the runtime's lock.
+
+_behind: set[threading.Thread] = set()  # the threads building vector forms now
+_behind_lock = threading.Lock()
+_BEHIND_WAIT_S = 10.0  # bounds a shutdown's or fork's wait for them (they take ms)
+
+
+def _scalar_first(kernel: Any, target: Target, force: bool, st: _State) -> Target | None:
+    """The scalar target for `kernel`'s first launch when its vector form would be compiled
+    and built now (not cached); None when the launch should use `target` itself."""
+    if force or not target.vector_form or config.vector_form() is not None:
+        return None  # (CTHREADS_VECTORIZE / CTHREADS_NO_VECTORIZE: the form asked for, only)
+    if not config.scalar_first():
+        return None
+    from ..compiler import cache as kcache
+
+    if st.cache.get(kcache.cache_key(kernel.source_key, target.key())) is not None:
+        return None  # compiled before: its pipeline is likely in the driver's caches too
+    return target.replace(vector_form=False)
+
+
+def _vector_form_behind(kernel: Any, st: _State, device: Any, target: Target) -> None:
+    """Compile and build `kernel`'s vector form for `target` on a thread; it replaces the
+    scalar form in `st.prepared` if the device is still the one it was built on."""
+    generation = device.generation
+
+    def build() -> None:
+        try:
+            compiled, hit, seconds = _compile_one(kernel, target, False)
+            if compiled.elements_per_invocation == 1 or st.generation != generation:
+                return  # no vector form (the scalar one is it), or the device went away
+            prep, _ = _pipeline(kernel, device, compiled, hit, seconds)
+            key = kernel.source_key
+            current = st.prepared.get(key)
+            if current is not None and current.generation == generation == st.generation:
+                st.prepared[key] = prep  # (a dict store: atomic; launches read it unlocked)
+                kernel._fast_launch = None  # its C launcher ran the scalar form's pipeline
+        except BaseException as exc:  # noqa: BLE001 - the scalar form stays in use
+            _log().debug("vector form of %s not built: %s", kernel.name, exc)
+        finally:
+            with _behind_lock:
+                _behind.discard(thread)
+
+    thread = threading.Thread(target=build, name=f"cthreads-vector-{kernel.name}", daemon=True)
+    with _behind_lock:
+        _behind.add(thread)
+    thread.start()
+
+
+def wait_for_vector_forms(timeout: float = _BEHIND_WAIT_S) -> None:
+    """Until the vector forms being built behind first launches are in place (or `timeout`
+    seconds have passed)."""
+    deadline = time.monotonic() + timeout
+    with _behind_lock:
+        threads = list(_behind)
+    for thread in threads:
+        if thread is not threading.current_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _pipeline(

@@ -130,6 +130,7 @@ def test_compile_without_chip_is_what_a_launch_on_this_device_uses():
     x, y = [1.0] * n, [2.0] * n
     gpu(saxpy, n, 3.0, x, y).join()
     assert y[0] == 5.0
+    session.wait_for_vector_forms()  # (a GPU's first launch runs the scalar form meanwhile)
     prep = session.state.prepared[saxpy.source_key]
     build = saxpy.compile()
     assert build.chip == session.state.device.info.name
