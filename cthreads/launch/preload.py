@@ -52,6 +52,9 @@ def wait(timeout: float | None = None) -> None:
 def _import() -> None:
     import importlib
 
+    # While this thread holds the GIL, the opening thread waits up to the switch interval
+    # (5 ms) each time it comes back from the driver; with the default the open took ~20 ms
+    # longer on the CI machine, with 0.2 ms it did not. Restored when the import ends.
     interval = sys.getswitchinterval()
     sys.setswitchinterval(0.0002)
     try:
