@@ -6,6 +6,8 @@ these tests give the default device a GPU-like target (`vector_form=True`) and a
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from cthreads import runtime
@@ -39,13 +41,28 @@ def _saxpy():
     return saxpy_behind
 
 
-def test_the_first_launch_runs_the_scalar_form_then_the_vector_form_takes_over(gpu_like):
+def test_the_first_launch_runs_the_scalar_form_then_the_vector_form_takes_over(
+    gpu_like, monkeypatch
+):
+    # the builder thread starts only once the test has looked at the first form (on a fast
+    # machine it replaced the scalar form before the test read it: seen in CI)
+    release, holders = threading.Event(), []
+    real = session._vector_form_behind
+
+    def held(*args):
+        holder = threading.Thread(target=lambda: (release.wait(30), real(*args)))
+        holders.append(holder)
+        holder.start()
+
+    monkeypatch.setattr(session, "_vector_form_behind", held)
     k = _saxpy()
     x, y = [float(i) for i in range(N)], [1.0] * N
     gpu(k, N, 2.0, x, y).join()
     assert y == [2.0 * i + 1.0 for i in range(N)]
     first = gpu_like.prepared[k.source_key]
-    assert first.compiled.elements_per_invocation == 1
+    assert first.compiled.elements_per_invocation == 1 and len(holders) == 1
+    release.set()
+    holders[0].join(30)
     session.wait_for_vector_forms()
     later = gpu_like.prepared[k.source_key]
     assert later is not first and later.compiled.elements_per_invocation == 4
