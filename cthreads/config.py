@@ -20,6 +20,11 @@ def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def _unflag(name: str) -> bool:
+    """Whether the variable `name` is set to a no (0, false, no, off; any case)."""
+    return os.environ.get(name, "").strip().lower() in ("0", "false", "no", "off")
+
+
 def device_selector() -> str | None:
     """`CTHREADS_DEVICE`: the default device, a Vulkan device index or a case-insensitive name
     substring (any device, also one the visibility variables hide); None = the first visible
@@ -110,23 +115,13 @@ def cache_dir() -> Path:
 
 def disk_cache_enabled() -> bool:
     """`CTHREADS_NO_DISK_CACHE=1` disables the on-disk SPIR-V and pipeline caches."""
-    return os.environ.get("CTHREADS_NO_DISK_CACHE", "").strip().lower() not in (
-        "1",
-        "true",
-        "yes",
-        "on",
-    )
+    return not _flag("CTHREADS_NO_DISK_CACHE")
 
 
 def autotune_enabled() -> bool:
     """`CTHREADS_AUTOTUNE=0` turns the autotuner off: `@autotune` kernels run the first choice
     of each name (or the pinned ones), recorded choices are neither read nor written."""
-    return os.environ.get("CTHREADS_AUTOTUNE", "").strip().lower() not in (
-        "0",
-        "false",
-        "no",
-        "off",
-    )
+    return not _unflag("CTHREADS_AUTOTUNE")
 
 
 def vector_form() -> bool | None:
@@ -149,12 +144,7 @@ def scalar_first() -> bool:
     pipeline in half the time). `CTHREADS_SCALAR_FIRST=0` builds the vector form at once:
     every launch of the process then runs one form (the test suite sets it, for tests that
     look at what a launch prepared)."""
-    return os.environ.get("CTHREADS_SCALAR_FIRST", "").strip().lower() not in (
-        "0",
-        "false",
-        "no",
-        "off",
-    )
+    return not _unflag("CTHREADS_SCALAR_FIRST")
 
 
 def workgroup_width() -> int | None:

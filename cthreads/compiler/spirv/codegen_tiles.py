@@ -166,11 +166,11 @@ class TileGen:
             constant = self._length_constant(s)
             if reach > INT32_MAX:
                 return off, stride, self.m.const(b, False)
-            if constant is None or hi > constant - reach:
-                bound = self.ki(constant - reach) if constant is not None else None
-                if bound is None:  # (length >= 0 and reach <= INT32_MAX: no wrap)
-                    bound = self.op(Op.ISub, i32, length, self.ki(reach))
+            if constant is None:  # (length >= 0 and reach <= INT32_MAX: no wrap)
+                bound = self.op(Op.ISub, i32, length, self.ki(reach))
                 conds.append(self.op(Op.SLessThanEqual, b, off, bound))
+            elif hi > constant - reach:  # (not proven by the range analysis)
+                conds.append(self.op(Op.SLessThanEqual, b, off, self.ki(constant - reach)))
         else:
             room = self.op(Op.ISub, i32, length, off)  # elements from offset to the end
             conds.append(self.op(Op.SGreaterThanEqual, b, room, self.ki(inner)))
