@@ -317,6 +317,15 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
         sm.pNext = p2.pNext;
         p2.pNext = &sm;
     }
+    /* the smallest subgroup a dispatch may get: it bounds subgroup_id() for the compiler's
+       range analysis (tile-load guards that cannot fail); 0 where the device does not say */
+    VkPhysicalDeviceSubgroupSizeControlProperties ssc = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+    if (base.apiVersion >= VK_API_VERSION_1_3 ||
+        ct_has_device_ext(inst, pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)) {
+        ssc.pNext = p2.pNext;
+        p2.pNext = &ssc;
+    }
     inst->fn.vkGetPhysicalDeviceProperties2(pd, &p2);
     const VkPhysicalDeviceLimits *L = &p2.properties.limits;
     VkPhysicalDeviceMemoryProperties mp;
@@ -366,6 +375,7 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
         put(lim, "max_push_constants_size", PyLong_FromUnsignedLong(L->maxPushConstantsSize)) < 0 ||
         put(lim, "max_memory_allocation_size", PyLong_FromUnsignedLongLong(0)) < 0 ||
         put(lim, "subgroup_size", PyLong_FromUnsignedLong(sub.subgroupSize)) < 0 ||
+        put(lim, "min_subgroup_size", PyLong_FromUnsignedLong(ssc.minSubgroupSize)) < 0 ||
         put(lim, "resident_invocations", /* 0: the driver does not say */
             PyLong_FromUnsignedLongLong((unsigned long long)sm.shaderSMCount *
                                         sm.shaderWarpsPerSM * sub.subgroupSize)) < 0 ||

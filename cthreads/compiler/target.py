@@ -39,6 +39,9 @@ class Target(Record):
         "storage_16bit": False,  # storageBuffer16BitAccess (f16/i16/u16 list elements)
         "int64_atomics": False,  # shaderBufferInt64Atomics (atomics on i64/u64 lists)
         "subgroup_size": 32,
+        # minSubgroupSize (VkPhysicalDeviceSubgroupSizeControlProperties, Vulkan 1.3): no
+        # subgroup is smaller, which bounds subgroup_id() (compiler/ranges.py); 1 if unknown
+        "min_subgroup_size": 1,
         # shaderSignedZeroInfNanPreserveFloat32: ask the driver to keep IEEE NaN/inf/-0.0
         # meaning (without it drivers may fold 0.0 * x to 0.0 and x / x to 1.0)
         "nan_inf_preserve": False,
@@ -86,6 +89,7 @@ class Target(Record):
     storage_16bit: bool
     int64_atomics: bool
     subgroup_size: int
+    min_subgroup_size: int
     nan_inf_preserve: bool
     max_shared_memory: int
     atomic_float32_add: bool
@@ -160,6 +164,7 @@ def target_from_profile(profile: Mapping[str, Any]) -> Target:
         storage_16bit=feature("storage_buffer_16bit"),
         int64_atomics=feature("shader_buffer_int64_atomics"),
         subgroup_size=limit("subgroup_size", 32),
+        min_subgroup_size=max(1, limit("min_subgroup_size", 1)),
         nan_inf_preserve=feature("float32_nan_inf_preserve"),
         max_shared_memory=limit("max_compute_shared_memory_size", 16384),
         atomic_float32_add=feature("atomic_float32_add"),

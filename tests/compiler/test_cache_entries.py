@@ -88,7 +88,7 @@ DEFAULT_TARGET_KEY = (
     "atomic_float32_add=False,float16=False,float64=False,fused_fma=False,int16=False,"
     "int64=False,int64_atomics=False,matrix_shapes=(),max_push_constants_size=128,"
     "max_shared_memory=16384,max_workgroup_invocations=1024,max_workgroup_size=(1024, 1024, 64),"
-    "nan_inf_preserve=False,storage_16bit=False,storage_8bit=True,subgroup_arithmetic=False,"
+    "min_subgroup_size=1,nan_inf_preserve=False,storage_16bit=False,storage_8bit=True,subgroup_arithmetic=False,"
     "subgroup_ballot=False,subgroup_basic=True,subgroup_extended_types=False,"
     "subgroup_shuffle=False,subgroup_size=32,subgroup_vote=False,vector_form=True"
 )

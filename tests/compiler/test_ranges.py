@@ -132,3 +132,78 @@ def test_guarded_reads_out_of_range_still_give_zero():
     out = np.zeros(WG, np.int32)
     gpu(unprovable, WG, 5, src, out).join()
     np.testing.assert_array_equal(out, _unprovable_reference(5, src))
+
+
+# -- the value domain (interval + residue) is sound: every concrete result is inside -----------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from cthreads.compiler import ranges as R  # noqa: E402
+
+
+@st.composite
+def _values(draw):
+    """A Value and the concrete set it stands for (small, so the set can be listed)."""
+    if draw(st.booleans()):
+        c = draw(st.integers(-40, 40))
+        return R._exact(c), {c}
+    m = draw(st.integers(1, 12))
+    r = draw(st.integers(0, m - 1))
+    lo = draw(st.integers(-60, 60))
+    hi = lo + draw(st.integers(0, 60))
+    members = {v for v in range(lo, hi + 1) if v % m == r}
+    if not members:
+        return R._exact(lo), {lo}
+    return R._make(lo, hi, m, r), members
+
+
+def _holds(value, v) -> bool:
+    lo, hi, m, r = value
+    return lo <= v <= hi and (v == r if m == 0 else v % m == r)
+
+
+_OPS = {
+    ir.BinOp.ADD: lambda a, b: a + b,
+    ir.BinOp.SUB: lambda a, b: a - b,
+    ir.BinOp.MUL: lambda a, b: a * b,
+    ir.BinOp.FLOORDIV: lambda a, b: a // b if b > 0 else None,
+    ir.BinOp.MOD: lambda a, b: a % b if b > 0 else None,
+    ir.BinOp.MIN: min,
+    ir.BinOp.MAX: max,
+}
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values(), _values(), st.sampled_from(sorted(_OPS, key=lambda o: o.name)))
+def test_binary_results_contain_every_concrete_result(a, b, op):
+    (va, sa), (vb, sb) = a, b
+    out = R._Analysis.binary(op, va, vb)
+    for x in sa:
+        for y in sb:
+            want = _OPS[op](x, y)
+            if want is not None and (op not in (ir.BinOp.FLOORDIV, ir.BinOp.MOD) or vb[0] > 0):
+                assert _holds(out, want), (op, va, vb, x, y, want, out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_values(), _values())
+def test_join_contains_both_sides(a, b):
+    (va, sa), (vb, sb) = a, b
+    joined = R._join(va, vb)
+    assert all(_holds(joined, v) for v in sa | sb)
+    assert R._within(va, joined) and R._within(vb, joined)
+
+
+def test_a_wrapping_product_keeps_only_its_power_of_two_residue():
+    unknown = R._UNKNOWN
+    by_64 = R._Analysis.binary(ir.BinOp.MUL, unknown, R._exact(64))
+    assert by_64 == (R.INT_MIN, R.INT_MAX, 64, 0)  # n * 64 wraps mod 2**32: still a multiple
+    by_6 = R._Analysis.binary(ir.BinOp.MUL, unknown, R._exact(6))
+    assert by_6 == (R.INT_MIN, R.INT_MAX, 2, 0)  # 3 does not survive a wrap
+    assert R._Analysis.binary(ir.BinOp.ADD, unknown, R._exact(1)) == R._UNKNOWN
+
+
+def test_min_and_max_keep_their_tight_bounds():
+    small, big = R._make(0, 10, 1, 0), R._make(5, 100, 1, 0)
+    assert R._Analysis.binary(ir.BinOp.MIN, small, big)[:2] == (0, 10)
+    assert R._Analysis.binary(ir.BinOp.MAX, small, big)[:2] == (5, 100)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +28,7 @@ from cthreads.gpu import (  # noqa: E402
     f16,
     f32,
     shared,
+    subgroup_id,
     tile_fill,
     tile_load,
     tile_mma,
@@ -36,6 +38,7 @@ from cthreads.gpu import (  # noqa: E402
 )
 
 H200 = "nvidia-h200"
+PROFILES = Path(__file__).resolve().parents[2] / "cthreads" / "compiler" / "profiles"
 DEFERRED = (
     "spirv-val check deferred: the installed SPIRV-Tools (Debian 12: 2023.1) predates "
     "SPV_KHR_cooperative_matrix and no newer spirv-val is in "
@@ -338,6 +341,20 @@ def _fits_unknown(a: list[f16], c: list[f32], off: int, s: int):
     tile_store(c, off, s, acc)
 
 
+@Gpu(workgroup_size=128)
+def _fits_by_subgroup(c: list[f32]):
+    # four subgroups of 32 on NVIDIA, each its 32 rows of sa; the ks loop steps by 16, so an
+    # offset is a multiple of 8 (16-byte aligned) and the last one ends inside the array
+    sa = shared(f16, 128 * 40)
+    row = subgroup_id() * 32 * 40
+    acc = tile_fill(f32, 16, 16)
+    for ks in range(0, 32, 16):
+        ta = tile_load(sa, row + ks, 40, 16, 16, use="a")
+        tb = tile_load(sa, row + 16 * 40 + ks, 40, 16, 16, use="b")
+        acc = tile_mma(ta, tb, acc)
+    tile_store(c, 0, 16, acc)
+
+
 def _ops(spirv: bytes) -> list[int]:
     words = memoryview(spirv).cast("I")
     out, i = [], 5
@@ -361,3 +378,26 @@ def test_tile_guards_leave_out_the_tests_that_cannot_fail():
     assert unknown.count(Op.SDiv) == 2 and unknown.count(Op.SLessThanEqual) == 1
     for fn in (_fits_proven, _fits_unknown):
         _newer_validate(fn.compile(chip=H200).spirv)
+
+
+def test_subgroup_id_and_stepped_counters_prove_fragment_loads(tmp_path):
+    from cthreads.compiler.spirv.grammar import Op
+
+    # H200 profile: min_subgroup_size 32, so subgroup_id() < 4; ks is 0 or 16 (not 0 .. 31)
+    # and every offset a multiple of 8: both loads unguarded, only the list store is tested
+    proven = _ops(_fits_by_subgroup.compile(chip=H200).spirv)
+    # three branches: the ks loop's, the shared array's zeroing loop's and the store's guard
+    assert proven.count(Op.BranchConditional) == 3
+    assert proven.count(Op.BitwiseAnd) == 0  # no alignment test: the offsets' residues
+    # without a minimum subgroup size (a device that does not say), a subgroup may have one
+    # lane: subgroup_id() reaches 127 and the loads keep their guards
+    profile = json.loads((PROFILES / "nvidia-h200.json").read_text())
+    del profile["limits"]["min_subgroup_size"]
+    path = tmp_path / "no-min-subgroup.json"
+    path.write_text(json.dumps(profile))
+    guarded = _ops(_fits_by_subgroup.compile(chip=str(path)).spirv)
+    assert guarded.count(Op.BranchConditional) == 5  # a bound test on each load
+    assert guarded.count(Op.BitwiseAnd) == 0  # (alignment needs no subgroup bound)
+    for spirv in (proven, guarded):
+        assert spirv.count(G.CoopOp.CooperativeMatrixLoadKHR) == 2
+    _newer_validate(_fits_by_subgroup.compile(chip=H200).spirv)

@@ -163,3 +163,22 @@ def test_host_call_runs_as_python():
     hist = [0] * 256
     L.histogram(1, [258], hist)  # GlobalIdx.x is 0 on the host
     assert hist[2] == 1 and sum(hist) == 1
+
+
+def test_list_writes_before_a_barrier_are_seen_after_it():
+    # each invocation writes its own element, then reads its neighbour's after the barrier:
+    # the barrier must order list memory here (UniformMemory, usage.barriers_ordering_lists)
+    from cthreads.gpu import Gpu, GlobalIdx
+    from cthreads.sync import __sync_threads
+
+    @Gpu(workgroup_size=64)
+    def neighbours(x: list[int], y: list[int]) -> None:
+        i = GlobalIdx.x
+        x[i] = i * 3 + 1
+        __sync_threads()
+        y[i] = x[i ^ 1]
+
+    n = 64 * 16
+    x, y = [0] * n, [0] * n
+    gpu(neighbours, x, y, grid=n).join()
+    assert y == [(i ^ 1) * 3 + 1 for i in range(n)]

@@ -147,9 +147,45 @@ def test_barrier_orders_workgroup_memory():
         y[GlobalIdx.x] = t[63 - ThreadIdx.x]
 
     dis = tools.disassemble(compile_kernel(GpuKernel(k).lower(), Target()).spirv)
-    # Workgroup execution and memory scope, AcquireRelease | UniformMemory | WorkgroupMemory
-    assert dis.count("OpControlBarrier %int_2 %int_2 %int_328") == 2  # zero-fill + the user's
+    # Workgroup execution and memory scope, AcquireRelease | WorkgroupMemory: y is written
+    # only after the barrier, so list memory needs no ordering there (SPEC §8)
+    assert dis.count("OpControlBarrier %int_2 %int_2 %int_264") == 2  # zero-fill + the user's
     assert "Workgroup" in dis
+
+
+def _barrier_semantics(k) -> list[int]:
+    dis = tools.disassemble(compile_kernel(GpuKernel(k).lower(), Target()).spirv)
+    return [int(line.rsplit("_", 1)[1]) for line in dis.splitlines() if "OpControlBarrier" in line]
+
+
+def test_barriers_order_list_memory_where_a_written_list_comes_before():
+    def before(n: int, y: list[float]) -> None:
+        y[GlobalIdx.x] = 1.0  # written before: a neighbour may read it after the barrier
+        __sync_threads()
+        y[GlobalIdx.x] = y[GlobalIdx.x ^ 1] + 1.0
+
+    def in_loop(n: int, x: list[float], y: list[float]) -> None:
+        t = shared(float, 64)
+        for i in range(4):
+            t[ThreadIdx.x] = x[GlobalIdx.x + i]
+            __sync_threads()  # the next iteration's barrier follows this one's y store
+            y[GlobalIdx.x] = t[63 - ThreadIdx.x]
+
+    def read_only(n: int, x: list[float], y: list[float]) -> None:
+        t = shared(float, 64)
+        acc = 0.0
+        for i in range(4):
+            t[ThreadIdx.x] = x[GlobalIdx.x + i]  # x is never written: nothing to order
+            __sync_threads()
+            acc += t[63 - ThreadIdx.x]
+            __sync_threads()
+        y[GlobalIdx.x] = acc
+
+    # AcquireRelease | WorkgroupMemory is 264; with UniformMemory (list memory) 328
+    assert _barrier_semantics(before) == [328]
+    # (the 264: the barrier after the shared arrays' zero-fill, in the entry function)
+    assert sorted(_barrier_semantics(in_loop)) == [264, 328]
+    assert _barrier_semantics(read_only) == [264, 264, 264]
 
 
 def test_shared_names_do_not_leak_into_host_python():

@@ -159,7 +159,9 @@ class MemoryGen:
             return 0 <= node.index.value < size
         proven = getattr(self, "_shared_in_range", None)
         if proven is None:
-            proven = self._shared_in_range = shared_accesses_in_range(self.k)
+            proven = self._shared_in_range = shared_accesses_in_range(
+                self.k, self.target.min_subgroup_size
+            )
         return True if proven.get(id(node)) is node else None
 
     def _from_storage(self, info: SharedInfo, v: int) -> int:

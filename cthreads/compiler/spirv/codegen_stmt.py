@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .. import ir
 from .codegen_expr import CodegenError
+from .usage import barriers_ordering_lists
 from .grammar import (
     BuiltIn,
     LoopControl,
@@ -26,11 +27,11 @@ from .grammar import (
     StorageClass,
 )
 
-# Orders shared arrays (workgroup memory) and list (buffer) memory between the invocations of
-# a workgroup.
-BARRIER_SEMANTICS = (
-    MemorySemantics.AcquireRelease | MemorySemantics.UniformMemory | MemorySemantics.WorkgroupMemory
-)
+# A barrier orders shared arrays (workgroup memory) between the invocations of a workgroup,
+# and list (buffer) memory too where a written list may be reached before it
+# (usage.barriers_ordering_lists).
+BARRIER_SEMANTICS = MemorySemantics.AcquireRelease | MemorySemantics.WorkgroupMemory
+BARRIER_SEMANTICS_LISTS = BARRIER_SEMANTICS | MemorySemantics.UniformMemory
 
 
 class StmtGen:
@@ -245,7 +246,12 @@ class StmtGen:
 
     def visit_Barrier(self, s: ir.Barrier) -> None:
         sc = self.ki(Scope.Workgroup)
-        self.ins(Op.ControlBarrier, sc, sc, self.ki(BARRIER_SEMANTICS))
+        ordering = getattr(self, "_list_barriers", None)
+        if ordering is None:
+            ordering = self._list_barriers = barriers_ordering_lists(self.k, self.usage.stores)
+        lists = ordering.get(id(s)) is s
+        semantics = BARRIER_SEMANTICS_LISTS if lists else BARRIER_SEMANTICS
+        self.ins(Op.ControlBarrier, sc, sc, self.ki(semantics))
 
     # ---------------------------------------------------------------- list access
     def _open_guard(self, idx: int, length: int) -> tuple[int, int]:

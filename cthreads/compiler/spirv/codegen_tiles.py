@@ -144,7 +144,7 @@ class TileGen:
         unit = self._unit(s)  # bytes of one array element: a packed word holds several
         inner = inner * (t.elem.bits // 8) // unit  # array elements per row (column)
         align = alignment(t, s.col_major, unit)
-        lo, hi = self._offset_range(s)
+        lo, hi, multiple = self._offset_range(s)
         fixed = s.stride.value if isinstance(s.stride, ir.Const) else None
         if fixed is not None and (fixed < 0 or fixed % align):
             return off, stride, self.m.const(b, False)  # (never fits: every element zero)
@@ -155,7 +155,7 @@ class TileGen:
             conds.append(self.op(Op.SGreaterThanEqual, b, stride, self.c0))
         if align > 1:
             mask = self.ki(align - 1)
-            aligned_offset = isinstance(s.offset, ir.Const) and s.offset.value % align == 0
+            aligned_offset = multiple % align == 0  # (a constant's multiple is itself)
             for v, known in ((off, aligned_offset), (stride, fixed is not None)):
                 if not known:
                     low = self.op(Op.BitwiseAnd, i32, v, mask)
@@ -187,13 +187,14 @@ class TileGen:
             ok = self.op(Op.LogicalAnd, b, ok, c)
         return off, stride, ok
 
-    def _offset_range(self, s) -> tuple[int, int]:
-        """The interval the range analysis proves for a tile access's offset (or int32's)."""
+    def _offset_range(self, s) -> tuple[int, int, int]:
+        """(lo, hi, multiple): the interval the range analysis proves for a tile access's
+        offset and a number it is a multiple of (0: the offset is 0); int32's and 1 if none."""
         ranges = getattr(self, "_tile_offsets", None)
         if ranges is None:
-            ranges = self._tile_offsets = tile_offset_ranges(self.k)
-        node, interval = ranges.get(id(s), (None, (INT32_MIN, INT32_MAX)))
-        return interval if node is s else (INT32_MIN, INT32_MAX)
+            ranges = self._tile_offsets = tile_offset_ranges(self.k, self.target.min_subgroup_size)
+        node, (lo, hi), multiple = ranges.get(id(s), (None, (INT32_MIN, INT32_MAX), 1))
+        return (lo, hi, multiple) if node is s else (INT32_MIN, INT32_MAX, 1)
 
     def _length_constant(self, s) -> int | None:
         """A shared array's length in elements (known when compiling); None for a list."""

@@ -2,6 +2,7 @@
 
 Which lists are loaded, stored or measured, which scalar parameters and builtins are read,
 whether a barrier, shared arrays or atomics occur: codegen declares only what is used and loads every parameter once.
+`barriers_ordering_lists` says which barriers must also order list memory.
 """
 
 from __future__ import annotations
@@ -96,3 +97,52 @@ def _expr(e: ir.Expr, u: Usage) -> None:
         u.loads.add(e.list_index)
     for child in ir.children(e):
         _expr(child, u)
+
+
+def barriers_ordering_lists(kernel: ir.Kernel, written: set[int]) -> dict[int, ir.Barrier]:
+    """The barriers (`{id(node): node}`) that must also order list memory (SPEC §8 promises
+    workgroup memory only; list ordering is kept where it can matter): those that an access to
+    a list the kernel writes (`written`: Usage.stores) may precede, written before them in
+    the body or anywhere in a loop around them. Elsewhere (a matmul reads A and B and writes C
+    after its K loop) a barrier orders shared memory alone, which lets the driver keep global
+    loads in flight across it."""
+    if not written:
+        return {}
+    found: dict[int, ir.Barrier] = {}
+
+    def reaches(stmts) -> bool:
+        for s in ir.walk_stmts(stmts):
+            t = type(s)
+            if t is ir.Store and s.list_index in written:
+                return True
+            if t in (ir.TileLoad, ir.TileStore, ir.Atomic) and not s.shared and s.array in written:
+                return True
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_exprs(e):
+                    if type(x) is ir.Load and x.list_index in written:
+                        return True
+        return False
+
+    def visit(stmts, seen: bool, looped: bool) -> bool:
+        for s in stmts:
+            if type(s) is ir.Barrier:
+                if seen or looped:
+                    found[id(s)] = s
+            elif type(s) is ir.If:
+                seen = seen or reaches((ir.If(s.cond, (), ()),))
+                then, orelse = visit(s.then, seen, looped), visit(s.orelse, seen, looped)
+                seen = then or orelse
+            elif type(s) is ir.Loop:
+                inside = reaches((s,))  # its condition, body and step, every iteration
+                visit(s.body, seen, looped or inside)
+                visit(s.step, seen, looped or inside)
+                seen = seen or inside
+            else:
+                seen = seen or reaches((s,))
+        return seen
+
+    try:
+        visit(kernel.body, False, False)
+    except RecursionError:  # (nesting deeper than Python's stack: every barrier orders lists)
+        return {id(s): s for s in ir.walk_stmts(kernel.body) if type(s) is ir.Barrier}
+    return found
