@@ -7,7 +7,6 @@
  * turns them into DeviceInfo and applies the device-choice policy.
  */
 #include "cthreads.h"
-
 #include <string.h>
 
 /* pd's extensions, enumerated at the first question about it (the set is fixed while the
@@ -317,8 +316,7 @@ ct_describe_physical_device(CtInstance *inst, VkPhysicalDevice pd, int index)
         sm.pNext = p2.pNext;
         p2.pNext = &sm;
     }
-    /* the smallest subgroup a dispatch may get: it bounds subgroup_id() for the compiler's
-       range analysis (tile-load guards that cannot fail); 0 where the device does not say */
+    /* the smallest subgroup a dispatch may get bounds subgroup_id() (compiler/ranges.py) */
     VkPhysicalDeviceSubgroupSizeControlProperties ssc = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
     if (base.apiVersion >= VK_API_VERSION_1_3 ||
