@@ -55,6 +55,10 @@ VARIANTS = {
     # wide_k16's two buffers of half the K ("smem2")
     "wide16": Variant("smem", rb=4, nbuf=1, order="b1", by16=True),
     "wide16_k16": Variant("smem2", rb=4, k_bytes=32, order="b1", by16=True),
+    # session 12: big_k64 (two workgroups an SM) with other launch-order groups: its K loop is
+    # bound by L2 -> SM traffic, which the groups' sharing of A rows and B columns sets
+    "big_k64_g4": Variant("regs", sgc=2, rb=4, nbuf=1, k_bytes=128, order="b1", gm=4),
+    "big_k64_g16": Variant("regs", sgc=2, rb=4, nbuf=1, k_bytes=128, order="b1", gm=16),
 }
 # dtype -> (tile element type, its list/shared type unpacked, accumulator, TK, bytes per element)
 TYPES = {
