@@ -60,8 +60,10 @@ if [[ $STEPS == *bench* ]]; then
   step small_saxpy 120 -- $PY bench/small_saxpy.py --log2 16,18,20,24 --widths 128,256 --reps 300 \
     --json "$W/small_saxpy.json"
   step tiles_gemm 150 CTHREADS_VALIDATION=0 -- $PY bench/matmul_tiles.py --sizes 4096,8192 \
-    --dtypes f16,bf16 --variants regs,regs_b1,regs_k64,big,big_all,big_k64,wide,wide_k16,tall \
+    --dtypes f16,bf16 --variants regs_k64,big,big_all,big_k64,big_k64_g4,big_k64_g16,wide,tall \
     --json "$W/tiles_gemm.json"
+  step tiles_i8 90 CTHREADS_VALIDATION=0 -- $PY bench/matmul_tiles.py --sizes 4096,8192 \
+    --dtypes i8 --variants regs_g1,regs,big --json "$W/tiles_i8.json"
   step tiles_stats 90 CTHREADS_VALIDATION=0 -- $PY bench/matmul_tiles.py --sizes 4096 \
     --dtypes f16 --variants regs,big_k64,wide --json "$W/tiles_stats.json"
   step streams 120 CTHREADS_COPY_QUEUE=auto -- $PY bench/streams.py --json "$W/streams.json"
