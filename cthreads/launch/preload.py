@@ -1,11 +1,14 @@
-"""The compiler's import on a thread of its own while a device opens, in a cold process.
+"""What a process does on a thread of its own while its first device opens (issue 19).
 
-Issue 19: a process's first launch imports the compiler (~20 ms on the CI machine) before it
-can compile, while opening the device is spent inside the driver with the GIL released
-(lavapipe ~45 ms, NVIDIA ~130 ms). When the device is about to open and nothing can come from
-the kernel cache (it is empty or disabled), the import starts here on a thread and overlaps
-the driver's work. A process whose cache holds kernels never loads the compiler this way: it
-loads it on its first cache miss, as before.
+Opening a device is spent inside the driver with the GIL released (lavapipe ~45 ms, NVIDIA
+~130 ms), so Python work done on a thread meanwhile costs the process nothing. Two things go
+there. A cold process (the kernel cache is empty or disabled) imports the compiler (~20 ms on
+the CI machine) before it can compile; a process whose cache holds kernels never loads it this
+way (it loads it on its first cache miss, as before). And every process collects the garbage
+collector's young generations (`gc.collect(1)`, where collection is enabled): what importing
+cthreads and the program left there is otherwise collected by the first allocation past the
+threshold, which in a warm process fell inside the first launch (~1.3 ms on lavapipe, a
+quarter of it) and on the next launches of a program that allocates little.
 
 The compile step joins this thread before it touches the compiler, and so does fork()
 (`os.register_at_fork`): a child never inherits an import half done by a thread it lacks.
@@ -13,6 +16,7 @@ The compile step joins this thread before it touches the compiler, and so does f
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
@@ -26,27 +30,40 @@ _MODULES = (
     "cthreads.compiler.frontend.lower",
     "cthreads.compiler.cache",
 )
-_FORK_WAIT_S = 10.0  # bounds fork()'s wait for the import (never reached: it takes ms)
+_FORK_WAIT_S = 10.0  # bounds fork()'s wait for the thread (never reached: it takes ms)
 
 _thread: threading.Thread | None = None
 
 
-def start_if_cold() -> None:
-    """Start importing the compiler on a thread when no kernel can come from the cache; called
-    by the runtime just before it opens a device (runtime/lifecycle.py `on_opening`)."""
+def start() -> None:
+    """Start the thread (once per process) as a device is about to open; called by the
+    runtime just before it opens one (runtime/lifecycle.py `on_opening`)."""
     global _thread
-    if _thread is not None or _MODULES[0] in sys.modules or not _cache_is_empty():
+    if _thread is not None:
         return
-    thread = threading.Thread(target=_import, name="cthreads-compiler-import", daemon=True)
+    cold = _MODULES[0] not in sys.modules and _cache_is_empty()
+    collect = gc.isenabled()
+    if not (cold or collect):
+        return
+    thread = threading.Thread(
+        target=_work, args=(cold, collect), name="cthreads-preload", daemon=True
+    )
     thread.start()
     _thread = thread  # published once started: a compile thread may join it at once
 
 
 def wait(timeout: float | None = None) -> None:
-    """Until the import started here (if any) has ended."""
+    """Until the thread started here (if any) has ended."""
     thread = _thread
     if thread is not None and thread is not threading.current_thread():
         thread.join(timeout)
+
+
+def _work(cold: bool, collect: bool) -> None:
+    if cold:
+        _import()
+    if collect and gc.isenabled():  # (the program may have switched collection off since)
+        gc.collect(1)
 
 
 def _import() -> None:

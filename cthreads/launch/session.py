@@ -195,7 +195,7 @@ def _after_fork_in_child() -> None:
 
 
 runtime_lifecycle.on_shutdown(_device_gone)
-runtime_lifecycle.on_opening(preload.start_if_cold)
+runtime_lifecycle.on_opening(preload.start)
 os.register_at_fork(before=lambda: wait_for_vector_forms(), after_in_child=_after_fork_in_child)
 
 

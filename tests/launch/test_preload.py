@@ -1,14 +1,33 @@
 """launch/preload.py's thread (issue 19): what a compile step waits for is always a started
-thread. (The cold and warm process behaviour is tests/launch/test_warm_path.py's.)"""
+thread; it imports the compiler only in a cold process, and collects the young generations
+where collection is on. (The cold and warm process behaviour is tests/launch/test_warm_path.py's.)"""
 
 from __future__ import annotations
 
 import threading
 
+import pytest
+
 from cthreads.launch import preload
 
 
-def test_only_a_started_thread_is_published(monkeypatch):
+@pytest.fixture
+def fresh(monkeypatch):
+    """preload as in a process that has not opened a device yet, its imports and collections
+    recorded instead of done."""
+    done: list[tuple] = []
+    monkeypatch.setattr(preload, "_thread", None)
+    monkeypatch.setattr(preload, "_MODULES", ("cthreads_test_no_such_module",))
+    monkeypatch.setattr(preload, "_import", lambda: done.append(("import",)))
+    monkeypatch.setattr(
+        preload.gc,
+        "collect",
+        lambda gen=2: done.append(("collect", gen, threading.current_thread())),
+    )
+    return done
+
+
+def test_only_a_started_thread_is_published(monkeypatch, fresh):
     # prepare() compiles on several threads while another opens the device and starts the
     # import: a compile thread that joined the thread before start() got RuntimeError (seen
     # on the H200, 2026-12-03)
@@ -19,14 +38,40 @@ def test_only_a_started_thread_is_published(monkeypatch):
             published_before_start.append(preload._thread)  # what a wait() now would join
             super().start()
 
-    monkeypatch.setattr(preload, "_thread", None)
-    monkeypatch.setattr(preload, "_MODULES", ("cthreads_test_no_such_module",))
     monkeypatch.setattr(preload, "_cache_is_empty", lambda: True)
     monkeypatch.setattr(preload.threading, "Thread", Spy)
-    preload.start_if_cold()
+    preload.start()
     assert published_before_start == [None]
     assert isinstance(preload._thread, Spy) and preload._thread.ident is not None
-    preload.wait()  # (the failed import ends the thread; the compile step raises it itself)
+    preload.wait()
     assert not preload._thread.is_alive()
-    preload.start_if_cold()  # once per process
+    preload.start()  # once per process
     assert len(published_before_start) == 1
+
+
+@pytest.mark.parametrize("cold", [True, False])
+def test_the_thread_collects_the_young_generations_and_imports_only_when_cold(
+    monkeypatch, fresh, cold
+):
+    monkeypatch.setattr(preload, "_cache_is_empty", lambda: cold)
+    monkeypatch.setattr(preload.gc, "isenabled", lambda: True)
+    preload.start()
+    preload.wait()
+    thread = preload._thread
+    assert thread is not None and thread is not threading.current_thread()
+    assert fresh == [("import",)] * cold + [("collect", 1, thread)]  # (import first)
+
+
+def test_with_collection_off_a_warm_process_starts_no_thread(monkeypatch, fresh):
+    monkeypatch.setattr(preload, "_cache_is_empty", lambda: False)
+    monkeypatch.setattr(preload.gc, "isenabled", lambda: False)
+    preload.start()
+    assert preload._thread is None and fresh == []
+
+
+def test_with_collection_off_a_cold_process_only_imports(monkeypatch, fresh):
+    monkeypatch.setattr(preload, "_cache_is_empty", lambda: True)
+    monkeypatch.setattr(preload.gc, "isenabled", lambda: False)
+    preload.start()
+    preload.wait()
+    assert fresh == [("import",)]

@@ -162,19 +162,23 @@ def test_prepare_in_a_fresh_process_builds_every_kernel_and_one_bad_one_fails_al
 
 # Issue 19: a cold process (empty kernel cache) imports the compiler on a thread while the
 # device opens (launch/preload.py); fork() waits for that import, so a child never inherits
-# it half done; a process with a warm cache starts no such import.
+# it half done; a process with a warm cache starts no such import. Both collect the young
+# generations on that thread (not in their first launch).
 PRELOAD = """
-import json, os, sys
+import gc, json, os, sys, threading
+young = []
+gc.callbacks.append(lambda phase, info: phase == "stop" and info["generation"] == 1
+                    and young.append(threading.current_thread().name))
 from cthreads import runtime
 from cthreads.launch import preload
 runtime.init()
-started = preload._thread is not None
+preload.wait()
 pid = os.fork()
 if pid == 0:
     from cthreads.compiler.compile import compile_kernel  # (would hang on a half-done import)
     os._exit(0 if callable(compile_kernel) else 3)
 _, status = os.waitpid(pid, 0)
-print(json.dumps({"started": started, "child": os.waitstatus_to_exitcode(status),
+print(json.dumps({"young": "cthreads-preload" in young, "child": os.waitstatus_to_exitcode(status),
                   "loaded": "cthreads.compiler.compile" in sys.modules}))
 """
 
@@ -192,8 +196,8 @@ def _preload_run(cache_dir) -> dict:
 
 def test_a_cold_process_imports_the_compiler_while_the_device_opens(tmp_path):
     cold = _preload_run(tmp_path / "empty")
-    assert cold == {"started": True, "child": 0, "loaded": True}  # joined before the fork
+    assert cold == {"young": True, "child": 0, "loaded": True}  # joined before the fork
     (tmp_path / "warm" / "spirv").mkdir(parents=True)
     (tmp_path / "warm" / "spirv" / "entry").write_bytes(b"")
     warm = _preload_run(tmp_path / "warm")
-    assert warm == {"started": False, "child": 0, "loaded": False}
+    assert warm == {"young": True, "child": 0, "loaded": False}
