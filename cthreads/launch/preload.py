@@ -2,13 +2,14 @@
 
 Opening a device is spent inside the driver with the GIL released (lavapipe ~45 ms, NVIDIA
 ~130 ms), so Python work done on a thread meanwhile costs the process nothing. Two things go
-there. A cold process (the kernel cache is empty or disabled) imports the compiler (~20 ms on
-the CI machine) before it can compile; a process whose cache holds kernels never loads it this
-way (it loads it on its first cache miss, as before). And every process collects the garbage
-collector's young generations (`gc.collect(1)`, where collection is enabled): what importing
-cthreads and the program left there is otherwise collected by the first allocation past the
-threshold, which in a warm process fell inside the first launch (~1.3 ms on lavapipe, a
-quarter of it) and on the next launches of a program that allocates little.
+there. The imports a first launch makes: a cold process (the kernel cache is empty or
+disabled) imports the compiler (~20 ms on the CI machine) before it can compile; a process
+whose cache holds kernels imports only what a launch from the cache needs (the kernel cache,
+the compile target: ~0.9 ms on lavapipe), never the compiler proper (it loads that on its first
+cache miss, as before). Then the garbage collector's young generations (`gc.collect(1)`, where
+collection is enabled): what importing cthreads and the program left there is otherwise
+collected by the first allocation past the threshold, which in a warm process fell inside the
+first launch (~1.3 ms on lavapipe, a quarter of it).
 
 The compile step joins this thread before it touches the compiler, and so does fork()
 (`os.register_at_fork`): a child never inherits an import half done by a thread it lacks.
@@ -30,6 +31,8 @@ _MODULES = (
     "cthreads.compiler.frontend.lower",
     "cthreads.compiler.cache",
 )
+# the modules a launch from the kernel cache imports (tests/launch/test_warm_path.py lists them)
+_WARM_MODULES = ("cthreads.compiler.cache", "cthreads.compiler.target")
 _FORK_WAIT_S = 10.0  # bounds fork()'s wait for the thread (never reached: it takes ms)
 
 _thread: threading.Thread | None = None
@@ -42,11 +45,9 @@ def start() -> None:
     if _thread is not None:
         return
     cold = _MODULES[0] not in sys.modules and _cache_is_empty()
-    collect = gc.isenabled()
-    if not (cold or collect):
-        return
+    modules = _MODULES if cold else _WARM_MODULES
     thread = threading.Thread(
-        target=_work, args=(cold, collect), name="cthreads-preload", daemon=True
+        target=_work, args=(modules, gc.isenabled()), name="cthreads-preload", daemon=True
     )
     thread.start()
     _thread = thread  # published once started: a compile thread may join it at once
@@ -59,14 +60,13 @@ def wait(timeout: float | None = None) -> None:
         thread.join(timeout)
 
 
-def _work(cold: bool, collect: bool) -> None:
-    if cold:
-        _import()
+def _work(modules: tuple[str, ...], collect: bool) -> None:
+    _import(modules)
     if collect and gc.isenabled():  # (the program may have switched collection off since)
         gc.collect(1)
 
 
-def _import() -> None:
+def _import(modules: tuple[str, ...]) -> None:
     import importlib
 
     # While this thread holds the GIL, the opening thread waits up to the switch interval
@@ -75,7 +75,7 @@ def _import() -> None:
     interval = sys.getswitchinterval()
     sys.setswitchinterval(0.0002)
     try:
-        for name in _MODULES:
+        for name in modules:
             try:
                 importlib.import_module(name)
             except BaseException:  # noqa: BLE001 - the compile step imports it again and raises

@@ -1,6 +1,6 @@
 """launch/preload.py's thread (issue 19): what a compile step waits for is always a started
-thread; it imports the compiler only in a cold process, and collects the young generations
-where collection is on. (The cold and warm process behaviour is tests/launch/test_warm_path.py's.)"""
+thread; it imports the compiler in a cold process and only what a launch from the kernel
+cache needs in a warm one, then collects the young generations where collection is on. (The cold and warm process behaviour is tests/launch/test_warm_path.py's.)"""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def fresh(monkeypatch):
     done: list[tuple] = []
     monkeypatch.setattr(preload, "_thread", None)
     monkeypatch.setattr(preload, "_MODULES", ("cthreads_test_no_such_module",))
-    monkeypatch.setattr(preload, "_import", lambda: done.append(("import",)))
+    monkeypatch.setattr(preload, "_import", lambda modules: done.append(("import", modules)))
     monkeypatch.setattr(
         preload.gc,
         "collect",
@@ -50,7 +50,7 @@ def test_only_a_started_thread_is_published(monkeypatch, fresh):
 
 
 @pytest.mark.parametrize("cold", [True, False])
-def test_the_thread_collects_the_young_generations_and_imports_only_when_cold(
+def test_the_thread_imports_what_the_first_launch_will_then_collects_the_young_generations(
     monkeypatch, fresh, cold
 ):
     monkeypatch.setattr(preload, "_cache_is_empty", lambda: cold)
@@ -59,19 +59,13 @@ def test_the_thread_collects_the_young_generations_and_imports_only_when_cold(
     preload.wait()
     thread = preload._thread
     assert thread is not None and thread is not threading.current_thread()
-    assert fresh == [("import",)] * cold + [("collect", 1, thread)]  # (import first)
+    modules = preload._MODULES if cold else preload._WARM_MODULES
+    assert fresh == [("import", modules), ("collect", 1, thread)]
 
 
-def test_with_collection_off_a_warm_process_starts_no_thread(monkeypatch, fresh):
+def test_with_collection_off_the_thread_only_imports(monkeypatch, fresh):
     monkeypatch.setattr(preload, "_cache_is_empty", lambda: False)
     monkeypatch.setattr(preload.gc, "isenabled", lambda: False)
     preload.start()
-    assert preload._thread is None and fresh == []
-
-
-def test_with_collection_off_a_cold_process_only_imports(monkeypatch, fresh):
-    monkeypatch.setattr(preload, "_cache_is_empty", lambda: True)
-    monkeypatch.setattr(preload.gc, "isenabled", lambda: False)
-    preload.start()
     preload.wait()
-    assert fresh == [("import",)]
+    assert fresh == [("import", preload._WARM_MODULES)]
