@@ -300,3 +300,37 @@ def test_the_c_launcher_sees_every_change_of_the_registry(monkeypatch):
         monkeypatch.undo()
         second.sync()
     assert out.tolist() == list(range(n))
+
+
+def test_the_packer_puts_each_value_where_the_field_table_says_and_compiles_nothing(
+    monkeypatch,
+):
+    # (issue 19: the packer was generated source run through exec, ~0.2 ms of a first launch)
+    import builtins
+
+    from cthreads.compiler.artifact import PushField
+    from cthreads.launch.plan import _make_packer
+
+    fields = (
+        PushField("total", None, 0, "I"),
+        PushField("total_y", None, 4, "I"),
+        PushField("grid_x", None, 8, "I"),
+        PushField("addr", 2, 16, "Q"),
+        PushField("len", 2, 24, "I"),
+        PushField("shape1", 2, 28, "I"),
+        PushField("scalar", 0, 32, "f"),
+        PushField("scalar", 1, 36, "i"),
+        PushField("base_group", None, 40, "I"),
+        PushField("total_z", None, 44, "I"),
+    )
+    layout = struct.Struct("<" + "".join(f.fmt for f in fields))
+
+    def refused(*a, **k):
+        raise AssertionError("the packer compiled source")
+
+    with monkeypatch.context() as m:
+        m.setattr(builtins, "exec", refused)
+        m.setattr(builtins, "compile", refused)
+        pack = _make_packer(fields, layout)
+    block = pack(7, 3, 5, 11, 13, {2: 0xDEAD}, {2: 99}, {0: 1.5, 1: -4}, {2: (6, 8)})
+    assert block == layout.pack(7, 11, 5, 0xDEAD, 99, 8, 1.5, -4, 3, 13)
