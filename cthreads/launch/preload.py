@@ -11,7 +11,8 @@ collection is enabled): what importing cthreads and the program left there is ot
 collected by the first allocation past the threshold, which in a warm process fell inside the
 first launch (~1.3 ms on lavapipe, a quarter of it).
 
-The compile step joins this thread before it touches the compiler, and so does fork()
+The compile step waits for the imports before it touches the compiler (not for the
+collection: a warm `prepare()` compiles while the device opens), and fork() joins the thread
 (`os.register_at_fork`): a child never inherits an import half done by a thread it lacks.
 """
 
@@ -36,6 +37,7 @@ _WARM_MODULES = ("cthreads.compiler.cache", "cthreads.compiler.target")
 _FORK_WAIT_S = 10.0  # bounds fork()'s wait for the thread (never reached: it takes ms)
 
 _thread: threading.Thread | None = None
+_imported = threading.Event()  # set once the thread's imports have ended
 
 
 def start() -> None:
@@ -54,6 +56,13 @@ def start() -> None:
 
 
 def wait(timeout: float | None = None) -> None:
+    """Until the imports of the thread started here (if any) have ended."""
+    thread = _thread
+    if thread is not None and thread is not threading.current_thread():
+        _imported.wait(timeout)
+
+
+def _join(timeout: float | None = None) -> None:
     """Until the thread started here (if any) has ended."""
     thread = _thread
     if thread is not None and thread is not threading.current_thread():
@@ -61,7 +70,10 @@ def wait(timeout: float | None = None) -> None:
 
 
 def _work(modules: tuple[str, ...], collect: bool) -> None:
-    _import(modules)
+    try:
+        _import(modules)
+    finally:
+        _imported.set()
     if collect and gc.isenabled():  # (the program may have switched collection off since)
         gc.collect(1)
 
@@ -95,8 +107,9 @@ def _cache_is_empty() -> bool:
 
 
 def _after_fork_in_child() -> None:
-    global _thread
+    global _thread, _imported
     _thread = None  # (joined before the fork; the child may start its own)
+    _imported = threading.Event()
 
 
-os.register_at_fork(before=lambda: wait(_FORK_WAIT_S), after_in_child=_after_fork_in_child)
+os.register_at_fork(before=lambda: _join(_FORK_WAIT_S), after_in_child=_after_fork_in_child)

@@ -17,6 +17,7 @@ def fresh(monkeypatch):
     recorded instead of done."""
     done: list[tuple] = []
     monkeypatch.setattr(preload, "_thread", None)
+    monkeypatch.setattr(preload, "_imported", threading.Event())
     monkeypatch.setattr(preload, "_MODULES", ("cthreads_test_no_such_module",))
     monkeypatch.setattr(preload, "_import", lambda modules: done.append(("import", modules)))
     monkeypatch.setattr(
@@ -43,7 +44,7 @@ def test_only_a_started_thread_is_published(monkeypatch, fresh):
     preload.start()
     assert published_before_start == [None]
     assert isinstance(preload._thread, Spy) and preload._thread.ident is not None
-    preload.wait()
+    preload._join()
     assert not preload._thread.is_alive()
     preload.start()  # once per process
     assert len(published_before_start) == 1
@@ -56,7 +57,7 @@ def test_the_thread_imports_what_the_first_launch_will_then_collects_the_young_g
     monkeypatch.setattr(preload, "_cache_is_empty", lambda: cold)
     monkeypatch.setattr(preload.gc, "isenabled", lambda: True)
     preload.start()
-    preload.wait()
+    preload._join()
     thread = preload._thread
     assert thread is not None and thread is not threading.current_thread()
     modules = preload._MODULES if cold else preload._WARM_MODULES
@@ -67,5 +68,22 @@ def test_with_collection_off_the_thread_only_imports(monkeypatch, fresh):
     monkeypatch.setattr(preload, "_cache_is_empty", lambda: False)
     monkeypatch.setattr(preload.gc, "isenabled", lambda: False)
     preload.start()
-    preload.wait()
+    preload._join()
     assert fresh == [("import", preload._WARM_MODULES)]
+
+
+def test_a_compile_waits_for_the_imports_not_for_the_collection(monkeypatch, fresh):
+    # (a warm prepare() compiles while the device opens: the collection is not its business)
+    release = threading.Event()
+    monkeypatch.setattr(preload, "_cache_is_empty", lambda: False)
+    monkeypatch.setattr(preload.gc, "isenabled", lambda: True)
+    monkeypatch.setattr(preload.gc, "collect", lambda gen=2: release.wait(10))
+    preload.start()
+    try:
+        preload.wait(10)
+        assert fresh == [("import", preload._WARM_MODULES)]
+        assert preload._thread.is_alive()  # still collecting
+    finally:
+        release.set()
+    preload._join()
+    assert not preload._thread.is_alive()

@@ -180,7 +180,7 @@ gc.callbacks.append(lambda phase, info: phase == "stop" and info["generation"] =
 from cthreads import runtime
 from cthreads.launch import preload
 runtime.init()
-preload.wait()
+preload._join()  # (imports and collection)
 pid = os.fork()
 if pid == 0:
     from cthreads.compiler.compile import compile_kernel  # (would hang on a half-done import)
