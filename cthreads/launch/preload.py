@@ -6,10 +6,12 @@ there. The imports a first launch makes: a cold process (the kernel cache is emp
 disabled) imports the compiler (~20 ms on the CI machine) before it can compile; a process
 whose cache holds kernels imports only what a launch from the cache needs (the kernel cache,
 the compile target: ~0.9 ms on lavapipe), never the compiler proper (it loads that on its first
-cache miss, as before). Then the garbage collector's young generations (`gc.collect(1)`, where
-collection is enabled): what importing cthreads and the program left there is otherwise
-collected by the first allocation past the threshold, which in a warm process fell inside the
-first launch (~1.3 ms on lavapipe, a quarter of it).
+cache miss, as before). Then, in a warm process, the garbage collector's young generations
+(`gc.collect(1)`, where collection is enabled): what importing cthreads and the program left
+there is otherwise collected by the first allocation past the threshold, which fell inside the
+first launch (~1.3 ms on lavapipe, a quarter of it). A cold process does not: its first
+compile allocates enough to collect several times anyway, and the larger collection after the
+compiler's import only lengthened the open on the CI machine.
 
 The compile step waits for the imports before it touches the compiler (not for the
 collection: a warm `prepare()` compiles while the device opens), and fork() joins the thread
@@ -49,7 +51,10 @@ def start() -> None:
     cold = _MODULES[0] not in sys.modules and _cache_is_empty()
     modules = _MODULES if cold else _WARM_MODULES
     thread = threading.Thread(
-        target=_work, args=(modules, gc.isenabled()), name="cthreads-preload", daemon=True
+        target=_work,
+        args=(modules, not cold and gc.isenabled()),
+        name="cthreads-preload",
+        daemon=True,
     )
     thread.start()
     _thread = thread  # published once started: a compile thread may join it at once

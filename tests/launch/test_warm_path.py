@@ -170,8 +170,8 @@ def test_prepare_in_a_fresh_process_builds_every_kernel_and_one_bad_one_fails_al
 
 # Issue 19: a cold process (empty kernel cache) imports the compiler on a thread while the
 # device opens (launch/preload.py); fork() waits for that import, so a child never inherits
-# it half done; a process with a warm cache starts no such import. Both collect the young
-# generations on that thread (not in their first launch).
+# it half done; a process with a warm cache starts no such import, and collects the young
+# generations on that thread instead (not in its first launch).
 PRELOAD = """
 import gc, json, os, sys, threading
 young = []
@@ -204,7 +204,8 @@ def _preload_run(cache_dir) -> dict:
 
 def test_a_cold_process_imports_the_compiler_while_the_device_opens(tmp_path):
     cold = _preload_run(tmp_path / "empty")
-    assert cold == {"young": True, "child": 0, "loaded": True}  # joined before the fork
+    cold.pop("young")  # (its import may or may not collect on the thread by itself)
+    assert cold == {"child": 0, "loaded": True}  # joined before the fork
     (tmp_path / "warm" / "spirv").mkdir(parents=True)
     (tmp_path / "warm" / "spirv" / "entry").write_bytes(b"")
     warm = _preload_run(tmp_path / "warm")
