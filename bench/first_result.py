@@ -18,7 +18,8 @@ Measured (min and median over the repeats):
   vkCreateDevice with one queue, no features), and the floor asking what we ask
   (`--like-cthreads`: our features and extensions; `--cache`: our pipeline cache file);
 - the first dispatch of one kernel (bench/prepare_kernels/eight.py's saxpy on 1024-element
-  lists) with the device already open: end to end in an untouched process, and split (in a
+  lists) with the device already open: end to end in an untouched process (with the garbage
+  collections that fell inside it: the split's timers shift when they happen), and split (in a
   second process whose compiler functions are wrapped with timers) into the compiler's import,
   cache lookup, frontend, IR printer, codegen, in-process validation, cache store, pipeline
   creation and the first submit + join; and the whole first `gpu()` call as outermost steps

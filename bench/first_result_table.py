@@ -282,6 +282,7 @@ def warm_markdown(r: dict) -> str:
         "|---|---:|",
         f"| **first `gpu()` + `join()`** (target ≤ 5) | **{cell(plain, 'first_ms')}** |",
         f"| the same, main thread's CPU time | {cell(plain, 'first_thread_cpu_ms')} |",
+        f"| garbage collection inside the first call (any thread) | {cell(plain, 'first_gc_ms')} |",
         f"| the same, in the split process | {cell(split, 'first_ms')} |",
         f"| `gpu()` call | {cell(split, 'launch_ms')} |",
     ]
