@@ -85,6 +85,9 @@ if [[ $STEPS == *bench* ]]; then
   step interop_host 90 CTHREADS_CUDA_HANDOFF=host -- $PY bench/interop.py --json "$W/interop_host.json"
   step semaphore_latency 60 -- $PY bench/semaphore_latency.py --json "$W/semaphore_latency.json"
   step sgemm 150 -- $PY bench/sgemm.py --sizes 2048,4096,8192 --launches 5 --json "$W/sgemm.json"
+  # is the fp32 kernel held by 4-byte shared reads? (issue 18; shaders/sgemm_body.glsl)
+  step sgemm_twins 120 -- $PY bench/sgemm_twins.py --sizes 2048,4096,8192 --launches 5 \
+    --json "$W/sgemm_twins.json"
 fi
 (cd "$W" && tar czf "$OUT/pending.tgz" .)
 rm -rf "$W"

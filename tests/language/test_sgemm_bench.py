@@ -66,3 +66,14 @@ def test_the_autotuned_form_tunes_and_multiplies_exactly():
     np.testing.assert_array_equal(c, a @ b)
     (choice,) = kern.tuned().values()
     assert set(choice) == set(S._TUNED_CHOICES)
+
+
+@device
+def test_the_glsl_twins_and_ours_agree_with_numpy():
+    # bench/sgemm_twins.py: both GLSL twins (4- and 16-byte shared reads) and our variant
+    # compute the same product within the bench's tolerance; a twin that skipped a block of C
+    # leaves NaN, which fails
+    twins = load_bench("sgemm_twins")
+    row = twins.bench(256, launches=1)
+    for which in ("ours", *twins.TWINS):
+        assert row[which]["ok"], (which, row[which])
