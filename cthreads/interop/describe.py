@@ -76,9 +76,13 @@ def _refused(name: str, obj: Any, exc: BaseException) -> GpuInvalidArgument:
 
 
 def describe(obj: Any, name: str) -> Foreign:
-    """Read `obj`'s CUDA Array Interface (or, lacking one, its DLPack capsule)."""
+    """Read `obj`'s CUDA Array Interface (or, lacking one, its DLPack capsule). A JAX array
+    names no stream its value is computed on (JAX runs on streams of its own), so it is waited
+    for here, on the host, first: without that a kernel read a `jnp.arange` before JAX had
+    written it (docs/interop.md's example on the H200, 2026-12-03)."""
     import numpy
 
+    _wait_for_jax(obj, name)
     try:
         cai = obj.__cuda_array_interface__
     except AttributeError:
@@ -108,6 +112,18 @@ def describe(obj: Any, name: str) -> Foreign:
             _contiguous(shape, cai.get("strides"), dtype.itemsize),
         )
     return _from_dlpack(obj, name)
+
+
+def _wait_for_jax(obj: Any, name: str) -> None:
+    if type(obj).__module__.split(".")[0] not in ("jax", "jaxlib"):
+        return
+    ready = getattr(obj, "block_until_ready", None)
+    if ready is None:
+        return
+    try:
+        ready()
+    except Exception as exc:  # noqa: BLE001 - worded with the parameter's name
+        raise _refused(name, obj, exc) from None
 
 
 # ---- DLPack capsules (ctypes reading of the DLManagedTensor ABI) ---------------------------

@@ -272,3 +272,38 @@ def test_launch_reading_a_view_of_ours_is_done_before_cuda_may_write_it(fake):
     assert job.done()
     staged = FakeCudaArray(np.ones(n, np.float32))  # a copy was read: no wait needed for it
     gpu(saxpy, n, 1.0, staged, out).join()
+
+
+class FakeJaxArray(FakeCudaArray):
+    """What a JAX array offers: an interface without a stream, and block_until_ready()."""
+
+    __module__ = "jaxlib.xla_extension"
+
+    def __init__(self, a: np.ndarray) -> None:
+        super().__init__(a, stream=None)
+        self.waits = 0
+
+    def block_until_ready(self):
+        self.waits += 1
+        return self
+
+
+def test_a_jax_array_is_waited_for_before_it_is_read():
+    # JAX names no stream its value is written on: describe() waits for it on the host
+    x = FakeJaxArray(np.arange(4, dtype=np.float32))
+    f = describe.describe(x, "x")
+    assert x.waits == 1 and f.stream is None and f.shape == (4,)
+    plain = FakeCudaArray(np.arange(4, dtype=np.float32), stream=None)
+    plain.block_until_ready = lambda: pytest.fail("only JAX arrays are waited for")
+    describe.describe(plain, "x")
+
+
+def test_a_jax_array_that_fails_to_become_ready_names_the_parameter():
+    class Broken(FakeJaxArray):
+        __module__ = "jaxlib.xla_extension"
+
+        def block_until_ready(self):
+            raise RuntimeError("the computation failed")
+
+    with pytest.raises(GpuInvalidArgument, match="`x`.*the computation failed"):
+        describe.describe(Broken(np.zeros(2, np.float32)), "x")
