@@ -47,6 +47,7 @@ from cthreads.gpu import (
     device_name,
     gpu,
     local,
+    pipeline_statistics,
     shared,
 )
 from cthreads.sync import __sync_threads
@@ -274,6 +275,9 @@ def bench(s: int, names: list[str], launches: int) -> list[dict]:
             dev = run(name, a, b, c, launches)
             arena.sync("c")
         row.update(ours_device_ms=dev, ours_TFLOPs=flop / dev / 1e9 if dev else None)
+        stats = pipeline_statistics(kernel(name)) if name != AUTOTUNE else None
+        if stats is not None:  # registers per invocation set how many workgroups share an SM
+            row["pipeline_statistics"] = {e.name: e.as_dict() for e in stats}
         if name == AUTOTUNE:
             row["tuned"] = kernel(name).tuned()  # the winner per tuning key
         if t_ms:
