@@ -154,6 +154,10 @@ VARIANTS: dict[str, dict[str, int]] = {
     "128x64x16 t8x8": {"BN": 64, "BK": 16},
     "128x64x8 t8x4": {"BN": 64, "TN": 4},
     "64x64x8 t4x4": {"BM": 64, "BN": 64, "TM": 4, "TN": 4},
+    # session 12: twice the FMAs per shared read (8 x 16 and 16 x 8 register tiles), whatever
+    # that costs in registers (the rows carry the driver's count)
+    "128x256x8 t8x16 bcontig": {"BN": 256, "TN": 16, "BCONTIG": 1},
+    "256x128x8 t16x8 bcontig": {"BM": 256, "TM": 16, "BCONTIG": 1},
 }
 _DEFAULTS = {
     "BM": BM, "BN": BN, "BK": BK, "TM": TM, "TN": TN,
