@@ -52,6 +52,7 @@ PyObject *ct_dlpack_capsule(PyObject *module, PyObject *args);
 /* device.c */
 extern PyType_Spec ct_device_spec;
 int ct_device_check(CtDevice *dev);             /* -1 + GpuUseAfterDestroy when not usable */
+void ct_device_child_free(PyObject *self, CtDevice **dev); /* a Buffer's, a Pipeline's dealloc */
 
 /* teardown.c */
 void ct_device_destroy(CtDevice *self);         /* every Vulkan object; safe when half made */
