@@ -188,8 +188,8 @@ ct_flush_pending(CtDevice *dev, uint64_t upto)
 
 /* ---- enqueueing a submit ----------------------------------------------------------------- */
 
-int
-ct_find_free_slot(CtDevice *dev)
+static int
+find_free_slot(CtDevice *dev)
 {
     for (int k = 0; k < CT_RING; k++) {
         int i = (dev->ring_next + k) % CT_RING;
@@ -220,8 +220,8 @@ ct_submit_ready(CtDevice *dev, int timed)
    oldest submitted batch to complete, or pause while the others are being submitted right
    now; the caller then tries again. The one such wait of batch.c's and lane.c's submits.
    -1 with an exception when the wait failed. */
-int
-ct_wait_for_slot_unlock(CtDevice *dev)
+static int
+wait_for_slot_unlock(CtDevice *dev)
 {
     uint64_t oldest = UINT64_MAX;
     for (int i = 0; i < CT_RING; i++)
@@ -235,8 +235,8 @@ ct_wait_for_slot_unlock(CtDevice *dev)
     return 0;
 }
 
-int
-ct_reserve_slot(CtSlot *s, Py_ssize_t nkeep, int timed)
+static int
+reserve_slot(CtSlot *s, Py_ssize_t nkeep, int timed)
 {
     if (s->nkeep + nkeep > s->keep_cap) {
         Py_ssize_t cap = s->keep_cap ? s->keep_cap : 8;
@@ -259,6 +259,24 @@ ct_reserve_slot(CtSlot *s, Py_ssize_t nkeep, int timed)
     return 0;
 }
 
+/* The slot a submit appends to, state_lock held (GIL held): slot i, or for i < 0 a free one,
+   with room for nkeep more kept references and, when timed, one more timed submit. The one
+   claim of batch.c's and lane.c's submits. Its index, the lock still held; CT_CLAIM_AGAIN
+   when every slot was in flight and a wait let the lock go (try again); CT_CLAIM_FAILED with
+   an exception, the lock let go. */
+int
+ct_claim_slot(CtDevice *dev, int i, Py_ssize_t nkeep, int timed)
+{
+    if (i < 0 && (i = find_free_slot(dev)) < 0) /* every batch in flight */
+        return wait_for_slot_unlock(dev) < 0 ? CT_CLAIM_FAILED : CT_CLAIM_AGAIN;
+    if (reserve_slot(&dev->ring[i], nkeep, timed) < 0) {
+        pthread_mutex_unlock(&dev->state_lock);
+        PyErr_NoMemory();
+        return CT_CLAIM_FAILED;
+    }
+    return i;
+}
+
 static void
 set_last_use(CtDevice *dev, CtAlloc *a, uint64_t value)
 {
@@ -276,7 +294,7 @@ kept_buffer_used(CtDevice *dev, PyObject *o, uint64_t value)
         set_last_use(dev, ((CtBuffer *)o)->alloc, value);
 }
 
-/* Append one submit, timeline value `value`, to open slot s (ct_reserve_slot made room): its
+/* Append one submit, timeline value `value`, to open slot s (ct_claim_slot made room): its
    ops recorded (between the timestamps of query pair `pair` when `timed`), the allocations they
    touch and the buffers among items and in `kept` marked used until `value`, items and kept
    held until the slot retires. state_lock held. Shared by the default stream's batches and the lanes (lane.c);
@@ -368,18 +386,13 @@ ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
         }
         uint32_t pair = dev->qnext;
         ct_lock(dev, &dev->state_lock);
-        int i = dev->pending, fresh = i < 0;
-        if (fresh && (i = ct_find_free_slot(dev)) < 0) { /* every batch in flight */
-            if (ct_wait_for_slot_unlock(dev) < 0)
-                return 0;
-            continue;
-        }
-        CtSlot *s = &dev->ring[i];
-        if (ct_reserve_slot(s, nhold, timed) < 0) {
-            pthread_mutex_unlock(&dev->state_lock);
-            PyErr_NoMemory();
+        int fresh = dev->pending < 0;
+        int i = ct_claim_slot(dev, dev->pending, nhold, timed);
+        if (i == CT_CLAIM_FAILED)
             return 0;
-        }
+        if (i == CT_CLAIM_AGAIN)
+            continue;
+        CtSlot *s = &dev->ring[i];
         if (fresh) {
             VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                            .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};

@@ -49,11 +49,8 @@ buffer_release(CtBuffer *self)
 static void
 Buffer_dealloc(CtBuffer *self)
 {
-    PyTypeObject *tp = Py_TYPE(self);
     buffer_release(self);
-    Py_CLEAR(self->dev);
-    PyObject_Free(self);
-    Py_DECREF(tp);
+    ct_device_child_free((PyObject *)self, &self->dev);
 }
 
 /* checks that obj is a live Buffer of dev; returns its allocation */

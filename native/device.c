@@ -23,6 +23,18 @@
  */
 #include "cthreads.h"
 
+/* The end of a device's Buffer or Pipeline (its own Vulkan objects already given back): the
+   device reference *dev dropped, the memory freed, then the type's reference that a heap
+   type's instance holds. */
+void
+ct_device_child_free(PyObject *self, CtDevice **dev)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    Py_CLEAR(*dev);
+    PyObject_Free(self);
+    Py_DECREF(tp);
+}
+
 int
 ct_device_check(CtDevice *dev)
 {

@@ -58,38 +58,25 @@ dl_release(void *manager_ctx, int64_t *shape, void *m)
     PyGILState_Release(g);
 }
 
-static void
-dlv_deleter(CtDLManagedVersioned *m)
-{
-    dl_release(m->manager_ctx, m->dl_tensor.shape, m);
-}
+/* The two ends of a DLPack form's life: prefix##_deleter, which the consumer calls when done,
+   and prefix##_capsule_destructor, for a capsule nobody consumed (still named `name`), which
+   owns its tensor. Both forms hold the same fields under different layouts. */
+#define DL_FORM_RELEASE(prefix, ctype, name)                                                \
+    static void prefix##_deleter(ctype *m)                                                  \
+    {                                                                                       \
+        dl_release(m->manager_ctx, m->dl_tensor.shape, m);                                  \
+    }                                                                                       \
+    static void prefix##_capsule_destructor(PyObject *capsule)                              \
+    {                                                                                       \
+        if (!PyCapsule_IsValid(capsule, name))                                              \
+            return;                                                                         \
+        ctype *m = PyCapsule_GetPointer(capsule, name);                                     \
+        if (m != NULL && m->deleter != NULL)                                                \
+            m->deleter(m);                                                                  \
+    }
 
-static void
-dlv_capsule_destructor(PyObject *capsule)
-{
-    if (!PyCapsule_IsValid(capsule, "dltensor_versioned"))
-        return;
-    CtDLManagedVersioned *m = PyCapsule_GetPointer(capsule, "dltensor_versioned");
-    if (m != NULL && m->deleter != NULL)
-        m->deleter(m);
-}
-
-static void
-dl_deleter(CtDLManaged *m)
-{
-    dl_release(m->manager_ctx, m->dl_tensor.shape, m);
-}
-
-/* a capsule nobody consumed (still named "dltensor") owns its tensor */
-static void
-dl_capsule_destructor(PyObject *capsule)
-{
-    if (!PyCapsule_IsValid(capsule, "dltensor"))
-        return;
-    CtDLManaged *m = PyCapsule_GetPointer(capsule, "dltensor");
-    if (m != NULL && m->deleter != NULL)
-        m->deleter(m);
-}
+DL_FORM_RELEASE(dlv, CtDLManagedVersioned, "dltensor_versioned")
+DL_FORM_RELEASE(dl, CtDLManaged, "dltensor")
 
 PyObject *
 ct_dlpack_capsule(PyObject *module, PyObject *args)

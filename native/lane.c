@@ -63,26 +63,9 @@ copy_lane_create(CtDevice *dev)
         ct_raise_vk(dev->st, r, "vkCreateSemaphore (copy lane)");
         return -1;
     }
-    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                   .queueFamilyIndex = dev->copy_family};
-    if (dev->copy_pool == VK_NULL_HANDLE)
-        r = dev->fn.vkCreateCommandPool(dev->device, &pci, NULL, &dev->copy_pool);
-    if (r != VK_SUCCESS) {
-        dev->copy_pool = VK_NULL_HANDLE;
-        ct_raise_vk(dev->st, r, "vkCreateCommandPool (copy lane)");
-        return -1;
-    }
     VkCommandBuffer cbs[CT_RING];
-    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = dev->copy_pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = CT_RING};
-    r = dev->fn.vkAllocateCommandBuffers(dev->device, &ai, cbs);
-    if (r != VK_SUCCESS) {
-        ct_raise_vk(dev->st, r, "vkAllocateCommandBuffers (copy lane)");
+    if (ct_command_ring_create(dev, dev->copy_family, &dev->copy_pool, cbs, " (copy lane)") < 0)
         return -1;
-    }
     for (int i = CT_RING - 1; i >= 0; i--) /* (ring[0] last: the lane is whole) */
         dev->ring[i].copy_cb = cbs[i];
     return 0;
@@ -311,18 +294,12 @@ ct_enqueue_lane(CtDevice *dev, int lane, uint64_t after, const CtOp *ops, Py_ssi
             pthread_mutex_unlock(&dev->state_lock);
             continue;
         }
-        int i = ct_find_free_slot(dev);
-        if (i < 0) { /* every batch in flight */
-            if (ct_wait_for_slot_unlock(dev) < 0)
-                return 0;
-            continue;
-        }
-        CtSlot *s = &dev->ring[i];
-        if (ct_reserve_slot(s, nhold, timed) < 0) {
-            pthread_mutex_unlock(&dev->state_lock);
-            PyErr_NoMemory();
+        int i = ct_claim_slot(dev, -1, nhold, timed);
+        if (i == CT_CLAIM_FAILED)
             return 0;
-        }
+        if (i == CT_CLAIM_AGAIN)
+            continue;
+        CtSlot *s = &dev->ring[i];
         VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
         VkCommandBuffer cb = copy ? s->copy_cb : s->cb;

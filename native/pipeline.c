@@ -49,11 +49,8 @@ ct_pipelines_destroy_all(CtDevice *dev)
 static void
 Pipeline_dealloc(CtPipeline *self)
 {
-    PyTypeObject *tp = Py_TYPE(self);
     pipeline_destroy(self);
-    Py_CLEAR(self->dev);
-    PyObject_Free(self);
-    Py_DECREF(tp);
+    ct_device_child_free((PyObject *)self, &self->dev);
 }
 
 static int

@@ -52,6 +52,7 @@ PyObject *ct_dlpack_capsule(PyObject *module, PyObject *args);
 /* device.c */
 extern PyType_Spec ct_device_spec;
 int ct_device_check(CtDevice *dev);             /* -1 + GpuUseAfterDestroy when not usable */
+void ct_device_child_free(PyObject *self, CtDevice **dev); /* a Buffer's, a Pipeline's dealloc */
 
 /* teardown.c */
 void ct_device_destroy(CtDevice *self);         /* every Vulkan object; safe when half made */
@@ -108,6 +109,8 @@ void ct_queues_fetch(CtDevice *self);
 void ct_queues_share(const CtDevice *self, VkBufferCreateInfo *bci);
 
 /* ring.c */
+int ct_command_ring_create(CtDevice *dev, uint32_t family, VkCommandPool *pool,
+                           VkCommandBuffer cbs[CT_RING], const char *what);
 int ct_ring_create(CtDevice *dev);
 int ct_ring_timed(CtDevice *dev, int timed);
 void ct_ring_destroy(CtDevice *dev);
@@ -156,13 +159,12 @@ int ct_flush_pending_ex(CtDevice *dev, uint64_t upto, int closing);
 int ct_nogil_enter(CtDevice *dev);
 int ct_check_failed(CtDevice *dev, uint64_t value, int for_submit);
 void ct_note_failure(CtDevice *dev, uint64_t lo, uint64_t hi, VkResult r, int from_bg);
-int ct_reserve_slot(CtSlot *s, Py_ssize_t nkeep, int timed);
 void ct_slot_append(CtDevice *dev, CtSlot *s, uint64_t value, uint32_t pair, const CtOp *ops,
                     Py_ssize_t n, PyObject *const *items, Py_ssize_t nitems, PyObject *kept,
                     int timed, int copy);
-int ct_find_free_slot(CtDevice *dev);
 int ct_submit_ready(CtDevice *dev, int timed);
-int ct_wait_for_slot_unlock(CtDevice *dev);
+enum { CT_CLAIM_FAILED = -1, CT_CLAIM_AGAIN = -2 };
+int ct_claim_slot(CtDevice *dev, int i, Py_ssize_t nkeep, int timed);
 uint64_t ct_enqueue(CtDevice *dev, const CtOp *ops, Py_ssize_t n, PyObject *const *items,
                     Py_ssize_t nitems, PyObject *kept, int timed);
 

@@ -10,6 +10,38 @@
 
 #include <string.h>
 
+/* A resettable command pool of queue family `family` in *pool (made unless there is one) and
+   CT_RING primary command buffers from it in cbs: the compute ring's (ct_ring_create) and the
+   copy lane's (lane.c). -1 with an exception naming the call and `what` ("" or " (copy
+   lane)"); a pool whose creation failed is left VK_NULL_HANDLE. */
+int
+ct_command_ring_create(CtDevice *dev, uint32_t family, VkCommandPool *pool,
+                       VkCommandBuffer cbs[CT_RING], const char *what)
+{
+    VkResult r = VK_SUCCESS;
+    if (*pool == VK_NULL_HANDLE) {
+        VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                       .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                       .queueFamilyIndex = family};
+        r = dev->fn.vkCreateCommandPool(dev->device, &pci, NULL, pool);
+    }
+    if (r != VK_SUCCESS) {
+        *pool = VK_NULL_HANDLE;
+        ct_raise_vk(dev->st, r, "vkCreateCommandPool%s", what);
+        return -1;
+    }
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = *pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = CT_RING};
+    r = dev->fn.vkAllocateCommandBuffers(dev->device, &ai, cbs);
+    if (r != VK_SUCCESS) {
+        ct_raise_vk(dev->st, r, "vkAllocateCommandBuffers%s", what);
+        return -1;
+    }
+    return 0;
+}
+
 int
 ct_ring_create(CtDevice *dev)
 {
@@ -23,24 +55,9 @@ ct_ring_create(CtDevice *dev)
         return -1;
     }
     ct_open_mark(dev, CT_OPEN_TIMELINE);
-    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                   .queueFamilyIndex = dev->queue_family};
-    r = dev->fn.vkCreateCommandPool(dev->device, &pci, NULL, &dev->cmd_pool);
-    if (r != VK_SUCCESS) {
-        ct_raise_vk(dev->st, r, "vkCreateCommandPool");
-        return -1;
-    }
     VkCommandBuffer cbs[CT_RING];
-    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = dev->cmd_pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = CT_RING};
-    r = dev->fn.vkAllocateCommandBuffers(dev->device, &ai, cbs);
-    if (r != VK_SUCCESS) {
-        ct_raise_vk(dev->st, r, "vkAllocateCommandBuffers");
+    if (ct_command_ring_create(dev, dev->queue_family, &dev->cmd_pool, cbs, "") < 0)
         return -1;
-    }
     for (int i = 0; i < CT_RING; i++)
         dev->ring[i].cb = cbs[i];
     ct_open_mark(dev, CT_OPEN_COMMAND_BUFFERS);

@@ -216,33 +216,31 @@ class TileFill(Stmt):
     line: int = field(default=0, compare=False)
 
 
-class TileLoad(Stmt):
+class _TileAccess(Record):
+    """What a tile load and a tile store both name: the tile (`tile`), the array (`shared`:
+    a shared array, else `array` indexes `Kernel.params`), the element offset and the row (or,
+    `col_major`, column) stride. Not a Stmt itself: TileLoad and TileStore are the nodes."""
+
+    tile: str
+    shared: bool
+    array: int
+    offset: Expr
+    stride: Expr
+    col_major: bool = False
+    line: int = field(default=0, compare=False)
+
+
+class TileLoad(_TileAccess, Stmt):
     """`tile = tile_load(xs, offset, stride, ...)`: element (r, c) from `xs[offset + r * stride
     + c]` (row-major) or `xs[offset + c * stride + r]` (`col_major`); `xs` a list parameter
     (`shared=False`, `array` indexes `Kernel.params`) or a shared array. The whole tile must be
     inside the array, with `offset` and `stride` aligned (tiles.py): otherwise every element
     reads zero."""
 
-    tile: str
-    shared: bool
-    array: int
-    offset: Expr
-    stride: Expr
-    col_major: bool = False
-    line: int = field(default=0, compare=False)
 
-
-class TileStore(Stmt):
+class TileStore(_TileAccess, Stmt):
     """`tile_store(xs, offset, stride, tile)`: the inverse of TileLoad; a tile that would not
     fit (or is misaligned) writes nothing."""
-
-    tile: str
-    shared: bool
-    array: int
-    offset: Expr
-    stride: Expr
-    col_major: bool = False
-    line: int = field(default=0, compare=False)
 
 
 class TileMma(Stmt):

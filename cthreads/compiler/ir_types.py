@@ -42,17 +42,10 @@ class Scalar(Record):
         return self.kind == "bool"
 
 
-I32 = Scalar("int", 32)
-U32 = Scalar("uint", 32)
-F32 = Scalar("float", 32)
-I64 = Scalar("int", 64)
-F64 = Scalar("float", 64)
-U64 = Scalar("uint", 64)
-F16 = Scalar("float", 16)
-I8 = Scalar("int", 8)
-U8 = Scalar("uint", 8)
-I16 = Scalar("int", 16)
-U16 = Scalar("uint", 16)
+# one value per kind and width (records compare by value, so the names are conveniences)
+I8, I16, I32, I64 = (Scalar("int", bits) for bits in (8, 16, 32, 64))
+U8, U16, U32, U64 = (Scalar("uint", bits) for bits in (8, 16, 32, 64))
+F16, F32, F64 = (Scalar("float", bits) for bits in (16, 32, 64))
 BOOL = Scalar("bool", 32)
 # bfloat16: only the element type of "a" / "b" matrix tiles (frontend/tiles.py), never a value or
 # list element type (its data lives in list[u16] as bit patterns); is_float is False on purpose,

@@ -117,6 +117,18 @@ class Target(Record):
 DEFAULT_TARGET = Target()
 
 
+# Target fields read from the profile's features by a naming rule: `float64` from
+# `shader_float64`, ...; the subgroup operation classes under their own names
+_SHADER_TYPES = ("float64", "int64", "float16", "int16")
+_SUBGROUP_FEATURES = (
+    "subgroup_arithmetic",
+    "subgroup_ballot",
+    "subgroup_shuffle",
+    "subgroup_vote",
+    "subgroup_extended_types",
+)
+
+
 def target_from_profile(profile: Mapping[str, Any]) -> Target:
     """The compile target for a device profile: a mapping with `type` (a Vulkan device type:
     "cpu", "discrete", ...), `limits` and `features` (the keys `cthreads.runtime.DeviceInfo`
@@ -157,10 +169,8 @@ def target_from_profile(profile: Mapping[str, Any]) -> Target:
         max_workgroup_size=tuple(wg),
         max_workgroup_invocations=limit("max_compute_work_group_invocations", 1024),
         storage_8bit=feature("storage_buffer_8bit", True),
-        float64=feature("shader_float64"),
-        int64=feature("shader_int64"),
-        float16=feature("shader_float16"),
-        int16=feature("shader_int16"),
+        # (keyword order is evaluation order: the first wrong entry is the one reported)
+        **{name: feature(f"shader_{name}") for name in _SHADER_TYPES},
         storage_16bit=feature("storage_buffer_16bit"),
         int64_atomics=feature("shader_buffer_int64_atomics"),
         subgroup_size=limit("subgroup_size", 32),
@@ -169,11 +179,7 @@ def target_from_profile(profile: Mapping[str, Any]) -> Target:
         max_shared_memory=limit("max_compute_shared_memory_size", 16384),
         atomic_float32_add=feature("atomic_float32_add"),
         subgroup_basic=feature("subgroup_basic", True),
-        subgroup_arithmetic=feature("subgroup_arithmetic"),
-        subgroup_ballot=feature("subgroup_ballot"),
-        subgroup_shuffle=feature("subgroup_shuffle"),
-        subgroup_vote=feature("subgroup_vote"),
-        subgroup_extended_types=feature("subgroup_extended_types"),
+        **{name: feature(name) for name in _SUBGROUP_FEATURES},
         # GPUs have a hardware fused multiply-add; CPU devices (lavapipe) do not fuse Fma
         fused_fma=device_type != "cpu",
         matrix_shapes=matrix_shapes(profile),

@@ -82,34 +82,23 @@ class _WaitMutex(ctypes.Structure):
     _fields_ = [("key", ctypes.c_ulonglong), ("timeoutMs", ctypes.c_uint)]
 
 
-class _SignalInner(ctypes.Structure):
-    _fields_ = [
+def _semaphore_params(name: str, mutex: type, padding: int) -> type:
+    """CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS and _WAIT_PARAMS (144 bytes each, a 72-byte inner
+    block): one layout, whose inner keyed-mutex member differs, and with it the reserved words
+    that pad the inner block to 72 bytes."""
+    inner_fields = [
         ("fence", _Fence),
         ("nvSciSync", _NvSciSync),
-        ("keyedMutex", _SignalMutex),
-        ("reserved", ctypes.c_uint * 12),
+        ("keyedMutex", mutex),
+        ("reserved", ctypes.c_uint * padding),
     ]
+    inner = type(f"{name}Inner", (ctypes.Structure,), {"_fields_": inner_fields})
+    fields = [("params", inner), ("flags", ctypes.c_uint), ("reserved", ctypes.c_uint * 16)]
+    return type(name, (ctypes.Structure,), {"_fields_": fields})
 
 
-class _WaitInner(ctypes.Structure):
-    _fields_ = [
-        ("fence", _Fence),
-        ("nvSciSync", _NvSciSync),
-        ("keyedMutex", _WaitMutex),
-        ("reserved", ctypes.c_uint * 10),
-    ]
-
-
-class _SignalParams(ctypes.Structure):  # CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS (144 bytes)
-    _fields_ = [
-        ("params", _SignalInner),
-        ("flags", ctypes.c_uint),
-        ("reserved", ctypes.c_uint * 16),
-    ]
-
-
-class _WaitParams(ctypes.Structure):  # CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS (144 bytes)
-    _fields_ = [("params", _WaitInner), ("flags", ctypes.c_uint), ("reserved", ctypes.c_uint * 16)]
+_SignalParams = _semaphore_params("_SignalParams", _SignalMutex, 12)
+_WaitParams = _semaphore_params("_WaitParams", _WaitMutex, 10)
 
 
 _P = ctypes.c_void_p

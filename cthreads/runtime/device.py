@@ -14,6 +14,8 @@ from ..forwarding import forwarded
 from .info import DeviceInfo
 from .pipeline_cache import PipelineCacheFile
 
+# a pipeline's specialization constants: constant id -> its 32-bit value
+_SpecConstants = dict[int, int | float | bool]
 _KINDS = {"device": 0, "upload": 1, "download": 2, "export": 3}  # export: interop (issue 17)
 
 # Command tuples accepted by Device.submit:
@@ -97,11 +99,7 @@ class Device:
     # -- pipelines --------------------------------------------------------------------------
 
     def pipeline(
-        self,
-        spirv: bytes,
-        push_size: int,
-        spec: dict[int, int | float | bool] | None = None,
-        entry: str = "main",
+        self, spirv: bytes, push_size: int, spec: _SpecConstants | None = None, entry: str = "main"
     ):
         """A compute Pipeline from SPIR-V with `push_size` bytes of push constants and
         optional 32-bit specialization constants."""
@@ -111,11 +109,7 @@ class Device:
         return pipe
 
     def pipeline_statistics(
-        self,
-        spirv: bytes,
-        push_size: int,
-        spec: dict[int, int | float | bool] | None = None,
-        entry: str = "main",
+        self, spirv: bytes, push_size: int, spec: _SpecConstants | None = None, entry: str = "main"
     ) -> list[dict] | None:
         """What the driver reports on the pipeline `pipeline()` would make from these
         arguments (VK_KHR_pipeline_executable_properties; native/pipeline.c), or None where

@@ -20,6 +20,14 @@ TYPED_PARAMS = (
 )
 _SUMS = ("add", "inclusive_add", "exclusive_add")
 _INT_OPS = ("add", "min", "max", "inclusive_add", "exclusive_add")
+# the subgroup_section kinds that apply one of `ops` to one value: kind -> (ops, the value's
+# type, the result's type)
+_ONE_ARGUMENT = {
+    0: (_INT_OPS, "i", "i"),
+    1: (("min", "max"), "f", "f"),
+    4: (("ballot",), "b", "i"),
+    6: (("all", "any"), "b", "b"),
+}
 
 
 def subgroup_section(w, draw, st, avoid=frozenset()) -> dict:
@@ -42,12 +50,10 @@ def subgroup_section(w, draw, st, avoid=frozenset()) -> dict:
         t = f"t{j}"
         kind = draw(st.integers(0, 8))
         ty = w.pick(["i", "f"])
-        if kind == 0:
-            w.emit(1, f"{t} = subgroup_{w.pick(list(_INT_OPS))}({w.expr('i', 2)})")
-            ty = "i"
-        elif kind == 1:
-            w.emit(1, f"{t} = subgroup_{w.pick(['min', 'max'])}({w.expr('f', 2)})")
-            ty = "f"
+        if kind in _ONE_ARGUMENT:
+            ops, arg, ty = _ONE_ARGUMENT[kind]
+            name = ops[0] if len(ops) == 1 else w.pick(list(ops))  # (one choice: nothing drawn)
+            w.emit(1, f"{t} = subgroup_{name}({w.expr(arg, 2)})")
         elif kind == 2:
             lane = w.pick(["0", "1", "3", "7", "(k & 15)", "sz - 1", "(n % 9)"])
             w.emit(1, f"{t} = subgroup_broadcast({w.expr(ty, 2)}, {lane})")
@@ -55,14 +61,8 @@ def subgroup_section(w, draw, st, avoid=frozenset()) -> dict:
             if "bcastfirstf" in avoid:  # lavapipe's LLVM backend aborts on float broadcast_first
                 ty = "i"
             w.emit(1, f"{t} = subgroup_broadcast_first({w.expr(ty, 2)})")
-        elif kind == 4:
-            w.emit(1, f"{t} = subgroup_ballot({w.expr('b', 2)})")
-            ty = "i"
         elif kind == 5:
             w.emit(1, f"{t} = subgroup_elect()")
-            ty = "b"
-        elif kind == 6:
-            w.emit(1, f"{t} = subgroup_{w.pick(['all', 'any'])}({w.expr('b', 2)})")
             ty = "b"
         elif kind == 7:
             lane = w.pick(["sz - 1 - ln", "ln ^ 1", "(ln + 1) % sz", w.expr("i", 1)])

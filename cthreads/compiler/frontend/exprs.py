@@ -34,6 +34,15 @@ class ExprLowerer(CallLowering, SubgroupValues, OperatorLowering, Located):
         self.source = ctx.source
         self.kernel_name = ctx.kernel_name
 
+    def refuse_whole_list(self, node: ast.AST, name: str, consequence: str, allowed: str) -> None:
+        """Fail where `name` is a list parameter used whole (as a value, as an assignment
+        target): lists exist in kernels only through their elements and their length."""
+        p = self.ctx.param(name)
+        if p is not None and p.is_list:
+            self.fail(
+                node, f"`{name}` is a {python_type_name(p.type)} parameter{consequence}", allowed
+            )
+
     def expr(self, node: ast.expr) -> ir.Expr:
         visit = getattr(self, "visit_" + type(node).__name__, None)
         if visit is None:
@@ -101,12 +110,12 @@ class ExprLowerer(CallLowering, SubgroupValues, OperatorLowering, Located):
         if name in ctx.tiles:
             tile_in_expression(self, node, name)
         p = ctx.param(name)
-        if p is not None and p.is_list:
-            self.fail(
-                node,
-                f"`{name}` is a {python_type_name(p.type)} parameter and cannot be used as a single value",
-                f"an element `{name}[i]`, or `len({name})`",
-            )
+        self.refuse_whole_list(
+            node,
+            name,
+            " and cannot be used as a single value",
+            f"an element `{name}[i]`, or `len({name})`",
+        )
         if name in ctx.py_locals:
             info = ctx.locals.get(name)
             if info is not None:

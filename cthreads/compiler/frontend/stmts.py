@@ -300,12 +300,12 @@ class StmtLowerer(
                 f"assign its elements: {name}[i] = value",
             )
         p = ctx.param(name)
-        if p is not None and p.is_list:
-            self.fail(
-                node,
-                f"`{name}` is a {python_type_name(p.type)} parameter; the list itself cannot be assigned",
-                f"assign its elements: {name}[i] = value",
-            )
+        self.x.refuse_whole_list(
+            node,
+            name,
+            "; the list itself cannot be assigned",
+            f"assign its elements: {name}[i] = value",
+        )
         info = ctx.locals.get(name)
         if info is None:
             t = annotated or value.type
