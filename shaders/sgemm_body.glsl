@@ -22,21 +22,12 @@ shared float As[BK * LDA];
 shared float Bs[BK * BN];
 #endif
 
-void put_a(uint at, float v) {
+// one element into a shared tile, whichever way the tile is declared
 #ifdef SHARED_VEC4
-    As[at / 4][at % 4] = v;
+#define PUT(tile, at, v) tile[(at) / 4][(at) % 4] = (v)
 #else
-    As[at] = v;
+#define PUT(tile, at, v) tile[at] = (v)
 #endif
-}
-
-void put_b(uint at, float v) {
-#ifdef SHARED_VEC4
-    Bs[at / 4][at % 4] = v;
-#else
-    Bs[at] = v;
-#endif
-}
 
 void main() {
     uint t = gl_LocalInvocationID.x;
@@ -81,9 +72,9 @@ void main() {
             barrier();  // every invocation is done reading the tiles
             [[unroll]] for (uint q = 0; q < BM * BK / WG; q++) {
                 uint e = t + WG * q;
-                put_a((e % BK) * LDA + e / BK, pa[q]);  // transposed: As[kk][row]
+                PUT(As, (e % BK) * LDA + e / BK, pa[q]);  // transposed: As[kk][row]
             }
-            [[unroll]] for (uint q = 0; q < BK * BN / WG; q++) put_b(t + WG * q, pb[q]);
+            [[unroll]] for (uint q = 0; q < BK * BN / WG; q++) PUT(Bs, t + WG * q, pb[q]);
             barrier();
         }
     }
