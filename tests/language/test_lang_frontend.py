@@ -15,7 +15,7 @@ from cthreads.compiler.printer import format_kernel
 from cthreads.compiler.spirv import tools
 from cthreads.compiler.target import Target
 from cthreads.errors import GpuCompileError
-from cthreads.gpu import BlockDim, GlobalIdx, ThreadIdx, atomic_add, atomic_max, shared
+from cthreads.gpu import BlockDim, GlobalIdx, ThreadIdx, atomic_add, atomic_max, copy16, shared
 from cthreads.gpu.kernel import GpuKernel
 from cthreads.sync import __sync_threads
 
@@ -181,7 +181,14 @@ def test_barriers_order_list_memory_where_a_written_list_comes_before():
             __sync_threads()
         y[GlobalIdx.x] = acc
 
+    def copied_then_written(n: int, y: list[float]) -> None:
+        t = shared(float, 256)
+        copy16(t, 4 * ThreadIdx.x, y, 4 * ThreadIdx.x)  # reads y: the neighbour writes it below
+        __sync_threads()
+        y[GlobalIdx.x] = t[255 - ThreadIdx.x]
+
     # AcquireRelease | WorkgroupMemory is 264; with UniformMemory (list memory) 328
+    assert sorted(_barrier_semantics(copied_then_written)) == [264, 328]
     assert _barrier_semantics(before) == [328]
     # (the 264: the barrier after the shared arrays' zero-fill, in the entry function)
     assert sorted(_barrier_semantics(in_loop)) == [264, 328]

@@ -110,6 +110,9 @@ def barriers_ordering_lists(kernel: ir.Kernel, written: set[int]) -> dict[int, i
         return {}
     found: dict[int, ir.Barrier] = {}
 
+    def reads(e: ir.Expr) -> bool:
+        return any(type(x) is ir.Load and x.list_index in written for x in ir.walk_exprs(e))
+
     def reaches(stmts) -> bool:
         for s in ir.walk_stmts(stmts):
             t = type(s)
@@ -117,10 +120,8 @@ def barriers_ordering_lists(kernel: ir.Kernel, written: set[int]) -> dict[int, i
                 return True
             if t in (ir.TileLoad, ir.TileStore, ir.Atomic) and not s.shared and s.array in written:
                 return True
-            for e in ir.stmt_exprs(s):
-                for x in ir.walk_exprs(e):
-                    if type(x) is ir.Load and x.list_index in written:
-                        return True
+            if any(reads(e) for e in ir.stmt_exprs(s)):
+                return True
         return False
 
     def visit(stmts, seen: bool, looped: bool) -> bool:
@@ -129,7 +130,7 @@ def barriers_ordering_lists(kernel: ir.Kernel, written: set[int]) -> dict[int, i
                 if seen or looped:
                     found[id(s)] = s
             elif type(s) is ir.If:
-                seen = seen or reaches((ir.If(s.cond, (), ()),))
+                seen = seen or reads(s.cond)
                 then, orelse = visit(s.then, seen, looped), visit(s.orelse, seen, looped)
                 seen = then or orelse
             elif type(s) is ir.Loop:
