@@ -36,7 +36,7 @@ Interval = tuple[int, int]
 # words) and tightens a loop counter: `for ks in range(0, 32, 16)` is 0 or 16, not 0 .. 31.
 Value = tuple[int, int, int, int]
 TOP: Interval = (INT_MIN, INT_MAX)
-_UNKNOWN: Value = (INT_MIN, INT_MAX, 1, 0)
+_UNKNOWN: Value = (*TOP, 1, 0)  # nothing known: int32's whole range, any residue
 _WIDEN_AFTER = 3  # loop iterations before moving bounds are widened
 
 
