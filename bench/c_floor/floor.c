@@ -13,8 +13,11 @@
  *                             (with --bda: bufferDeviceAddress, which the SPIR-V cthreads emits
  *                             needs; with --like-cthreads: every feature and extension
  *                             native/device.c asks for where the device has it, one queue as
- *                             cthreads' default, so the difference to the plain floor is what
- *                             our requests cost the driver) + vkGetDeviceQueue
+ *                             cthreads' default, and the copy lane's transfer queue, so the
+ *                             difference to the plain floor is what our requests cost the
+ *                             driver; --ask PARTS: only those parts of it, a comma list of
+ *                             features, atomicf, extmem, extsem, coopmat, bf16, execprops,
+ *                             copyq) + vkGetDeviceQueue
  *   shader_module_layout      vkCreateShaderModule + descriptor set and pipeline layouts
  *   create_pipeline_cache     a VkPipelineCache: empty, or with --cache FILE from that file's
  *                             data (cthreads' pipeline cache file: what loading it costs)
@@ -27,7 +30,9 @@
  * The driver's own disk cache (NVIDIA's GLCache, Mesa's shader cache) is whatever the
  * environment points at: the script gives a fresh directory for cold runs.
  *
- * Usage: floor [--bda] [--like-cthreads] [--cache FILE] [module.spv [entry]]
+ * Usage: floor [--bda] [--like-cthreads | --ask PARTS] [--app NAME] [--cache FILE]
+ *              [module.spv [entry]]   (--app: the VkApplicationInfo name, default
+ *              "cthreads-c-floor")
  *        (default module: the built-in tiny.comp, "main")
  * Prints one JSON object: {"device": ..., "<step>_ms": ..., ...}.
  * The first dispatch and --like-cthreads' requests are in floor_steps.c (shared: floor.h).
@@ -63,13 +68,17 @@ static uint32_t *read_file(const char *path, size_t *size)
 
 int main(int argc, char **argv)
 {
-    int bda = 0, like = 0, argi = 1;
-    const char *cache_file = NULL;
+    int bda = 0, argi = 1;
+    const char *cache_file = NULL, *ask = NULL, *app_name = "cthreads-c-floor";
     for (; argi < argc && strncmp(argv[argi], "--", 2) == 0; argi++) {
         if (strcmp(argv[argi], "--bda") == 0)
             bda = 1;
         else if (strcmp(argv[argi], "--like-cthreads") == 0)
-            like = 1;
+            ask = "all";
+        else if (strcmp(argv[argi], "--ask") == 0 && argi + 1 < argc)
+            ask = argv[++argi];
+        else if (strcmp(argv[argi], "--app") == 0 && argi + 1 < argc)
+            app_name = argv[++argi];
         else if (strcmp(argv[argi], "--cache") == 0 && argi + 1 < argc)
             cache_file = argv[++argi];
         else {
@@ -100,7 +109,7 @@ int main(int argc, char **argv)
     if (vkEnumerateInstanceVersion)
         vkEnumerateInstanceVersion(&loader_version);
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                             .pApplicationName = "cthreads-c-floor",
+                             .pApplicationName = app_name,
                              .apiVersion = loader_version >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3
                                                                                 : VK_API_VERSION_1_2};
     VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
@@ -165,8 +174,8 @@ int main(int argc, char **argv)
                               .queueCreateInfoCount = 1,
                               .pQueueCreateInfos = &qci};
     Requests requests;
-    if (like)
-        like_cthreads(inst, pd, &requests, &dci);
+    if (ask)
+        like_cthreads(inst, pd, &requests, &dci, ask);
     VkDevice dev;
     CHECK(vkCreateDevice(pd, &dci, NULL, &dev));
 #define DFN(name) PFN_##name name = (PFN_##name)vkGetDeviceProcAddr(dev, #name)
@@ -264,11 +273,11 @@ int main(int argc, char **argv)
     for (const char *c = props.deviceName; *c; c++)
         if (*c != '"' && *c != '\\')
             putchar(*c);
-    printf("\", \"bda\": %s, \"like_cthreads\": %s, \"cache_bytes\": %zu, "
+    printf("\", \"bda\": %s, \"like_cthreads\": %s, \"ask\": \"%s\", \"cache_bytes\": %zu, "
            "\"dlopen_ms\": %.3f, \"create_instance_ms\": %.3f, "
            "\"enumerate_ms\": %.3f, \"create_device_ms\": %.3f, \"shader_module_layout_ms\": %.3f, "
            "\"create_pipeline_cache_ms\": %.3f, \"create_pipeline_ms\": %.3f, ",
-           bda ? "true" : "false", like ? "true" : "false", cache_bytes, t1 - t0, t2 - t1,
+           bda ? "true" : "false", ask ? "true" : "false", ask ? ask : "", cache_bytes, t1 - t0, t2 - t1,
            t3 - t2, t4 - t3, t5 - t4, t6 - t5b, t7 - t6);
     if (dispatch_ms >= 0)
         printf("\"first_dispatch_ms\": %.3f, ", t8 - t7);

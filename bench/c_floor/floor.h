@@ -40,10 +40,15 @@ typedef struct {
     VkPhysicalDeviceVulkan11Features v11;
     VkPhysicalDeviceVulkan12Features v12;
     VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af;
-    const char *exts[3];
+    struct { VkStructureType sType; void *pNext; VkBool32 cooperativeMatrix, robust; } cm;
+    struct { VkStructureType sType; void *pNext; VkBool32 shaderBFloat16Type, dot, coopmat; } bf;
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe;
+    VkDeviceQueueCreateInfo queues[2];
+    const char *exts[8];
 } Requests;
 
-void like_cthreads(VkInstance inst, VkPhysicalDevice pd, Requests *q, VkDeviceCreateInfo *dci);
+void like_cthreads(VkInstance inst, VkPhysicalDevice pd, Requests *q, VkDeviceCreateInfo *dci,
+                   const char *parts);
 
 /* One dispatch of the built-in module, checked; its time in ms */
 double first_dispatch(VkDevice dev, VkPhysicalDevice pd, VkInstance inst, VkQueue queue,

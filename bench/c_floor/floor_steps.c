@@ -152,10 +152,29 @@ static int has_device_ext(VkInstance inst, VkPhysicalDevice pd, const char *name
     return found;
 }
 
-void like_cthreads(VkInstance inst, VkPhysicalDevice pd, Requests *q, VkDeviceCreateInfo *dci)
+/* the parts of native/device.c's requests --ask can name (--like-cthreads: all of them) */
+static int asks(const char *parts, const char *part)
+{
+    if (strcmp(parts, "all") == 0)
+        return 1;
+    size_t n = strlen(part);
+    for (const char *p = parts; (p = strstr(p, part)) != NULL; p += n)
+        if ((p == parts || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+void like_cthreads(VkInstance inst, VkPhysicalDevice pd, Requests *q, VkDeviceCreateInfo *dci,
+                   const char *parts)
 {
     IFN(inst, vkGetPhysicalDeviceFeatures2);
-    int atomic_float = has_device_ext(inst, pd, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    IFN(inst, vkGetPhysicalDeviceQueueFamilyProperties);
+    int atomic_float = asks(parts, "atomicf") &&
+                       has_device_ext(inst, pd, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    int coopmat = asks(parts, "coopmat") && has_device_ext(inst, pd, "VK_KHR_cooperative_matrix");
+    int bf16 = coopmat && asks(parts, "bf16") && has_device_ext(inst, pd, "VK_KHR_shader_bfloat16");
+    int exec_props = asks(parts, "execprops") &&
+                     has_device_ext(inst, pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     memset(q, 0, sizeof *q);
     q->af.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT;
     q->v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
@@ -167,43 +186,90 @@ void like_cthreads(VkInstance inst, VkPhysicalDevice pd, Requests *q, VkDeviceCr
     vkGetPhysicalDeviceFeatures2(pd, &q->f2); /* what the device has ... */
     VkPhysicalDeviceFeatures have = q->f2.features;
     memset(&q->f2.features, 0, sizeof q->f2.features); /* ... of what device.c asks for */
-    q->f2.features.shaderInt64 = have.shaderInt64;
-    q->f2.features.shaderInt16 = have.shaderInt16;
-    q->f2.features.shaderFloat64 = have.shaderFloat64;
     VkPhysicalDeviceVulkan11Features v11 = q->v11;
     memset(&q->v11, 0, sizeof q->v11);
     q->v11.sType = v11.sType;
     q->v11.pNext = &q->v12;
-    q->v11.storageBuffer16BitAccess = v11.storageBuffer16BitAccess;
-    q->v11.variablePointersStorageBuffer = v11.variablePointersStorageBuffer;
-    q->v11.variablePointers = v11.variablePointers;
     VkPhysicalDeviceVulkan12Features v12 = q->v12;
     memset(&q->v12, 0, sizeof q->v12);
     q->v12.sType = v12.sType;
     q->v12.pNext = v12.pNext;
     q->v12.bufferDeviceAddress = VK_TRUE;
     q->v12.timelineSemaphore = VK_TRUE;
-    q->v12.storageBuffer8BitAccess = v12.storageBuffer8BitAccess;
-    q->v12.shaderInt8 = v12.shaderInt8;
-    q->v12.shaderFloat16 = v12.shaderFloat16;
-    q->v12.scalarBlockLayout = v12.scalarBlockLayout;
-    q->v12.vulkanMemoryModel = v12.vulkanMemoryModel;
-    q->v12.vulkanMemoryModelDeviceScope = v12.vulkanMemoryModelDeviceScope;
-    q->v12.shaderBufferInt64Atomics = v12.shaderBufferInt64Atomics;
-    q->v12.shaderSubgroupExtendedTypes = v12.shaderSubgroupExtendedTypes;
+    if (asks(parts, "features")) {
+        q->f2.features.shaderInt64 = have.shaderInt64;
+        q->f2.features.shaderInt16 = have.shaderInt16;
+        q->f2.features.shaderFloat64 = have.shaderFloat64;
+        q->v11.storageBuffer16BitAccess = v11.storageBuffer16BitAccess;
+        q->v11.variablePointersStorageBuffer = v11.variablePointersStorageBuffer;
+        q->v11.variablePointers = v11.variablePointers;
+        q->v12.storageBuffer8BitAccess = v12.storageBuffer8BitAccess;
+        q->v12.shaderInt8 = v12.shaderInt8;
+        q->v12.shaderFloat16 = v12.shaderFloat16;
+        q->v12.scalarBlockLayout = v12.scalarBlockLayout;
+        q->v12.vulkanMemoryModel = v12.vulkanMemoryModel;
+        q->v12.vulkanMemoryModelDeviceScope = v12.vulkanMemoryModelDeviceScope;
+        q->v12.shaderBufferInt64Atomics = v12.shaderBufferInt64Atomics;
+        q->v12.shaderSubgroupExtendedTypes = v12.shaderSubgroupExtendedTypes;
+    }
     VkBool32 f32_atomics = q->af.shaderBufferFloat32Atomics;
     VkBool32 f32_add = q->af.shaderBufferFloat32AtomicAdd;
     memset(&q->af, 0, sizeof q->af);
     q->af.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT;
     q->af.shaderBufferFloat32Atomics = f32_atomics;
     q->af.shaderBufferFloat32AtomicAdd = f32_add;
+    /* the structs Debian 12's headers predate, chained after v12 as device.c does */
+    q->cm.sType = (VkStructureType)1000506000; /* cooperative matrix features */
+    q->cm.pNext = q->v12.pNext;
+    q->cm.cooperativeMatrix = VK_TRUE;
+    if (coopmat)
+        q->v12.pNext = &q->cm;
+    q->bf.sType = (VkStructureType)1000141000; /* bfloat16 features */
+    q->bf.pNext = q->v12.pNext;
+    q->bf.shaderBFloat16Type = VK_TRUE;
+    q->bf.coopmat = VK_TRUE;
+    if (bf16)
+        q->v12.pNext = &q->bf;
+    q->pe.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
+    q->pe.pNext = q->v12.pNext;
+    q->pe.pipelineExecutableInfo = VK_TRUE;
+    if (exec_props)
+        q->v12.pNext = &q->pe;
     uint32_t next = 0;
     if (atomic_float)
         q->exts[next++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
-    if (has_device_ext(inst, pd, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
+    int extmem = asks(parts, "extmem") && has_device_ext(inst, pd, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+    if (extmem)
         q->exts[next++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
-    /* (VK_KHR_cooperative_matrix is left out: its feature struct needs headers >= 1.3.255) */
+    if (extmem && asks(parts, "extsem") &&
+        has_device_ext(inst, pd, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME))
+        q->exts[next++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
+    if (coopmat)
+        q->exts[next++] = "VK_KHR_cooperative_matrix";
+    if (bf16)
+        q->exts[next++] = "VK_KHR_shader_bfloat16";
+    if (exec_props)
+        q->exts[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+    /* the copy lane's queue: one of a transfer-only family, as native/queues.c picks it */
+    q->queues[0] = *dci->pQueueCreateInfos;
+    uint32_t nfam = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nfam, NULL);
+    VkQueueFamilyProperties fam[64];
+    nfam = nfam > 64 ? 64 : nfam;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nfam, fam);
+    uint32_t nq = 1;
+    for (uint32_t i = 0; asks(parts, "copyq") && i < nfam && nq == 1; i++) {
+        VkQueueFlags f = fam[i].queueFlags;
+        if ((f & VK_QUEUE_TRANSFER_BIT) && !(f & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) &&
+            fam[i].queueCount > 0) {
+            q->queues[1] = q->queues[0];
+            q->queues[1].queueFamilyIndex = i;
+            nq = 2;
+        }
+    }
     dci->pNext = &q->f2;
     dci->enabledExtensionCount = next;
     dci->ppEnabledExtensionNames = q->exts;
+    dci->queueCreateInfoCount = nq;
+    dci->pQueueCreateInfos = q->queues;
 }
