@@ -9,10 +9,12 @@ Per round, each a fresh process:
   coopmat, bf16, execprops, copyq): vkCreateDevice's time, so `all - (all but X)` is what
   asking for X costs the driver;
 - `floor --app cthreads` (the application name we give) and the floor run *inside* a Python
-  process that has imported numpy and cthreads.gpu (built as a shared library, called through
-  ctypes): whether the process we run in slows vkCreateInstance;
+  process (built as a shared library, called through ctypes) with nothing, numpy (also with
+  one OpenBLAS thread) or cthreads.gpu imported first: whether the process we run in slows
+  vkCreateInstance;
 - ours: `runtime.default_device_info()` (instance + enumeration) and `runtime.init()` (the
-  device), with the native open's phases, plain and with CTHREADS_COPY_QUEUE=0.
+  device), with the native open's phases: plain, after importing numpy, and with
+  CTHREADS_COPY_QUEUE=0.
 Prints min / median per row (ms) and writes every sample with --json.
 """
 
@@ -32,8 +34,9 @@ BENCH = Path(__file__).resolve().parent
 PARTS = ("features", "atomicf", "extmem", "extsem", "coopmat", "bf16", "execprops", "copyq")
 
 OURS = r"""
-import json, time
-import numpy
+import json, sys, time
+if sys.argv[1:] == ["numpy"]:
+    import numpy
 t0 = time.perf_counter()
 import cthreads.gpu
 from cthreads import runtime
@@ -49,9 +52,9 @@ print(json.dumps({"describe_ms": 1e3 * (t2 - t1), "open_ms": 1e3 * (t3 - t2),
 """
 
 IN_PYTHON = r"""
-import ctypes, sys
-import numpy
-import cthreads.gpu
+import ctypes, importlib, sys
+for name in sys.argv[2].split(",") if sys.argv[2] else ():
+    importlib.import_module(name)
 lib = ctypes.CDLL(sys.argv[1])
 argv = (ctypes.c_char_p * 2)(b"floor", None)
 sys.stdout.flush()
@@ -96,25 +99,32 @@ def main() -> int:
     env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "cache"))
     env.pop("CTHREADS_VALIDATION", None)
     env["CTHREADS_CACHE_DIR"] = os.path.join(work, "ct")
-    runs: dict[str, list] = {
-        "floor plain": [exe],
-        "floor all": [exe, "--ask", "all"],
+    py = [sys.executable, "-c"]
+    runs: dict[str, tuple[list[str], dict]] = {
+        "floor plain": ([exe], {}),
+        "floor all": ([exe, "--ask", "all"], {}),
         **{
-            f"floor all but {p}": [exe, "--ask", ",".join(q for q in PARTS if q != p)]
+            f"floor all but {p}": ([exe, "--ask", ",".join(q for q in PARTS if q != p)], {})
             for p in PARTS
         },
-        "floor --app cthreads": [exe, "--app", "cthreads"],
-        "floor in python (numpy, cthreads.gpu imported)": [sys.executable, "-c", IN_PYTHON, so],
-        "ours": [sys.executable, "-c", OURS],
-        "ours CTHREADS_COPY_QUEUE=0": [sys.executable, "-c", OURS],
+        "floor --app cthreads": ([exe, "--app", "cthreads"], {}),
+        "floor in python, nothing imported": ([*py, IN_PYTHON, so, ""], {}),
+        "floor in python, numpy imported": ([*py, IN_PYTHON, so, "numpy"], {}),
+        "floor in python, numpy (OPENBLAS_NUM_THREADS=1)": (
+            [*py, IN_PYTHON, so, "numpy"],
+            {"OPENBLAS_NUM_THREADS": "1"},
+        ),
+        "floor in python, cthreads.gpu imported": ([*py, IN_PYTHON, so, "cthreads.gpu"], {}),
+        "ours": ([*py, OURS], {}),
+        "ours, numpy imported first": ([*py, OURS, "numpy"], {}),
+        "ours CTHREADS_COPY_QUEUE=0": ([*py, OURS], {"CTHREADS_COPY_QUEUE": "0"}),
     }
-    for cmd in runs.values():  # warm the driver's caches once per kind of process
-        child(cmd, env)
+    for cmd, extra in runs.values():  # warm the driver's caches once per kind of process
+        child(cmd, dict(env, **extra))
     samples: dict[str, list[dict]] = {k: [] for k in runs}
     for _ in range(args.rounds):
-        for name, cmd in runs.items():
-            e = dict(env, CTHREADS_COPY_QUEUE="0") if "COPY_QUEUE=0" in name else env
-            samples[name].append(child(cmd, e))
+        for name, (cmd, extra) in runs.items():
+            samples[name].append(child(cmd, dict(env, **extra)))
     print(f"{'ms, min / median over ' + str(args.rounds):58s} instance  device")
     for name, rows in samples.items():
         inst = [r.get("create_instance_ms", r.get("describe_ms")) for r in rows]

@@ -176,34 +176,21 @@ pipeline_build(CtDevice *dev, PipelineArgs *a, VkPipelineCreateFlags flags, VkPi
     if (parse_spec(st, a->spec, &entries, &data, &count) < 0)
         goto done;
 
-    VkResult r;
     VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                      .codeSize = (size_t)a->code.len, .pCode = a->code.buf};
-    r = dev->fn.vkCreateShaderModule(dev->device, &smci, NULL, &module);
-    if (r != VK_SUCCESS) {
-        ct_raise_vk(st, r, "vkCreateShaderModule");
-        goto done;
-    }
     VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0,
                                  .size = (uint32_t)a->push_size};
     VkPipelineLayoutCreateInfo plci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                        .pushConstantRangeCount = a->push_size > 0,
                                        .pPushConstantRanges = &range};
-    r = dev->fn.vkCreatePipelineLayout(dev->device, &plci, NULL, layout);
-    if (r != VK_SUCCESS) {
-        *layout = VK_NULL_HANDLE;
-        ct_raise_vk(st, r, "vkCreatePipelineLayout");
-        goto done;
-    }
     VkSpecializationInfo si = {.mapEntryCount = count, .pMapEntries = entries,
                                .dataSize = 4 * (size_t)count, .pData = data};
     VkComputePipelineCreateInfo cpci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .flags = flags,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = module, .pName = a->entry,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .pName = a->entry,
                   .pSpecializationInfo = count ? &si : NULL},
-        .layout = *layout,
     };
     /* creation feedback is core in Vulkan 1.3 (no feature to enable) */
     VkPipelineCreationFeedbackCreateInfo fci = {
@@ -213,18 +200,37 @@ pipeline_build(CtDevice *dev, PipelineArgs *a, VkPipelineCreateFlags flags, VkPi
     if (feedback != NULL && dev->inst->api_version >= VK_API_VERSION_1_3 &&
         dev->props.apiVersion >= VK_API_VERSION_1_3)
         cpci.pNext = &fci;
+    /* All three calls without the GIL: a device's first shader module costs NVIDIA's driver
+       ~10 ms (issue 19), which held the GIL kept prepare()'s other pipeline threads from
+       starting. */
+    const char *failed = NULL;
+    VkResult r;
     dev->active++;
     Py_BEGIN_ALLOW_THREADS
-    r = dev->fn.vkCreateComputePipelines(dev->device, cache, 1, &cpci, NULL, &pipeline);
+    r = dev->fn.vkCreateShaderModule(dev->device, &smci, NULL, &module);
+    if (r != VK_SUCCESS) {
+        module = VK_NULL_HANDLE;
+        failed = "vkCreateShaderModule";
+    } else if ((r = dev->fn.vkCreatePipelineLayout(dev->device, &plci, NULL, layout)) !=
+               VK_SUCCESS) {
+        *layout = VK_NULL_HANDLE;
+        failed = "vkCreatePipelineLayout";
+    } else {
+        cpci.stage.module = module;
+        cpci.layout = *layout;
+        r = dev->fn.vkCreateComputePipelines(dev->device, cache, 1, &cpci, NULL, &pipeline);
+        if (r != VK_SUCCESS)
+            pipeline = VK_NULL_HANDLE;
+    }
     Py_END_ALLOW_THREADS
     dev->active--;
-    if (r != VK_SUCCESS) {
-        pipeline = VK_NULL_HANDLE;
-        if (r == VK_ERROR_DEVICE_LOST)
-            dev->lost = 1;
+    if (r == VK_ERROR_DEVICE_LOST)
+        dev->lost = 1;
+    if (failed != NULL)
+        ct_raise_vk(st, r, "%s", failed);
+    else if (r != VK_SUCCESS)
         ct_raise_vk(st, r, "vkCreateComputePipelines (entry point '%s', %zd bytes of SPIR-V, "
                     "push_size %d)", a->entry, a->code.len, a->push_size);
-    }
 done:
     if (module != VK_NULL_HANDLE)
         dev->fn.vkDestroyShaderModule(dev->device, module, NULL);

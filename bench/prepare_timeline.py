@@ -1,0 +1,93 @@
+"""When each step of a warm `prepare()` starts and ends, per thread (issue 19: what lies between
+the device being open and prepare() returning).
+
+    python bench/prepare_timeline.py [--rounds 3]
+
+A first fresh process fills the caches; then each round is a fresh process that imports
+cthreads.gpu and bench/prepare_kernels/eight.py and calls `prepare()` with the steps wrapped
+(times in ms from prepare()'s call): describing the device (instance + enumeration), opening
+it (`runtime.get_device`), each kernel's compile step (cache lookup) and pipeline step, and
+saving the pipeline cache file. The native open's phases (`stats()["open_ms"]`) are printed
+with the open. Nothing is changed but the timing wrappers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+
+CHILD = r"""
+import json, sys, threading, time
+import cthreads.gpu as g
+from cthreads import runtime
+from cthreads.launch import session
+from cthreads.runtime.device import Device
+sys.path.insert(0, sys.argv[1])
+import eight
+events = []
+t0 = [0.0]
+
+def wrap(owner, name, label=None):
+    fn = getattr(owner, name)
+    def timed(*a, **k):
+        s = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            e = time.perf_counter()
+            events.append((label or name, threading.current_thread().name, s, e))
+    setattr(owner, name, timed)
+
+wrap(runtime, "default_device_info", "describe")
+wrap(runtime, "get_device", "open")
+wrap(session, "_compile_one", "compile")
+wrap(session, "_pipeline", "pipeline")
+wrap(Device, "save_pipeline_cache", "save cache")
+session.state.describe = runtime.default_device_info
+session.state.opener = runtime.get_device
+t0[0] = time.perf_counter()
+g.prepare()
+end = time.perf_counter()
+stats = runtime.get_device().stats()
+ms = lambda t: round(1e3 * (t - t0[0]), 2)
+print(json.dumps({"prepare_ms": ms(end), "open_phases": stats["open_ms"],
+                  "events": [(n, th, ms(s), ms(e)) for n, th, s, e in events]}))
+"""
+
+
+def run(env: dict) -> dict:
+    kernels = str(BENCH / "prepare_kernels")
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, kernels], env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    home = tempfile.mkdtemp(prefix="prep_tl-")
+    env = dict(os.environ, HOME=home, XDG_CACHE_HOME=os.path.join(home, ".cache"))
+    for name in ("CTHREADS_CACHE_DIR", "CTHREADS_VALIDATION", "CTHREADS_NO_DISK_CACHE"):
+        env.pop(name, None)
+    run(env)  # cold: fills our caches and the driver's
+    for r in range(args.rounds):
+        res = run(env)
+        print(f"round {r}: prepare() {res['prepare_ms']:.1f} ms")
+        for name, thread, s, e in sorted(res["events"], key=lambda x: x[2]):
+            print(f"  {s:7.2f} – {e:7.2f}  ({e - s:6.2f})  {name:10s} {thread}")
+        phases = ", ".join(f"{k} {v:.1f}" for k, v in res["open_phases"].items() if v >= 0.05)
+        print(f"  native open phases (ms): {phases}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
