@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import GpuArgumentTypeError, GpuInvalidArgument
 from ..residency.arena import SELF_RECORD_TYPES
-from ..runtime.extents import extent_items
+from ..runtime.extents import extent_items, nonnegative
 
 if TYPE_CHECKING:
     from . import session
@@ -103,14 +103,7 @@ def parse_grid(grid: Any) -> tuple[int, int, int]:
             expected="1 to 3 extents",
             got=str(tuple(items)),
         )
-    dims = tuple(v.__index__() for v in items)
-    if any(d < 0 for d in dims):
-        raise GpuInvalidArgument(
-            f"`grid` extents must be >= 0; got {dims}",
-            param="grid",
-            expected="non-negative extents",
-            got=str(dims),
-        )
+    dims = nonnegative(items, "grid")
     return dims + (1,) * (3 - len(dims))  # type: ignore[return-value]
 
 

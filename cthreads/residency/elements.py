@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import GpuArgumentTypeError, GpuInvalidArgument
+from ..errors import GpuArgumentTypeError
 from ..runtime import formats
-from ..runtime.extents import extent_items
+from ..runtime.extents import extent_items, nonnegative
 
 # kernel-language name -> (numpy dtype name, (kind, bits) of the list element type), from the
 # one table of element types (runtime/formats.py); a DeviceArray spells int and float by width
@@ -69,12 +69,4 @@ def _shape(shape: Any) -> tuple[int, ...]:
             got=repr(shape),
             hint="e.g. DeviceArray((rows, cols), 'f32')",
         )
-    dims = tuple(v.__index__() for v in items)
-    if any(d < 0 for d in dims):
-        raise GpuInvalidArgument(
-            f"`shape` extents must be >= 0; got {dims}",
-            param="shape",
-            expected="non-negative extents",
-            got=str(dims),
-        )
-    return dims
+    return nonnegative(items, "shape")

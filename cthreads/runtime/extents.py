@@ -4,15 +4,17 @@
 
 An extent is an exact integer: a Python int, a numpy integer or anything else with `__index__`,
 never a bool or a float (`True` and `2.0` are mistakes, not sizes). A size is one extent or a
-tuple/list of them. Only that reading is shared: the number of axes allowed, the sign rule and
-the wording of each error belong to the caller (a shape, a problem size and a workgroup count
-are told apart in their messages), so nothing here raises. Lowest layer, imports nothing, so
-residency and launch may both use it.
+tuple/list of them. That reading is shared, and so is the sign rule of a shape and a problem
+size (`nonnegative`, one wording for both); the number of axes allowed and the other errors
+belong to the caller (a workgroup count, gpu/bracket.py, words even its sign rule its own way).
+Lowest layer, imports only the exception tree, so residency and launch may both use it.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from ..errors import GpuInvalidArgument
 
 
 def is_extent(v: Any) -> bool:
@@ -33,3 +35,17 @@ def extent_items(value: Any) -> tuple | None:
     `v.__index__()`."""
     items = tuple(value) if isinstance(value, (tuple, list)) else (value,)
     return items if all(is_extent(v) for v in items) else None
+
+
+def nonnegative(items: tuple, param: str) -> tuple[int, ...]:
+    """`items` (what `extent_items` returned) converted to ints; GpuInvalidArgument naming
+    `param` where one is negative (a DeviceArray's `shape`, `gpu(..., grid=)`)."""
+    dims = tuple(v.__index__() for v in items)
+    if any(d < 0 for d in dims):
+        raise GpuInvalidArgument(
+            f"`{param}` extents must be >= 0; got {dims}",
+            param=param,
+            expected="non-negative extents",
+            got=str(dims),
+        )
+    return dims

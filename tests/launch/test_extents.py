@@ -1,6 +1,7 @@
 """The three parsers of sizes (DeviceArray shapes, `gpu(grid=)`, `kernel[grid]`) read extents
 through one helper (runtime/extents.py), so they agree on what is a size and what is a type
-mistake; each keeps its own axis and sign rules and its own words."""
+mistake; each keeps its own axis rule and type-error words. A shape and `gpu(grid=)` share the
+sign rule too (`nonnegative`); a workgroup count words its own."""
 
 from __future__ import annotations
 
@@ -60,3 +61,14 @@ def test_an_integer_array_is_not_an_extent_anywhere():
         DeviceArray((np.array([2, 3]),), "f32")
     with pytest.raises(GpuArgumentTypeError, match="`grid` expects an int or a tuple"):
         parse_grid((np.array([2, 3]), 1))
+
+
+def test_a_shape_and_a_grid_refuse_a_negative_extent_in_the_same_words():
+    for parse, param in ((_shape, "shape"), (parse_grid, "grid")):
+        with pytest.raises(
+            GpuInvalidArgument, match=rf"`{param}` extents must be >= 0; got \(4, -1\)"
+        ) as info:
+            parse((4, np.int64(-1)))
+        assert (info.value.param, info.value.got) == (param, "(4, -1)")
+    with pytest.raises(GpuInvalidArgument, match="workgroup counts must be >= 0"):
+        parse_groups((4, -1), KERNEL)
