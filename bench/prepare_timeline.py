@@ -1,7 +1,7 @@
 """When each step of a warm `prepare()` starts and ends, per thread (issue 19: what lies between
 the device being open and prepare() returning).
 
-    python bench/prepare_timeline.py [--rounds 3] [--no-pipeline-file] [--env NAME=VALUE ...]
+    python bench/prepare_timeline.py [--rounds 3] [--cold] [--no-pipeline-file] [--env NAME=VALUE ...]
 
 A first fresh process fills the caches; then each round is a fresh process that imports
 cthreads.gpu and bench/prepare_kernels/eight.py and calls `prepare()` with the steps wrapped
@@ -10,7 +10,7 @@ it (`runtime.get_device`), each kernel's compile step (cache lookup) and pipelin
 saving the pipeline cache file. The native open's phases (`stats()["open_ms"]`) are printed
 with the open. Nothing is changed but the timing wrappers. `--no-pipeline-file` deletes our pipeline cache
 file before each round (the driver's own disk cache stays warm): what loading it costs the first
-pipeline. `--env` sets a variable in the measured processes (e.g. CTHREADS_COPY_QUEUE=0).
+pipeline. `--cold`: every round on empty caches (ours and the driver's). `--env` sets a variable in the measured processes (e.g. CTHREADS_COPY_QUEUE=0).
 """
 
 from __future__ import annotations
@@ -76,16 +76,27 @@ def run(env: dict) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cold", action="store_true")
     ap.add_argument("--no-pipeline-file", action="store_true")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
-    home = tempfile.mkdtemp(prefix="prep_tl-")
-    env = dict(os.environ, HOME=home, XDG_CACHE_HOME=os.path.join(home, ".cache"))
-    for name in ("CTHREADS_CACHE_DIR", "CTHREADS_VALIDATION", "CTHREADS_NO_DISK_CACHE"):
-        env.pop(name, None)
-    env.update(item.split("=", 1) for item in args.env)
-    run(env)  # cold: fills our caches and the driver's
+
+    def fresh() -> tuple[str, dict]:
+        home = tempfile.mkdtemp(prefix="prep_tl-")
+        env = dict(os.environ, HOME=home, XDG_CACHE_HOME=os.path.join(home, ".cache"))
+        env["__GL_SHADER_DISK_CACHE_PATH"] = os.path.join(home, "glcache")
+        env["MESA_SHADER_CACHE_DIR"] = os.path.join(home, "mesa")
+        for name in ("CTHREADS_CACHE_DIR", "CTHREADS_VALIDATION", "CTHREADS_NO_DISK_CACHE"):
+            env.pop(name, None)
+        env.update(item.split("=", 1) for item in args.env)
+        return home, env
+
+    home, env = fresh()
+    if not args.cold:
+        run(env)  # fills our caches and the driver's
     for r in range(args.rounds):
+        if args.cold:
+            home, env = fresh()
         if args.no_pipeline_file:
             for path in glob.glob(os.path.join(home, ".cache", "cthreads", "pipelines", "*")):
                 os.remove(path)
