@@ -1,7 +1,8 @@
 """When each step of a warm `prepare()` starts and ends, per thread (issue 19: what lies between
 the device being open and prepare() returning).
 
-    python bench/prepare_timeline.py [--rounds 3] [--cold] [--no-pipeline-file] [--env NAME=VALUE ...]
+    python bench/prepare_timeline.py [--rounds 3] [--cold] [--no-pipeline-file] [--open-first MS]
+                                     [--env NAME=VALUE ...]
 
 A first fresh process fills the caches; then each round is a fresh process that imports
 cthreads.gpu and bench/prepare_kernels/eight.py and calls `prepare()` with the steps wrapped
@@ -10,7 +11,8 @@ it (`runtime.get_device`), each kernel's compile step (cache lookup) and pipelin
 saving the pipeline cache file. The native open's phases (`stats()["open_ms"]`) are printed
 with the open. Nothing is changed but the timing wrappers. `--no-pipeline-file` deletes our pipeline cache
 file before each round (the driver's own disk cache stays warm): what loading it costs the first
-pipeline. `--cold`: every round on empty caches (ours and the driver's). `--env` sets a variable in the measured processes (e.g. CTHREADS_COPY_QUEUE=0).
+pipeline. `--open-first MS`: the device is opened MS ms before prepare() is called (does the
+driver finish something in the background after vkCreateDevice?). `--cold`: every round on empty caches (ours and the driver's). `--env` sets a variable in the measured processes (e.g. CTHREADS_COPY_QUEUE=0).
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ wrap(session, "_pipeline", "pipeline")
 wrap(Device, "save_pipeline_cache", "save cache")
 session.state.describe = runtime.default_device_info
 session.state.opener = runtime.get_device
+if len(sys.argv) > 2:  # --open-first MS: the device opened, then MS of sleep, before prepare()
+    runtime.get_device()
+    time.sleep(float(sys.argv[2]) / 1e3)
 t0[0] = time.perf_counter()
 g.prepare()
 end = time.perf_counter()
@@ -65,10 +70,15 @@ print(json.dumps({"prepare_ms": ms(end), "open_phases": stats["open_ms"],
 """
 
 
-def run(env: dict) -> dict:
+def run(env: dict, open_first: float | None = None) -> dict:
     kernels = str(BENCH / "prepare_kernels")
+    extra = [] if open_first is None else [str(open_first)]
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, kernels], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", CHILD, kernels, *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -77,6 +87,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cold", action="store_true")
+    ap.add_argument("--open-first", type=float, metavar="MS")
     ap.add_argument("--no-pipeline-file", action="store_true")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
@@ -100,7 +111,7 @@ def main() -> int:
         if args.no_pipeline_file:
             for path in glob.glob(os.path.join(home, ".cache", "cthreads", "pipelines", "*")):
                 os.remove(path)
-        res = run(env)
+        res = run(env, args.open_first)
         print(f"round {r}: prepare() {res['prepare_ms']:.1f} ms")
         for name, thread, s, e in sorted(res["events"], key=lambda x: x[2]):
             print(f"  {s:7.2f} – {e:7.2f}  ({e - s:6.2f})  {name:10s} {thread}")
