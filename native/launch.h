@@ -68,7 +68,6 @@ typedef struct {
     LField fields[CT_LAUNCH_MAX_FIELDS];
 } CtLauncher;
 
-int ct_launch_init(void);
 PyObject *ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc);
 /* launch_size.c: the one dispatch of a launch of `size`, and a launch's `grid` as the
    logical size (x, y, z); 0 where the launch takes the general path */

@@ -13,7 +13,7 @@
  *       record type, then the types whose instances are their own records; record_fields:
  *       RECORD_FIELDS, slots of each record type (a self-record type needs no `obj`: it is
  *       its own), read and written at offsets found here, with no attribute look-up; job_fields:
- *       GpuJob.QUEUED_FIELDS, slots of job_type (a job is object.__new__(GpuJob) plus a
+ *       GpuJob.QUEUED_FIELDS, slots of job_type (a job is job_type's tp_alloc plus a
  *       store into each slot).
  *   FastLauncher.launch(args, grid=None, lane=0, after=0): launch.c.
  *   FastLauncher.sizes(nx, ny, nz): the dispatch a launch of that size makes (for tests).
@@ -167,7 +167,7 @@ Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     CtLauncher *self = NULL;
     CtState *st = PyType_GetModuleState(type);
     Py_ssize_t nt = PyTuple_GET_SIZE(rtypes);
-    int ok = st != NULL && ct_launch_init() == 0;
+    int ok = st != NULL;
     if (ok && (!Py_IS_TYPE(o[O_DEV], st->DeviceType) || !Py_IS_TYPE(o[O_PIPE], st->PipelineType) ||
                ((CtPipeline *)o[O_PIPE])->dev != (CtDevice *)o[O_DEV])) {
         PyErr_SetString(PyExc_TypeError, "FastLauncher needs a native Device and its Pipeline");
