@@ -13,6 +13,7 @@
  */
 #include "launch.h"
 
+#include <limits.h>
 #include <string.h>
 
 /* field f of record r of record type t (self->roff): a borrowed reference, NULL when unset */
@@ -192,7 +193,7 @@ check_list(CtLauncher *self, int param, PyObject *a, PyObject **rec, int *rtype,
         ((CtBuffer *)b)->dev != self->dev || ((CtBuffer *)b)->alloc == NULL)
         return 0;
     Py_UCS4 c = PyUnicode_READ_CHAR(pack, 0);
-    if (c >= 128 || c == 0 || memchr(p->packs, (int)c, sizeof p->packs) == NULL)
+    if (c >= 128 || !((self->packset[param][c >> 6] >> (c & 63)) & 1))
         return 0;
     /* a hazard this launch must refuse: the general path words it */
     long long hl, nl;
@@ -236,15 +237,19 @@ check_list(CtLauncher *self, int param, PyObject *a, PyObject **rec, int *rtype,
     return 1;
 }
 
-static void
-put(uint8_t *push, const LField *f, LValue v)
+/* field f's value into the block, by its width (launch_plan.c: 'I' and 'i' keep the low 32
+   bits, which are the same bits either way; 'Q', 'q' and 'd' all 8 bytes of v) */
+static inline void
+put(uint8_t *push, const LField *f, int width, LValue v)
 {
-    switch (f->fmt) {
-    case 'I': { uint32_t x = (uint32_t)v.u; memcpy(push + f->offset, &x, 4); break; }
-    case 'i': { int32_t x = (int32_t)v.i; memcpy(push + f->offset, &x, 4); break; }
-    case 'f': { float x = (float)v.d; memcpy(push + f->offset, &x, 4); break; }
-    case 'Q': case 'q': memcpy(push + f->offset, &v.u, 8); break;
-    case 'd': memcpy(push + f->offset, &v.d, 8); break;
+    if (width == W_64) {
+        memcpy(push + f->offset, &v.u, 8);
+    } else if (width == W_32) {
+        uint32_t x = (uint32_t)v.u;
+        memcpy(push + f->offset, &x, 4);
+    } else {
+        float x = (float)v.d;
+        memcpy(push + f->offset, &x, 4);
     }
 }
 
@@ -358,7 +363,7 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
             break;
         default: v = val[f->param]; break;
         }
-        put(op.push, f, v);
+        put(op.push, f, self->width[k], v);
     }
     if (lane > 0) {
         /* on a lane: after the last write of each list it reads, the last use of each it
@@ -392,7 +397,9 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
     result = NULL;
     uint64_t v = lane == 0 ? ct_enqueue(dev, &op, 1, keep, nl + 2, NULL, 0)
                            : ct_enqueue_lane(dev, (int)lane, after, &op, 1, keep, nl + 2, NULL, 0);
-    if (v == 0 || (value = PyLong_FromUnsignedLongLong(v)) == NULL)
+    /* (PyLong_FromLong has the short path for small values that the unsigned one lacks) */
+    if (v == 0 || (value = v <= LONG_MAX ? PyLong_FromLong((long)v)
+                                         : PyLong_FromUnsignedLongLong(v)) == NULL)
         goto done;
     /* written lists come back at join, except self-records (DeviceArray: its record is the
        argument itself), which stay on the device: GpuJob._written, as None, the one record

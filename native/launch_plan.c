@@ -130,6 +130,9 @@ take_plan(CtLauncher *self, Py_buffer *params, Py_buffer *fields, Py_buffer *siz
         if (p->kind < 0 || p->kind >= P_COUNT || (p->kind == P_LIST && p->itemsize < 1))
             return 0;
         p->writes = p->kind == P_LIST && p->writes;
+        for (const char *c = p->packs; *c; c++) /* (strchr's set: up to the first NUL) */
+            if ((unsigned char)*c < 128)
+                self->packset[i][(unsigned char)*c >> 6] |= 1ull << ((unsigned char)*c & 63);
         self->nlists += p->kind == P_LIST;
         self->alias_check |= p->writes;
     }
@@ -142,6 +145,7 @@ take_plan(CtLauncher *self, Py_buffer *params, Py_buffer *fields, Py_buffer *siz
         if (f->fmt == 0 || size == 0 || f->offset + (uint64_t)size > (uint64_t)z->push_size ||
             f->role < 0 || f->role >= R_COUNT)
             return 0;
+        self->width[i] = f->fmt == 'f' ? W_F32 : size == 8 ? W_64 : W_32;
         if (f->role >= R_ADDR && (f->param < 0 || f->param >= self->nparams ||
                                   (self->params[f->param].kind == P_LIST) != (f->role != R_SCALAR)))
             return 0;
