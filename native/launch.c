@@ -13,17 +13,8 @@
  */
 #include "launch.h"
 
+#include <limits.h>
 #include <string.h>
-
-static PyObject *s_empty; /* the arguments of object.__new__ (make_job) */
-
-int
-ct_launch_init(void)
-{
-    if (s_empty == NULL)
-        s_empty = PyTuple_New(0);
-    return s_empty == NULL ? -1 : 0;
-}
 
 /* field f of record r of record type t (self->roff): a borrowed reference, NULL when unset */
 #define RECORD_FIELD(self, r, t, f) (*(PyObject **)((char *)(r) + (self)->roff[t][f]))
@@ -45,6 +36,25 @@ device_usable(CtLauncher *self)
            pipe->dev == dev && pipe->pipeline != VK_NULL_HANDLE;
 }
 
+/* The value of exact int v when it is one machine digit or less (every count, generation,
+   hazard and timeline value a launch loop sees), read without a call; 0 for a larger one
+   (the caller then asks the C API). About 20 instructions a read less, 7 reads a launch. */
+static inline int
+compact_int(PyObject *v, long long *out)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    if (!PyUnstable_Long_IsCompact((PyLongObject *)v))
+        return 0;
+    *out = (long long)PyUnstable_Long_CompactValue((PyLongObject *)v);
+#else
+    Py_ssize_t size = Py_SIZE(v);
+    if (size < -1 || size > 1)
+        return 0;
+    *out = (long long)size * (long long)((PyLongObject *)v)->ob_digit[0];
+#endif
+    return 1;
+}
+
 /* 1 with *out set when scalar argument a fits parameter p exactly, else 0 */
 static int
 check_scalar(const LParam *p, PyObject *a, LValue *out)
@@ -53,11 +63,14 @@ check_scalar(const LParam *p, PyObject *a, LValue *out)
     case P_INT: {
         if (!PyLong_CheckExact(a))
             return 0;
-        int overflow = 0;
-        long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
-        if (overflow || (v == -1 && PyErr_Occurred())) {
-            PyErr_Clear();
-            return 0;
+        long long v;
+        if (!compact_int(a, &v)) {
+            int overflow = 0;
+            v = PyLong_AsLongLongAndOverflow(a, &overflow);
+            if (overflow || (v == -1 && PyErr_Occurred())) {
+                PyErr_Clear();
+                return 0;
+            }
         }
         out->i = v;
         return p->lo <= v && v <= p->hi;
@@ -109,8 +122,11 @@ int_equals(PyObject *v, long long want)
 {
     if (v == NULL || !PyLong_CheckExact(v))
         return 0;
+    long long got;
+    if (compact_int(v, &got))
+        return got == want;
     int overflow = 0;
-    long long got = PyLong_AsLongLongAndOverflow(v, &overflow);
+    got = PyLong_AsLongLongAndOverflow(v, &overflow);
     if (got == -1 && PyErr_Occurred())
         PyErr_Clear();
     return !overflow && got == want;
@@ -177,14 +193,22 @@ check_list(CtLauncher *self, int param, PyObject *a, PyObject **rec, int *rtype,
         ((CtBuffer *)b)->dev != self->dev || ((CtBuffer *)b)->alloc == NULL)
         return 0;
     Py_UCS4 c = PyUnicode_READ_CHAR(pack, 0);
-    if (c >= 128 || c == 0 || strchr(p->packs, (int)c) == NULL)
+    if (c >= 128 || !((self->packset[param][c >> 6] >> (c & 63)) & 1))
         return 0;
     /* a hazard this launch must refuse: the general path words it */
-    long h = PyLong_AsLong(hz);
-    Py_ssize_t n = PyLong_AsSsize_t(cnt);
-    if ((h == -1 || n < 0) && PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
+    long long hl, nl;
+    long h;
+    Py_ssize_t n;
+    if (compact_int(hz, &hl) && compact_int(cnt, &nl)) {
+        h = (long)hl;
+        n = (Py_ssize_t)nl;
+    } else {
+        h = PyLong_AsLong(hz);
+        n = PyLong_AsSsize_t(cnt);
+        if ((h == -1 || n < 0) && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
     }
     /* a self-record (DeviceArray) serves only its own element type, and is never empty */
     if (own && (c != (Py_UCS4)(unsigned char)p->packs[0] || n == 0))
@@ -213,30 +237,37 @@ check_list(CtLauncher *self, int param, PyObject *a, PyObject **rec, int *rtype,
     return 1;
 }
 
-static void
-put(uint8_t *push, const LField *f, LValue v)
+/* field f's value into the block, by its width (launch_plan.c: 'I' and 'i' keep the low 32
+   bits, which are the same bits either way; 'Q', 'q' and 'd' all 8 bytes of v) */
+static inline void
+put(uint8_t *push, const LField *f, int width, LValue v)
 {
-    switch (f->fmt) {
-    case 'I': { uint32_t x = (uint32_t)v.u; memcpy(push + f->offset, &x, 4); break; }
-    case 'i': { int32_t x = (int32_t)v.i; memcpy(push + f->offset, &x, 4); break; }
-    case 'f': { float x = (float)v.d; memcpy(push + f->offset, &x, 4); break; }
-    case 'Q': case 'q': memcpy(push + f->offset, &v.u, 8); break;
-    case 'd': memcpy(push + f->offset, &v.d, 8); break;
+    if (width == W_64) {
+        memcpy(push + f->offset, &v.u, 8);
+    } else if (width == W_32) {
+        uint32_t x = (uint32_t)v.u;
+        memcpy(push + f->offset, &x, 4);
+    } else {
+        float x = (float)v.d;
+        memcpy(push + f->offset, &x, 4);
     }
 }
 
-/* A GpuJob by its fast construction protocol (gpujob.py QUEUED_FIELDS): object.__new__ plus
-   a store into each of those slots, which a fresh object holds empty (the rest are class
-   defaults that mean "queued"). */
+/* A GpuJob by its fast construction protocol (gpujob.py QUEUED_FIELDS): the type's own
+   allocation plus a store into each of those slots, which a fresh object holds empty (the
+   rest are class defaults that mean "queued"). Not object.__new__: that also checks its
+   arguments and fills the instance's inline attribute values, which a queued job never uses
+   (CPython makes its attribute dict on the first store into it, as for any object whose dict
+   was never asked for): about 150 instructions to make and drop a job. */
 static PyObject *
-make_job(CtLauncher *self, PyObject *value, PyObject *writebacks)
+make_job(CtLauncher *self, PyObject *value, PyObject *written)
 {
     PyTypeObject *tp = (PyTypeObject *)self->ref[O_JOB_TYPE];
-    PyObject *values[J_COUNT] = {self->ref[O_DEVICE_OBJ], value, self->ref[O_NAME], writebacks};
-    PyObject *job = PyBaseObject_Type.tp_new(tp, s_empty, NULL); /* always a tp instance */
+    PyObject *values[J_COUNT] = {self->ref[O_DEVICE_OBJ], value, self->ref[O_NAME], written};
+    PyObject *job = tp->tp_alloc(tp, 0);
     if (job != NULL)
-        for (int i = 0; i < J_COUNT; i++)
-            Py_XSETREF(*(PyObject **)((char *)job + self->joff[i]), Py_NewRef(values[i]));
+        for (int i = 0; i < J_COUNT; i++) /* (empty: tp_alloc zeroes the object) */
+            *(PyObject **)((char *)job + self->joff[i]) = Py_NewRef(values[i]);
     return job;
 }
 
@@ -332,7 +363,7 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
             break;
         default: v = val[f->param]; break;
         }
-        put(op.push, f, v);
+        put(op.push, f, self->width[k], v);
     }
     if (lane > 0) {
         /* on a lane: after the last write of each list it reads, the last use of each it
@@ -366,16 +397,14 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
     result = NULL;
     uint64_t v = lane == 0 ? ct_enqueue(dev, &op, 1, keep, nl + 2, NULL, 0)
                            : ct_enqueue_lane(dev, (int)lane, after, &op, 1, keep, nl + 2, NULL, 0);
-    if (v == 0 || (value = PyLong_FromUnsignedLongLong(v)) == NULL)
+    /* (PyLong_FromLong has the short path for small values that the unsigned one lacks) */
+    if (v == 0 || (value = v <= LONG_MAX ? PyLong_FromLong((long)v)
+                                         : PyLong_FromUnsignedLongLong(v)) == NULL)
         goto done;
     /* written lists come back at join, except self-records (DeviceArray: its record is the
-       argument itself), which stay on the device */
-    int nw = 0;
-    for (int x = 0; x < nl; x++)
-        nw += self->params[listix[x]].writes && rec[listix[x]] != PyTuple_GET_ITEM(args, listix[x]);
-    if ((wb = PyList_New(nw)) == NULL)
-        goto done;
-    nw = 0;
+       argument itself), which stay on the device: GpuJob._written, as None, the one record
+       or a tuple of them (no list and no pairs made per launch) */
+    int nw = 0, wix[CT_LAUNCH_MAX_PARAMS];
     for (int x = 0; x < nl; x++) {
         int i = listix[x];
         /* (the ints these drop run no Python code) */
@@ -383,13 +412,18 @@ ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc)
         if (!self->params[i].writes)
             continue;
         Py_XSETREF(RECORD_FIELD(self, rec[i], rtype[i], F_LAST_WRITE), Py_NewRef(value));
-        if (rec[i] == PyTuple_GET_ITEM(args, i))
-            continue;
-        PyObject *pair = PyTuple_Pack(2, Py_None, rec[i]);
-        if (pair == NULL)
-            goto done;
-        PyList_SET_ITEM(wb, nw++, pair);
+        if (rec[i] != PyTuple_GET_ITEM(args, i))
+            wix[nw++] = i;
     }
+    if (nw == 0)
+        wb = Py_NewRef(Py_None);
+    else if (nw == 1)
+        wb = Py_NewRef(rec[wix[0]]);
+    else if ((wb = PyTuple_New(nw)) != NULL)
+        for (int x = 0; x < nw; x++)
+            PyTuple_SET_ITEM(wb, x, Py_NewRef(rec[wix[x]]));
+    if (wb == NULL)
+        goto done;
     result = make_job(self, value, wb);
 done:
     for (int x = 0; x < nl; x++) {

@@ -42,6 +42,7 @@ typedef struct {
 _Static_assert(sizeof(LParam) == 40 && sizeof(LField) == 16 && sizeof(LSizing) == 112,
                "launch.h: a plan layout no longer matches its struct format");
 
+enum { W_32, W_64, W_F32 }; /* how a field's fmt stores its value (launch.c put) */
 enum { J_DEVICE, J_VALUE, J_NAME, J_WRITEBACKS, J_COUNT };
 /* the record protocol's fields (residency/arena.py RECORD_FIELDS, in that order): slots of
    each record type, read and written at offsets found once (0: a self-record type's `obj`,
@@ -63,12 +64,13 @@ typedef struct {
     void *idptr[CT_LAUNCH_MAX_PARAMS];     /* ...and its address (launch.c resident_record) */
     PyObject *found[CT_LAUNCH_MAX_PARAMS]; /* ...and its registry record (borrowed: the... */
     PyObject *seen;                        /* ...registry holds it while this is unchanged) */
+    uint64_t packset[CT_LAUNCH_MAX_PARAMS][2]; /* per list parameter: its packs as a bit set */
+    uint8_t width[CT_LAUNCH_MAX_FIELDS];   /* per field: W_32, W_64 or W_F32 (its fmt) */
     LSizing sz;
     LParam params[CT_LAUNCH_MAX_PARAMS];
     LField fields[CT_LAUNCH_MAX_FIELDS];
 } CtLauncher;
 
-int ct_launch_init(void);
 PyObject *ct_launcher_launch(CtLauncher *self, PyObject *const *argv, Py_ssize_t argc);
 /* launch_size.c: the one dispatch of a launch of `size`, and a launch's `grid` as the
    logical size (x, y, z); 0 where the launch takes the general path */

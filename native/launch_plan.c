@@ -13,7 +13,7 @@
  *       record type, then the types whose instances are their own records; record_fields:
  *       RECORD_FIELDS, slots of each record type (a self-record type needs no `obj`: it is
  *       its own), read and written at offsets found here, with no attribute look-up; job_fields:
- *       GpuJob.QUEUED_FIELDS, slots of job_type (a job is object.__new__(GpuJob) plus a
+ *       GpuJob.QUEUED_FIELDS, slots of job_type (a job is job_type's tp_alloc plus a
  *       store into each slot).
  *   FastLauncher.launch(args, grid=None, lane=0, after=0): launch.c.
  *   FastLauncher.sizes(nx, ny, nz): the dispatch a launch of that size makes (for tests).
@@ -130,6 +130,9 @@ take_plan(CtLauncher *self, Py_buffer *params, Py_buffer *fields, Py_buffer *siz
         if (p->kind < 0 || p->kind >= P_COUNT || (p->kind == P_LIST && p->itemsize < 1))
             return 0;
         p->writes = p->kind == P_LIST && p->writes;
+        for (const char *c = p->packs; *c; c++) /* (strchr's set: up to the first NUL) */
+            if ((unsigned char)*c < 128)
+                self->packset[i][(unsigned char)*c >> 6] |= 1ull << ((unsigned char)*c & 63);
         self->nlists += p->kind == P_LIST;
         self->alias_check |= p->writes;
     }
@@ -142,6 +145,7 @@ take_plan(CtLauncher *self, Py_buffer *params, Py_buffer *fields, Py_buffer *siz
         if (f->fmt == 0 || size == 0 || f->offset + (uint64_t)size > (uint64_t)z->push_size ||
             f->role < 0 || f->role >= R_COUNT)
             return 0;
+        self->width[i] = f->fmt == 'f' ? W_F32 : size == 8 ? W_64 : W_32;
         if (f->role >= R_ADDR && (f->param < 0 || f->param >= self->nparams ||
                                   (self->params[f->param].kind == P_LIST) != (f->role != R_SCALAR)))
             return 0;
@@ -167,7 +171,7 @@ Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     CtLauncher *self = NULL;
     CtState *st = PyType_GetModuleState(type);
     Py_ssize_t nt = PyTuple_GET_SIZE(rtypes);
-    int ok = st != NULL && ct_launch_init() == 0;
+    int ok = st != NULL;
     if (ok && (!Py_IS_TYPE(o[O_DEV], st->DeviceType) || !Py_IS_TYPE(o[O_PIPE], st->PipelineType) ||
                ((CtPipeline *)o[O_PIPE])->dev != (CtDevice *)o[O_DEV])) {
         PyErr_SetString(PyExc_TypeError, "FastLauncher needs a native Device and its Pipeline");

@@ -33,11 +33,16 @@ class GpuJob(Job):
     # __init__ sets, in its argument order (the rest above are class defaults). They are slots
     # (the instance keeps its __dict__ for the rest): the C launcher (native/launch.c) is
     # handed this tuple, finds each slot's offset once, and makes a job as
-    # object.__new__(GpuJob) plus four stores, so that a queued launch runs no Python code of
-    # ours and no attribute dict is written (issue 14); every attribute it leaves out costs
-    # nothing per launch.
-    QUEUED_FIELDS = ("_device", "_value", "_kernel_name", "_writebacks")
+    # a fresh object plus four stores, so that a queued launch runs no Python code of ours and
+    # no attribute dict is written (issue 14); every attribute it leaves out costs nothing per
+    # launch.
+    QUEUED_FIELDS = ("_device", "_value", "_kernel_name", "_written")
     __slots__ = QUEUED_FIELDS
+    # `_written`: what join copies back, in one of two spellings. The general path's
+    # `(ListArg | None, source)` pairs as a list; the C launcher's arena records of the lists
+    # it writes, as None (none), the one record or a tuple of them, so that a queued launch
+    # makes and drops no list and no pairs (about 500 instructions, issue 14). `_writebacks`
+    # reads either as the pairs.
 
     def __init__(
         self,
@@ -52,7 +57,7 @@ class GpuJob(Job):
         self._device = device
         self._value = value
         self._kernel_name = kernel_name
-        self._writebacks = writebacks
+        self._written = writebacks
         self._buffers = buffers
         self._device_done = value <= 0
 
@@ -104,14 +109,25 @@ class GpuJob(Job):
         return f"<GpuJob {self._kernel_name} {'done' if self.done() else 'running'}>"
 
     # -- internals ----------------------------------------------------------------------------
+    @property
+    def _writebacks(self) -> list[tuple[ListArg | None, Any]]:
+        """The `(arg, source)` pairs join writes back (binding.write_back), either spelling."""
+        written = self._written
+        if written is None:
+            return []
+        if type(written) is list:
+            return written
+        return [(None, r) for r in (written if type(written) is tuple else (written,))]
+
     def _finish(self, download: bool) -> None:
         lock = self._lock
         if lock is None:  # setdefault is atomic: two threads joining at once share one lock
             lock = self.__dict__.setdefault("_lock", threading.Lock())
         with lock:
             try:
-                if self._writebacks and download:
-                    write_back(self._writebacks)  # every list it can; then raises the first error
+                pairs = self._writebacks if download else None
+                if pairs:
+                    write_back(pairs)  # every list it can; then raises the first error
             except Exception:
                 self._done()  # what could be written back was; the error is reported once
                 raise
@@ -119,7 +135,7 @@ class GpuJob(Job):
             self._done()
 
     def _done(self) -> None:
-        self._writebacks = []
+        self._written = None
         self._state = "done"
         for buf in self._buffers:
             buf.release()

@@ -113,11 +113,13 @@ def test_jobs_of_both_launchers_have_the_same_attributes():
         # the C launcher fills the QUEUED_FIELDS slots and writes no attribute dict; the rest
         # are class defaults (gpujob.py)
         assert vars(fast) == {}
-        names = [*GpuJob.QUEUED_FIELDS, *vars(general)]
+        # (`_written`: the general path's pairs, the C launcher's records: gpujob.py)
+        names = [*GpuJob.QUEUED_FIELDS, *vars(general), "_writebacks"]
         assert {k: type(getattr(fast, k)) for k in names} == {
-            k: type(getattr(general, k)) for k in names if k != "_buffers"
-        } | {"_buffers": tuple}
+            k: type(getattr(general, k)) for k in names if k not in ("_buffers", "_written")
+        } | {"_buffers": tuple, "_written": tuple}
         assert [w[1].name for w in fast._writebacks] == ["xs", "ks", "bs"]
+        assert fast._written == tuple(w[1] for w in fast._writebacks)
         assert fast._writebacks[0][0] is None and list(fast._buffers) == []
         assert fast._device_done is False
         assert fast._kernel_name == "mixed" and fast._device is session.state.device
