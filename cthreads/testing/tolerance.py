@@ -207,7 +207,8 @@ def _recipe(name: str, x: float, y: float) -> float:
     ULP(x) (3e38 % 3.0 gives 0, not Python's 2.0); a run uses it so a device that does the same
     is covered. Where the float32 quotient overflows (3e38 % 0.5: 6e38), floor keeps the
     infinity and x - y * inf is an infinity of the other sign than x (lavapipe gives -inf, a
-    comparison `r < c` then True); only an infinite dividend gives nan (inf - inf): #38."""
+    comparison `r < c` then True); only an infinite dividend gives nan (inf - inf). Fuzz
+    seed 777, docs/reliability.md."""
     q = S.f32(x / y)
     if not math.isfinite(q):
         return q if name == "floordiv" else S.f32(x - y * q)

@@ -1,5 +1,5 @@
-"""Past differential mismatches (docs/reliability.md, #13 to #38), each the rule it needed:
-the emulator's runs must reach what the device computed, given as a stand-in device.
+"""Past differential mismatches (docs/reliability.md, #13 to #36 and the seed 777 finding),
+each the rule it needed: the emulator's runs must reach what the device computed, given as a stand-in device.
 """
 
 from __future__ import annotations
@@ -397,7 +397,7 @@ def test_an_undefined_result_does_not_end_the_probe_run():
 def test_a_remainder_whose_float32_quotient_overflows_is_an_infinity_in_the_recipe():
     from cthreads.testing.kernelgen import load_kernel
 
-    # #38 (lavapipe, fuzz seed 777, kernel 154): `b0 = (xs[j] != (max(a, f1) % fmod(100.0, a))
+    # lavapipe, fuzz seed 777, kernel 154: `b0 = (xs[j] != (max(a, f1) % fmod(100.0, a))
     # < xs[i + 2])` with f1 = out_f[4] = 3e38 and fmod(100.0, 4.75) = 0.25. The quotient 1.2e39
     # overflows float32, so the device's x - y * floor(x / y) is 3e38 - inf = -inf and the
     # comparison True; the runs gave Python's 0.0 (exact) or nan (the recipe taken as nan for an
