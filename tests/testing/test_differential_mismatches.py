@@ -1,5 +1,6 @@
 """Past differential mismatches (docs/reliability.md, #13 to #36 and the seed 777 finding),
-each the rule it needed: the emulator's runs must reach what the device computed, given as a stand-in device.
+each the rule it needed: the emulator's runs must reach what the device computed, given as a
+stand-in device.
 """
 
 from __future__ import annotations
