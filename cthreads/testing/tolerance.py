@@ -205,10 +205,13 @@ def _recipe(name: str, x: float, y: float) -> float:
     """x - y * floor(x / y) (trunc for fmod) rounded to float32 at every step, as a device
     computes `%`, `//` and fmod: where the quotient is beyond 2^63 this is 0 or a multiple of
     ULP(x) (3e38 % 3.0 gives 0, not Python's 2.0); a run uses it so a device that does the same
-    is covered."""
+    is covered. Where the float32 quotient overflows (3e38 % 0.5: 6e38), floor keeps the
+    infinity and x - y * inf is an infinity of the other sign than x (lavapipe gives -inf, a
+    comparison `r < c` then True); only an infinite dividend gives nan (inf - inf). Fuzz
+    seed 777, docs/reliability.md."""
     q = S.f32(x / y)
     if not math.isfinite(q):
-        return q if name == "floordiv" else math.nan
+        return q if name == "floordiv" else S.f32(x - y * q)
     fq = float(math.floor(q) if name != "fmod" else math.trunc(q))
     if fq == 0.0:
         fq = math.copysign(0.0, q)  # floor(-0.0) is -0.0 (x // inf with x < 0: Python -1.0)

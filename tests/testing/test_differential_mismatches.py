@@ -1,5 +1,6 @@
-"""Past differential mismatches (docs/reliability.md, #13 to #36), each the rule it needed:
-the emulator's runs must reach what the device computed, given as a stand-in device.
+"""Past differential mismatches (docs/reliability.md, #13 to #36 and the seed 777 finding),
+each the rule it needed: the emulator's runs must reach what the device computed, given as a
+stand-in device.
 """
 
 from __future__ import annotations
@@ -392,3 +393,35 @@ def test_an_undefined_result_does_not_end_the_probe_run():
     assert Perturber("probe")("sinh", (-1.25,), -1.6019190549850464) != -1.6019190549850464
     assert Perturber("probe")("mod", (3.0000000054977558e38, 3.0), 2.0) == 2.0
     assert Perturber("probe")("pow", (0.0, -1.0), math.inf) == math.inf  # not nan
+
+
+def test_a_remainder_whose_float32_quotient_overflows_is_an_infinity_in_the_recipe():
+    from cthreads.testing.kernelgen import load_kernel
+
+    # lavapipe, fuzz seed 777, kernel 154: `b0 = (xs[j] != (max(a, f1) % fmod(100.0, a))
+    # < xs[i + 2])` with f1 = out_f[4] = 3e38 and fmod(100.0, 4.75) = 0.25. The quotient 1.2e39
+    # overflows float32, so the device's x - y * floor(x / y) is 3e38 - inf = -inf and the
+    # comparison True; the runs gave Python's 0.0 (exact) or nan (the recipe taken as nan for an
+    # infinite quotient), both False. The recipe now gives the infinity the device computes.
+    x = 3.0000000054977558e38
+    assert Perturber("recipe")("mod", (x, 0.5), 0.0) == -math.inf
+    assert Perturber(-1)("mod", (x, 0.5), 0.0) == -math.inf
+    assert Perturber("alt-")("fmod", (-x, 0.25), -0.0) == math.inf
+    assert math.isnan(Perturber(1)("mod", (x, 0.5), 0.0))  # undefined: nan when moved up
+    assert math.isnan(Perturber("recipe")("mod", (math.inf, 3.0), math.nan))  # inf - inf
+    kern = load_kernel(
+        "from cthreads.gpu import Gpu, GlobalIdx\n\n@Gpu\n"
+        "def kern(xs: list[float], ys: list[float], out_f: list[float], out_b: list[bool]) "
+        "-> None:\n"
+        "    i: int = GlobalIdx.x\n"
+        "    out_f[i] = xs[i] % ys[i]\n"
+        "    out_b[i] = (xs[i] % ys[i]) < -0.5\n"
+    )
+    args = ([x, -x, 7.25], [0.5, 0.25, 0.5], [0.0] * 3, [False] * 3)
+
+    def device(out_b):  # lavapipe's remainders: the recipe's infinities, then a defined 0.25
+        return lambda k, a, grid: [list(a[0]), list(a[1]), [-math.inf, math.inf, 0.25], out_b]
+
+    D.check_kernel(kern, args, device_runs=device([True, False, False]))
+    with pytest.raises(D.DifferentialMismatch):  # the defined element is still compared
+        D.check_kernel(kern, args, device_runs=device([True, False, True]))
