@@ -200,9 +200,10 @@ pipeline_build(CtDevice *dev, PipelineArgs *a, VkPipelineCreateFlags flags, VkPi
     if (feedback != NULL && dev->inst->api_version >= VK_API_VERSION_1_3 &&
         dev->props.apiVersion >= VK_API_VERSION_1_3)
         cpci.pNext = &fci;
-    /* All three calls without the GIL: a device's first shader module costs NVIDIA's driver
-       ~10 ms (issue 19), which held the GIL kept prepare()'s other pipeline threads from
-       starting. */
+    /* All three calls without the GIL: a device's first build spends ~10 ms in NVIDIA's
+       driver (issue 19, bench/prepare_timeline.py), and with the GIL held in the module or
+       layout call no other Python thread ran meanwhile (prepare()'s other pipeline threads did
+       not even start). */
     const char *failed = NULL;
     VkResult r;
     dev->active++;
