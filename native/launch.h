@@ -43,7 +43,7 @@ _Static_assert(sizeof(LParam) == 40 && sizeof(LField) == 16 && sizeof(LSizing) =
                "launch.h: a plan layout no longer matches its struct format");
 
 enum { W_32, W_64, W_F32 }; /* how a field's fmt stores its value (launch.c put) */
-enum { J_DEVICE, J_VALUE, J_NAME, J_WRITEBACKS, J_COUNT };
+enum { J_DEVICE, J_VALUE, J_NAME, J_WRITTEN, J_COUNT }; /* GpuJob.QUEUED_FIELDS, in order */
 /* the record protocol's fields (residency/arena.py RECORD_FIELDS, in that order): slots of
    each record type, read and written at offsets found once (0: a self-record type's `obj`,
    which is the record itself) */
