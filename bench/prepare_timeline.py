@@ -39,21 +39,28 @@ import eight
 events = []
 t0 = [0.0]
 
-def wrap(owner, name, label=None):
+def wrap(owner, name, label=None, named=False):
+    # named: the first argument is a kernel, whose name joins the label
     fn = getattr(owner, name)
     def timed(*a, **k):
         s = time.perf_counter()
+        out = None
         try:
-            return fn(*a, **k)
+            out = fn(*a, **k)
+            return out
         finally:
             e = time.perf_counter()
-            events.append((label or name, threading.current_thread().name, s, e))
+            tag = f"{label or name} {a[0].name}" if named else label or name
+            # a pipeline: whether the driver found it in our pipeline cache (creation feedback)
+            hit = getattr(getattr(out[0], "pipeline", None), "cache_hit", "n/a") if label == "pipeline" and out else None
+            tag += "" if hit is None else f" (pipeline cache hit: {hit})"
+            events.append((tag, threading.current_thread().name, s, e))
     setattr(owner, name, timed)
 
 wrap(runtime, "default_device_info", "describe")
 wrap(runtime, "get_device", "open")
-wrap(session, "_compile_one", "compile")
-wrap(session, "_pipeline", "pipeline")
+wrap(session, "_compile_one", "compile", named=True)
+wrap(session, "_pipeline", "pipeline", named=True)
 wrap(Device, "save_pipeline_cache", "save cache")
 session.state.describe = runtime.default_device_info
 session.state.opener = runtime.get_device

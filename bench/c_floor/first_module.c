@@ -1,12 +1,18 @@
-/* What a device's first vkCreateShaderModule costs, and what it loads (issue 19: on the H200
- * the first pipeline of a warm prepare() takes ~10 ms more than the others).
+/* What a device's first vkCreateShaderModule and first compute pipeline cost, and what each
+ * loads (issue 19: on the H200 the first pipeline of a warm prepare() takes ~10 ms more than
+ * the others).
  *
- * Usage: first_module [--preload LIB ...]
+ * Usage: first_module [--preload LIB ...] [--app-cache] [--push]
  * Creates an instance and a device (one compute queue, bufferDeviceAddress), then two shader
- * modules of the built-in tiny.comp, timing each. Prints one JSON object: the steps' ms and
- * `loaded_by_module`, the shared objects /proc/self/maps gains during the first module.
+ * modules of the built-in tiny.comp and a compute pipeline of each (no pipeline cache: the
+ * driver's own disk cache is whatever the environment gives), timing each. Prints one JSON
+ * object: the steps' ms, `loaded_by_module` and `loaded_by_pipeline`, the shared objects
+ * /proc/self/maps gains during the first module and during the first pipeline.
  * --preload LIB: dlopen LIB on a thread started before vkCreateInstance (what loading it early,
- * beside the instance and device creation, would save the first module).
+ * beside the instance and device creation, would save the first module and pipeline).
+ * --app-cache: the pipelines go through an (empty) VkPipelineCache of the application, as
+ * cthreads' do (does the driver's disk cache still serve them?). --push: the pipeline layout
+ * has 128 bytes of push constants, as cthreads' layouts do.
  */
 #include "floor.h"
 
@@ -44,6 +50,19 @@ static void mapped(char *buf, size_t size)
         fclose(f);
 }
 
+/* the lines of `after` missing from `before`, as a JSON list (strtok: `after` is cut up) */
+static void print_gained(const char *before, char *after)
+{
+    int first = 1;
+    printf("[");
+    for (char *line = strtok(after, "\n"); line; line = strtok(NULL, "\n"))
+        if (!strstr(before, line)) {
+            printf("%s\"%s\"", first ? "" : ", ", line);
+            first = 0;
+        }
+    printf("]");
+}
+
 static void *preload(void *arg)
 {
     char **libs = arg;
@@ -57,10 +76,14 @@ int main(int argc, char **argv)
 {
     static char before[1 << 16], after[1 << 16];
     char *libs[64] = {0};
-    int nlibs = 0;
+    int nlibs = 0, app_cache = 0, push = 0;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--preload") == 0 && i + 1 < argc && nlibs < 63)
             libs[nlibs++] = argv[++i];
+        else if (strcmp(argv[i], "--app-cache") == 0)
+            app_cache = 1;
+        else if (strcmp(argv[i], "--push") == 0)
+            push = 1;
     double t0 = now_ms();
     pthread_t th;
     if (nlibs)
@@ -111,16 +134,57 @@ int main(int argc, char **argv)
     double t6 = now_ms();
     CHECK(create_module(dev, &smci, NULL, &sm2));
     double t7 = now_ms();
-    printf("{\"preloaded\": %d, \"instance_ms\": %.3f, \"device_ms\": %.3f, "
+    PFN_vkCreateDescriptorSetLayout create_dsl =
+        (PFN_vkCreateDescriptorSetLayout)vkGetDeviceProcAddr(dev, "vkCreateDescriptorSetLayout");
+    PFN_vkCreatePipelineLayout create_layout =
+        (PFN_vkCreatePipelineLayout)vkGetDeviceProcAddr(dev, "vkCreatePipelineLayout");
+    PFN_vkCreateComputePipelines create_pipes =
+        (PFN_vkCreateComputePipelines)vkGetDeviceProcAddr(dev, "vkCreateComputePipelines");
+    VkDescriptorSetLayoutBinding binding = {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                            VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+    VkDescriptorSetLayoutCreateInfo dslci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 1,
+        .pBindings = &binding};
+    VkDescriptorSetLayout dsl;
+    CHECK(create_dsl(dev, &dslci, NULL, &dsl));
+    VkPushConstantRange range = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 128};
+    VkPipelineLayoutCreateInfo plci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                       .setLayoutCount = 1, .pSetLayouts = &dsl,
+                                       .pushConstantRangeCount = push ? 1 : 0,
+                                       .pPushConstantRanges = &range};
+    VkPipelineLayout layout;
+    CHECK(create_layout(dev, &plci, NULL, &layout));
+    VkComputePipelineCreateInfo cpci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = sm1, .pName = "main"},
+        .layout = layout};
+    VkPipelineCache cache = VK_NULL_HANDLE;
+    if (app_cache) {
+        PFN_vkCreatePipelineCache create_cache =
+            (PFN_vkCreatePipelineCache)vkGetDeviceProcAddr(dev, "vkCreatePipelineCache");
+        VkPipelineCacheCreateInfo pcci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+        CHECK(create_cache(dev, &pcci, NULL, &cache));
+    }
+    static char before_pipe[1 << 16], after_pipe[1 << 16];
+    VkPipeline p1, p2;
+    mapped(before_pipe, sizeof before_pipe);
+    double t8 = now_ms();
+    CHECK(create_pipes(dev, cache, 1, &cpci, NULL, &p1));
+    double t9 = now_ms();
+    mapped(after_pipe, sizeof after_pipe);
+    cpci.stage.module = sm2;
+    double t10 = now_ms();
+    CHECK(create_pipes(dev, cache, 1, &cpci, NULL, &p2));
+    double t11 = now_ms();
+    printf("{\"app_cache\": %d, \"push\": %d, ", app_cache, push);
+    printf("\"preloaded\": %d, \"instance_ms\": %.3f, \"device_ms\": %.3f, "
            "\"preload_wait_ms\": %.3f, \"first_module_ms\": %.3f, \"second_module_ms\": %.3f, "
-           "\"loaded_by_module\": [",
-           nlibs, t1 - t0, t2 - t1, t3 - t2, t5 - t4, t7 - t6);
-    int first = 1;
-    for (char *line = strtok(after, "\n"); line; line = strtok(NULL, "\n"))
-        if (!strstr(before, line)) {
-            printf("%s\"%s\"", first ? "" : ", ", line);
-            first = 0;
-        }
-    printf("]}\n");
+           "\"first_pipeline_ms\": %.3f, \"second_pipeline_ms\": %.3f, \"loaded_by_module\": ",
+           nlibs, t1 - t0, t2 - t1, t3 - t2, t5 - t4, t7 - t6, t9 - t8, t11 - t10);
+    print_gained(before, after);
+    printf(", \"loaded_by_pipeline\": ");
+    print_gained(before_pipe, after_pipe);
+    printf("}\n");
     return 0; /* (the process exits: the driver's objects go with it) */
 }
