@@ -102,6 +102,20 @@ def vulkan_library() -> str:
     return os.environ.get("CTHREADS_VULKAN_LIBRARY", "").strip() or "libvulkan.so.1"
 
 
+def pipeline_cache_mode() -> str:
+    """`CTHREADS_PIPELINE_CACHE`: where a warm process finds its built pipelines
+    (runtime/pipeline_cache.py): "file" (our VkPipelineCache, saved to a file under
+    `cache_dir()`), "driver" (no VkPipelineCache: the driver's own disk cache, such as NVIDIA's
+    GLCache or Mesa's shader cache) or "auto" (default: "driver" on NVIDIA's driver, whose own
+    cache serves a pipeline ~50 x faster than a hit in an application's cache, else "file")."""
+    value = os.environ.get("CTHREADS_PIPELINE_CACHE", "").strip().lower() or "auto"
+    if value not in ("auto", "file", "driver"):
+        raise _bad_variable(
+            "CTHREADS_PIPELINE_CACHE", "'auto', 'file' or 'driver'", value, "the default ('auto')"
+        )
+    return value
+
+
 def cache_dir() -> Path:
     """Per-user cache root: `CTHREADS_CACHE_DIR`, else `$XDG_CACHE_HOME/cthreads`, else
     `~/.cache/cthreads`. Never next to user sources."""

@@ -38,6 +38,9 @@ static const CtKnobDef knob_defs[] = {
     /* 1 (auto: the copy lane where a transfer-only family exists): its tests passed on the
        H200 with validation on, silent (2026-12-02 16:25, after the per-slot layer fences) */
     CT_KNOB(copy_queue, 1, 0, 2),
+    /* 0: pipelines are built through no VkPipelineCache, so that the driver's own disk cache
+       serves them (cthreads/runtime/pipeline_cache.py decides, per device) */
+    CT_KNOB(pipeline_cache, 1, 0, 1),
 };
 #define CT_NKNOBS ((int)(sizeof knob_defs / sizeof knob_defs[0]))
 

@@ -6,7 +6,8 @@
  *       A pipeline layout with no descriptor sets and one compute push-constant range of
  *       push_size bytes (multiple of 4, <= maxPushConstantsSize). Specialization constants are
  *       32-bit each (bool as VkBool32, float as float32, int as int32/uint32).
- *   Device.pipeline_cache_data() -> bytes      contents of the device's VkPipelineCache
+ *   Device.pipeline_cache_data() -> bytes      contents of the device's VkPipelineCache (b"" where
+ *       knobs.pipeline_cache is 0: builds go through none)
  *   Device.pipeline_statistics(spirv, push_size, spec=None, entry="main") -> list[dict] | None
  *       What the driver reports on the pipeline those arguments make
  *       (VK_KHR_pipeline_executable_properties): one dict per executable, {name, description,
@@ -253,7 +254,8 @@ ct_device_pipeline(CtDevice *dev, PyObject *args, PyObject *kwds)
     VkPipelineCreationFeedback feedback = {0};
     if (args_parse(dev, args, kwds, &a) < 0)
         goto done;
-    VkPipeline pipeline = pipeline_build(dev, &a, 0, dev->cache, &layout, &feedback);
+    VkPipelineCache cache = dev->knobs.pipeline_cache ? dev->cache : VK_NULL_HANDLE;
+    VkPipeline pipeline = pipeline_build(dev, &a, 0, cache, &layout, &feedback);
     if (pipeline == VK_NULL_HANDLE)
         goto done;
     CtPipeline *p = PyObject_New(CtPipeline, dev->st->PipelineType);
@@ -412,6 +414,8 @@ ct_device_pipeline_cache_data(CtDevice *dev, PyObject *unused)
 {
     if (ct_device_check(dev) < 0)
         return NULL;
+    if (!dev->knobs.pipeline_cache) /* no build goes through it: nothing to save */
+        return PyBytes_FromStringAndSize(NULL, 0);
     size_t n = 0;
     VkResult r = dev->fn.vkGetPipelineCacheData(dev->device, dev->cache, &n, NULL);
     if (r != VK_SUCCESS)

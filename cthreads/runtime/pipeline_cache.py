@@ -1,8 +1,11 @@
-"""The on-disk copy of the driver's VkPipelineCache.
+"""The on-disk copy of the driver's VkPipelineCache, or the driver's own disk cache instead.
 
 One file per device and driver under `config.cache_dir()/pipelines/`, read when a device is
 created and written back atomically (temporary file + rename) on shutdown, at exit and, at
 most every few seconds, after new pipelines. Failures to read or write are never fatal.
+Where `uses_file` says no (NVIDIA's driver by default, `CTHREADS_PIPELINE_CACHE`), there is no
+file and the device builds its pipelines through no VkPipelineCache at all, so the driver's
+own disk cache serves them.
 A save whose data is what the file already holds writes nothing: a warm process builds its
 pipelines from the file it read, and rewriting the same bytes cost 1-6 ms on the first launch
 on the CI machine (issue 19).
@@ -28,11 +31,27 @@ def cache_path(info: DeviceInfo) -> Path:
     return config.cache_dir() / "pipelines" / name
 
 
+def uses_file(info: DeviceInfo) -> bool:
+    """Whether pipelines on `info` go through our VkPipelineCache (and its file) rather than
+    straight to the driver's own disk cache (`config.pipeline_cache_mode()`)."""
+    mode = config.pipeline_cache_mode()
+    if mode != "auto":
+        return mode == "file"
+    # NVIDIA's driver leaves its own disk cache (GLCache) out of any build that names an
+    # application's VkPipelineCache: on the H200 (580.159.04, bench/first_pipeline.sh) a
+    # device's first pipeline took 0.1 ms from GLCache and 6-8 ms through an empty
+    # application cache, and the 8 hits of a warm prepare() from our file took ~20 ms together
+    # (bench/prepare_timeline.py, 2026-12-03).
+    return not (info.nvidia and info.driver_name.upper().startswith("NVIDIA"))
+
+
 class PipelineCacheFile:
-    """Loads and (debounced) saves one device's pipeline cache."""
+    """Loads and (debounced) saves one device's pipeline cache; `in_use` False: the device
+    has none (the driver's own disk cache serves its pipelines, `uses_file`)."""
 
     def __init__(self, info: DeviceInfo):
-        self.path = cache_path(info) if config.disk_cache_enabled() else None
+        self.in_use = uses_file(info)
+        self.path = cache_path(info) if self.in_use and config.disk_cache_enabled() else None
         self.dirty = False
         self.last_save = 0.0
         self.on_disk: bytes | None = None  # what the file holds, as read or last written

@@ -73,7 +73,8 @@ CHILD = textwrap.dedent(
 
 
 def run_child(script, cache_dir, mode="plain"):
-    env = dict(os.environ, CTHREADS_CACHE_DIR=str(cache_dir))
+    # (our pipeline cache file on every device: NVIDIA's default is the driver's own cache)
+    env = dict(os.environ, CTHREADS_CACHE_DIR=str(cache_dir), CTHREADS_PIPELINE_CACHE="file")
     env.pop("CTHREADS_NO_DISK_CACHE", None)
     return subprocess.run(
         [sys.executable, str(script), mode],

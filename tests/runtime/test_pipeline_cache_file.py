@@ -1,6 +1,7 @@
 """The pipeline cache file (runtime/pipeline_cache.py) writes only what changed (issue 19): a
 warm process that built its pipelines from the file it read leaves the file alone. No device:
-the driver's data is handed in as `get_data`."""
+the driver's data is handed in as `get_data`. And which devices have such a file at all
+(`CTHREADS_PIPELINE_CACHE`; NVIDIA's driver is served by its own disk cache by default)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,22 @@ import pytest
 from cthreads.runtime import pipeline_cache
 from cthreads.runtime.pipeline_cache import PipelineCacheFile
 
+from cthreads.errors import GpuInvalidArgument
+
 INFO = SimpleNamespace(
-    vendor_id=0x10DE, device_id=0x2335, driver_version="580.1", pipeline_cache_uuid="ab" * 16
+    vendor_id=0x10DE,
+    device_id=0x2335,
+    driver_version="580.1",
+    pipeline_cache_uuid="ab" * 16,
+    nvidia=True,
+    driver_name="NVIDIA",
 )
+LAVAPIPE = SimpleNamespace(vendor_id=0x10005, nvidia=False, driver_name="llvmpipe")
 
 
 def _file(tmp_path, monkeypatch) -> PipelineCacheFile:
     monkeypatch.setenv("CTHREADS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CTHREADS_PIPELINE_CACHE", "file")
     monkeypatch.delenv("CTHREADS_NO_DISK_CACHE", raising=False)
     return PipelineCacheFile(INFO)
 
@@ -106,3 +116,53 @@ def test_the_driver_says_whether_a_pipeline_came_from_the_cache():
     api = tuple(int(v) for v in runtime.get_device().info.api_version.split(".")[:2])
     if api < (1, 3):  # creation feedback is core from Vulkan 1.3; before, nothing is said
         assert pipe.cache_hit is None
+
+
+@pytest.mark.parametrize(
+    "mode, nvidia_file, lavapipe_file",
+    [("", False, True), ("auto", False, True), ("file", True, True), ("DRIVER", False, False)],
+)
+def test_which_devices_have_a_pipeline_cache_file(monkeypatch, mode, nvidia_file, lavapipe_file):
+    monkeypatch.setenv("CTHREADS_PIPELINE_CACHE", mode)
+    assert pipeline_cache.uses_file(INFO) is nvidia_file
+    assert pipeline_cache.uses_file(LAVAPIPE) is lavapipe_file
+
+
+def test_a_device_served_by_the_driver_has_no_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("CTHREADS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CTHREADS_PIPELINE_CACHE", "driver")
+    cache = PipelineCacheFile(INFO)
+    assert not cache.in_use and cache.path is None and cache.load() is None
+    cache.touched(lambda: b"data")
+    cache.save(lambda: b"data")
+    assert not list(tmp_path.rglob("*"))
+
+
+def test_a_wrong_pipeline_cache_mode_names_the_variable(monkeypatch):
+    monkeypatch.setenv("CTHREADS_PIPELINE_CACHE", "disk")
+    with pytest.raises(GpuInvalidArgument, match="CTHREADS_PIPELINE_CACHE must be 'auto'"):
+        pipeline_cache.uses_file(LAVAPIPE)
+
+
+def test_pipelines_build_through_no_cache_where_the_driver_serves_them(tmp_path, monkeypatch):
+    from cthreads import runtime
+
+    if not runtime.available():
+        pytest.skip("no Vulkan device")
+    monkeypatch.setenv("CTHREADS_CACHE_DIR", str(tmp_path))
+    runtime.shutdown()
+    try:
+        for mode, knob in (("driver", 0), ("file", 1)):
+            monkeypatch.setenv("CTHREADS_PIPELINE_CACHE", mode)
+            dev = runtime.get_device()
+            assert dev.stats()["knobs"]["pipeline_cache"] == knob
+            pipe = dev.pipeline(runtime.load_shader("copy_u32"), 20)
+            assert pipe.cache_hit in (False, None)  # (nothing was built here before)
+            data = dev._dev.pipeline_cache_data()
+            assert (data == b"") is (knob == 0)
+            runtime.shutdown()
+            files = list((tmp_path / "pipelines").glob("*.bin"))
+            assert len(files) == knob, (mode, files)
+    finally:
+        monkeypatch.delenv("CTHREADS_PIPELINE_CACHE")
+        runtime.shutdown()
