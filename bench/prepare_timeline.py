@@ -13,6 +13,8 @@ with the open. Nothing is changed but the timing wrappers. `--no-pipeline-file` 
 file before each round (the driver's own disk cache stays warm): what loading it costs the first
 pipeline. `--open-first MS`: the device is opened MS ms before prepare() is called (does the
 driver finish something in the background after vkCreateDevice?). `--cold`: every round on empty caches (ours and the driver's). `--env` sets a variable in the measured processes (e.g. CTHREADS_COPY_QUEUE=0).
+`--workers N`: prepare() compiles and builds on N threads (default: up to 8, one per CPU), to
+see whether the driver's builds slow each other down.
 """
 
 from __future__ import annotations
@@ -64,7 +66,11 @@ wrap(session, "_pipeline", "pipeline", named=True)
 wrap(Device, "save_pipeline_cache", "save cache")
 session.state.describe = runtime.default_device_info
 session.state.opener = runtime.get_device
-if len(sys.argv) > 2:  # --open-first MS: the device opened, then MS of sleep, before prepare()
+workers = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+if workers:  # --workers N: prepare() sizes its thread pools from os.cpu_count()
+    from cthreads.launch import preparing
+    preparing.os = type("Os", (), {"cpu_count": staticmethod(lambda: workers)})
+if len(sys.argv) > 2 and float(sys.argv[2]) >= 0:  # --open-first MS: the device opened, then MS of sleep, before prepare()
     runtime.get_device()
     time.sleep(float(sys.argv[2]) / 1e3)
 t0[0] = time.perf_counter()
@@ -77,9 +83,9 @@ print(json.dumps({"prepare_ms": ms(end), "open_phases": stats["open_ms"],
 """
 
 
-def run(env: dict, open_first: float | None = None) -> dict:
+def run(env: dict, open_first: float | None = None, workers: int = 0) -> dict:
     kernels = str(BENCH / "prepare_kernels")
-    extra = [] if open_first is None else [str(open_first)]
+    extra = ["-1" if open_first is None else str(open_first), str(workers)]
     out = subprocess.run(
         [sys.executable, "-c", CHILD, kernels, *extra],
         env=env,
@@ -97,12 +103,14 @@ def main() -> int:
     ap.add_argument("--open-first", type=float, metavar="MS")
     ap.add_argument("--no-pipeline-file", action="store_true")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--workers", type=int, default=0, metavar="N")
     args = ap.parse_args()
 
     def fresh() -> tuple[str, dict]:
         home = tempfile.mkdtemp(prefix="prep_tl-")
         env = dict(os.environ, HOME=home, XDG_CACHE_HOME=os.path.join(home, ".cache"))
         env["__GL_SHADER_DISK_CACHE_PATH"] = os.path.join(home, "glcache")
+        os.makedirs(env["__GL_SHADER_DISK_CACHE_PATH"])  # NVIDIA skips a path that does not exist
         env["MESA_SHADER_CACHE_DIR"] = os.path.join(home, "mesa")
         for name in ("CTHREADS_CACHE_DIR", "CTHREADS_VALIDATION", "CTHREADS_NO_DISK_CACHE"):
             env.pop(name, None)
@@ -118,7 +126,7 @@ def main() -> int:
         if args.no_pipeline_file:
             for path in glob.glob(os.path.join(home, ".cache", "cthreads", "pipelines", "*")):
                 os.remove(path)
-        res = run(env, args.open_first)
+        res = run(env, args.open_first, args.workers)
         print(f"round {r}: prepare() {res['prepare_ms']:.1f} ms")
         for name, thread, s, e in sorted(res["events"], key=lambda x: x[2]):
             print(f"  {s:7.2f} – {e:7.2f}  ({e - s:6.2f})  {name:10s} {thread}")
