@@ -54,8 +54,10 @@ def wrap(owner, name, label=None, named=False):
             e = time.perf_counter()
             tag = f"{label or name} {a[0].name}" if named else label or name
             # a pipeline: whether the driver found it in our pipeline cache (creation feedback)
-            hit = getattr(getattr(out[0], "pipeline", None), "cache_hit", "n/a") if label == "pipeline" and out else None
-            tag += "" if hit is None else f" (pipeline cache hit: {hit})"
+            pipe = getattr(out[0], "pipeline", None) if label == "pipeline" and out else None
+            if pipe is not None:  # whether our pipeline cache served it; the driver's own time
+                hit, driver = getattr(pipe, "cache_hit", "n/a"), getattr(pipe, "build_ms", -1)
+                tag += f" (pipeline cache hit: {hit}, in the driver {driver:.2f} ms)"
             events.append((tag, threading.current_thread().name, s, e))
     setattr(owner, name, timed)
 

@@ -94,6 +94,7 @@ struct CtPipeline {
     VkPipelineLayout layout;
     uint32_t push_size;
     int cache_hit;              /* 1/0: found in the pipeline cache or not; -1: not reported */
+    uint64_t build_ns;          /* the driver's calls that made it (module, layout, pipeline) */
     CtPipeline *prev, *next;    /* in dev->pipelines while alive */
 };
 

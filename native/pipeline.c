@@ -18,6 +18,7 @@
  *   Pipeline.cache_hit -> bool | None   whether the driver built it from the pipeline cache
  *       (Vulkan 1.3 creation feedback; None where the driver does not say): a warm process
  *       whose pipelines all came from the cache file need not write that file back
+ *   Pipeline.build_ms -> float          the driver's time making it (no wait for the GIL)
  */
 #include "cthreads.h"
 
@@ -163,10 +164,11 @@ args_release(PipelineArgs *a)
 
 /* The compute pipeline of `a` made with `flags` through `cache` (VK_NULL_HANDLE: none), its
  * layout in *layout; VK_NULL_HANDLE with an exception set on failure. `feedback` (may be
- * NULL) receives Vulkan 1.3's creation feedback. */
+ * NULL) receives Vulkan 1.3's creation feedback; *build_ns (may be NULL) the wall time of the
+ * driver's three calls (without the wait for the GIL after them). */
 static VkPipeline
 pipeline_build(CtDevice *dev, PipelineArgs *a, VkPipelineCreateFlags flags, VkPipelineCache cache,
-               VkPipelineLayout *layout, VkPipelineCreationFeedback *feedback)
+               VkPipelineLayout *layout, VkPipelineCreationFeedback *feedback, uint64_t *build_ns)
 {
     CtState *st = dev->st;
     VkPipeline pipeline = VK_NULL_HANDLE;
@@ -208,7 +210,9 @@ pipeline_build(CtDevice *dev, PipelineArgs *a, VkPipelineCreateFlags flags, VkPi
     const char *failed = NULL;
     VkResult r;
     dev->active++;
+    uint64_t t0 = 0, t1 = 0;
     Py_BEGIN_ALLOW_THREADS
+    t0 = ct_now_ns();
     r = dev->fn.vkCreateShaderModule(dev->device, &smci, NULL, &module);
     if (r != VK_SUCCESS) {
         module = VK_NULL_HANDLE;
@@ -224,8 +228,11 @@ pipeline_build(CtDevice *dev, PipelineArgs *a, VkPipelineCreateFlags flags, VkPi
         if (r != VK_SUCCESS)
             pipeline = VK_NULL_HANDLE;
     }
+    t1 = ct_now_ns();
     Py_END_ALLOW_THREADS
     dev->active--;
+    if (build_ns != NULL)
+        *build_ns = t1 - t0;
     if (r == VK_ERROR_DEVICE_LOST)
         dev->lost = 1;
     if (failed != NULL)
@@ -255,7 +262,8 @@ ct_device_pipeline(CtDevice *dev, PyObject *args, PyObject *kwds)
     if (args_parse(dev, args, kwds, &a) < 0)
         goto done;
     VkPipelineCache cache = dev->knobs.pipeline_cache ? dev->cache : VK_NULL_HANDLE;
-    VkPipeline pipeline = pipeline_build(dev, &a, 0, cache, &layout, &feedback);
+    uint64_t build_ns = 0;
+    VkPipeline pipeline = pipeline_build(dev, &a, 0, cache, &layout, &feedback, &build_ns);
     if (pipeline == VK_NULL_HANDLE)
         goto done;
     CtPipeline *p = PyObject_New(CtPipeline, dev->st->PipelineType);
@@ -270,6 +278,7 @@ ct_device_pipeline(CtDevice *dev, PyObject *args, PyObject *kwds)
     p->push_size = (uint32_t)a.push_size;
     p->cache_hit = !(feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) ? -1
                    : (feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT) != 0;
+    p->build_ns = build_ns;
     p->prev = NULL;
     p->next = dev->pipelines;
     if (dev->pipelines)
@@ -398,7 +407,7 @@ ct_device_pipeline_statistics(CtDevice *dev, PyObject *args, PyObject *kwds)
        cache, so the statistics describe a fresh compile and the cache file stays unchanged. */
     VkPipelineLayout layout;
     VkPipeline pipeline = pipeline_build(dev, &a, VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR,
-                                         VK_NULL_HANDLE, &layout, NULL);
+                                         VK_NULL_HANDLE, &layout, NULL, NULL);
     if (pipeline == VK_NULL_HANDLE)
         goto done;
     result = pipeline_report(dev, pipeline);
@@ -451,6 +460,12 @@ Pipeline_get_cache_hit(CtPipeline *self, void *c)
 }
 
 static PyObject *
+Pipeline_get_build_ms(CtPipeline *self, void *c)
+{
+    return PyFloat_FromDouble((double)self->build_ns / 1e6);
+}
+
+static PyObject *
 Pipeline_get_alive(CtPipeline *self, void *c)
 {
     return PyBool_FromLong(self->pipeline != VK_NULL_HANDLE && self->dev->state == CT_ALIVE);
@@ -468,6 +483,8 @@ static PyGetSetDef Pipeline_getset[] = {
     {"cache_hit", (getter)Pipeline_get_cache_hit, NULL,
      "True: built from the pipeline cache; False: compiled; None: the driver does not say", NULL},
     {"device", (getter)Pipeline_get_device, NULL, "the native device", NULL},
+    {"build_ms", (getter)Pipeline_get_build_ms, NULL,
+     "ms the driver took to make it (shader module, layout, pipeline; no GIL wait)", NULL},
     {NULL}
 };
 

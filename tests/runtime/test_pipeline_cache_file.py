@@ -113,6 +113,7 @@ def test_the_driver_says_whether_a_pipeline_came_from_the_cache():
         pytest.skip("no Vulkan device")
     pipe = runtime.get_device().pipeline(runtime.load_shader("copy_u32"), 20)
     assert pipe.cache_hit in (True, False, None)
+    assert isinstance(pipe.build_ms, float) and 0 < pipe.build_ms < 60_000
     api = tuple(int(v) for v in runtime.get_device().info.api_version.split(".")[:2])
     if api < (1, 3):  # creation feedback is core from Vulkan 1.3; before, nothing is said
         assert pipe.cache_hit is None
