@@ -6,7 +6,7 @@
 # warm_up_pipeline_ms" per process.   device run: source .gl/env.sh; bash bench/first_pipeline.sh
 set -euo pipefail
 W=$(mktemp -d)
-gcc -O2 -std=c11 -o "$W/fm" bench/c_floor/first_module.c -ldl -lpthread
+gcc -O2 -std=c11 -o "$W/fm" bench/c_floor/first_module.c bench/c_floor/floor_steps.c -ldl -lpthread
 show='import json,sys; d=json.load(sys.stdin); print(d["device_ms"], d["first_pipeline_ms"], d["second_pipeline_ms"], d["warm_up_pipeline_ms"])'
 for opts in "" "--app-cache" "--push" "--warm-up 5" "--app-cache --warm-up 5"; do
   for cache in cold warm; do

@@ -2,7 +2,8 @@
  * loads (issue 19: on the H200 the first pipeline of a warm prepare() takes ~10 ms more than
  * the others).
  *
- * Usage: first_module [--preload LIB ...] [--app-cache] [--push]
+ * Usage: first_module [--preload LIB ...] [--app-cache] [--push] [--warm-up MS] [--ask PARTS]
+ *                     [--api13] [--open-thread]
  * Creates an instance and a device (one compute queue, bufferDeviceAddress), then two shader
  * modules of the built-in tiny.comp and a compute pipeline of each (no pipeline cache: the
  * driver's own disk cache is whatever the environment gives), timing each. Prints one JSON
@@ -16,7 +17,11 @@
  * vkCreateDevice a thread builds a pipeline of a second module (tiny.comp with another
  * workgroup width: no in-memory hit for the measured one) while the main thread sleeps MS ms
  * (a kernel's frontend), then the measured pipelines are built (does the driver's first-build
- * cost go with the first pipeline, whichever it is?).
+ * cost go with the first pipeline, whichever it is?). --ask PARTS: the device asks for those
+ * parts of what cthreads asks (floor_steps.c's like_cthreads: features, atomicf, extmem,
+ * extsem, coopmat, bf16, execprops, copyq, or all). --api13: the instance asks for Vulkan 1.3,
+ * as cthreads' does. --open-thread: the instance and device are created on a thread that
+ * ends before the pipelines are made (as prepare()'s opener thread). Build: gcc first_module.c floor_steps.c -ldl -lpthread.
  */
 #include "floor.h"
 
@@ -95,12 +100,56 @@ static void *warm_up(void *arg)
     return NULL;
 }
 
+/* the instance and the device, on whichever thread calls it (--open-thread: one that exits) */
+typedef struct {
+    int api13;
+    const char *ask;
+    VkInstance inst;
+    VkPhysicalDevice pd;
+    VkDevice dev;
+    PFN_vkGetDeviceProcAddr get_device_proc;
+    double t1, t2;
+} Opened;
+
+static void *open_device(void *arg)
+{
+    Opened *o = arg;
+    IFN(NULL, vkCreateInstance);
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                             .apiVersion = o->api13 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2};
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                                .pApplicationInfo = &app};
+    CHECK(vkCreateInstance(&ici, NULL, &o->inst));
+    o->t1 = now_ms();
+    IFN(o->inst, vkEnumeratePhysicalDevices);
+    IFN(o->inst, vkCreateDevice);
+    IFN(o->inst, vkGetDeviceProcAddr);
+    uint32_t n = 1;
+    vkEnumeratePhysicalDevices(o->inst, &n, &o->pd);
+    VkPhysicalDeviceVulkan12Features v12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .bufferDeviceAddress = VK_TRUE};
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                   .queueCount = 1, .pQueuePriorities = &prio};
+    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &v12,
+                              .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci};
+    Requests requests;
+    if (o->ask)
+        like_cthreads(o->inst, o->pd, &requests, &dci, o->ask);
+    CHECK(vkCreateDevice(o->pd, &dci, NULL, &o->dev));
+    o->t2 = now_ms();
+    o->get_device_proc = vkGetDeviceProcAddr;
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     static char before[1 << 16], after[1 << 16];
     char *libs[64] = {0};
     int nlibs = 0, app_cache = 0, push = 0;
     double warm_up_sleep = -1;
+    const char *ask = NULL;
+    int api13 = 0, open_thread = 0;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--preload") == 0 && i + 1 < argc && nlibs < 63)
             libs[nlibs++] = argv[++i];
@@ -110,6 +159,12 @@ int main(int argc, char **argv)
             push = 1;
         else if (strcmp(argv[i], "--warm-up") == 0 && i + 1 < argc)
             warm_up_sleep = atof(argv[++i]);
+        else if (strcmp(argv[i], "--ask") == 0 && i + 1 < argc)
+            ask = argv[++i];
+        else if (strcmp(argv[i], "--api13") == 0)
+            api13 = 1;
+        else if (strcmp(argv[i], "--open-thread") == 0)
+            open_thread = 1;
     double t0 = now_ms();
     pthread_t th;
     if (nlibs)
@@ -120,30 +175,19 @@ int main(int argc, char **argv)
         return 1;
     }
     gipa = (PFN_vkGetInstanceProcAddr)dlsym(lib, "vkGetInstanceProcAddr");
-    IFN(NULL, vkCreateInstance);
-    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                             .apiVersion = VK_API_VERSION_1_2};
-    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                .pApplicationInfo = &app};
-    VkInstance inst;
-    CHECK(vkCreateInstance(&ici, NULL, &inst));
-    double t1 = now_ms();
-    IFN(inst, vkEnumeratePhysicalDevices);
-    IFN(inst, vkCreateDevice);
-    IFN(inst, vkGetDeviceProcAddr);
-    uint32_t n = 1;
-    VkPhysicalDevice pd;
-    vkEnumeratePhysicalDevices(inst, &n, &pd);
-    VkPhysicalDeviceVulkan12Features v12 = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .bufferDeviceAddress = VK_TRUE};
-    float prio = 1.0f;
-    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                   .queueCount = 1, .pQueuePriorities = &prio};
-    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &v12,
-                              .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci};
-    VkDevice dev;
-    CHECK(vkCreateDevice(pd, &dci, NULL, &dev));
-    double t2 = now_ms();
+    Opened o = {.api13 = api13, .ask = ask};
+    if (open_thread) { /* the thread ends before any pipeline is made, as prepare()'s opener */
+        pthread_t opener;
+        pthread_create(&opener, NULL, open_device, &o);
+        pthread_join(opener, NULL);
+    } else {
+        open_device(&o);
+    }
+    VkInstance inst = o.inst;
+    VkDevice dev = o.dev;
+    PFN_vkGetDeviceProcAddr vkGetDeviceProcAddr = o.get_device_proc;
+    (void)inst;
+    double t1 = o.t1, t2 = o.t2;
     if (nlibs)
         pthread_join(th, NULL);
     double t3 = now_ms();
@@ -221,7 +265,9 @@ int main(int argc, char **argv)
     double t11 = now_ms();
     if (warm_up_sleep >= 0)
         pthread_join(warm_thread, NULL);
-    printf("{\"app_cache\": %d, \"push\": %d, \"warm_up_sleep_ms\": %.1f, "
+    printf("{\"ask\": \"%s\", \"api13\": %d, \"open_thread\": %d, ", ask ? ask : "", api13,
+           open_thread);
+    printf("\"app_cache\": %d, \"push\": %d, \"warm_up_sleep_ms\": %.1f, "
            "\"warm_up_pipeline_ms\": %.3f, ", app_cache, push, warm_up_sleep, w.ms);
     printf("\"preloaded\": %d, \"instance_ms\": %.3f, \"device_ms\": %.3f, "
            "\"preload_wait_ms\": %.3f, \"first_module_ms\": %.3f, \"second_module_ms\": %.3f, "
