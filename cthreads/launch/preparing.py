@@ -1,7 +1,7 @@
 """SPEC §3: `compile()` and `prepare()` of every registered kernel, on launch/session.py's state.
 
-`prepare()` opens the device on a thread of its own while the kernels compile (or come from the
-disk cache) for its description, then builds their pipelines side by side. One kernel that does
+`prepare()` opens the device while the kernels compile (or come from the disk cache) for its
+description on a thread of their own, then builds their pipelines side by side. One kernel that does
 not compile is reported (and raised when launched); the others are prepared all the same.
 """
 
@@ -69,14 +69,8 @@ def prepare(force: bool = False, device: Any = None) -> dict[str, dict]:
     with state.lock:
         kernels = _registered()
         workers = max(1, min(8, len(kernels), os.cpu_count() or 1))
-        opening = None
-        if state.device is None or not state.device.alive:
-            opening, info = _open_while(state, lambda: _warm_up(state, kernels))
-            target = target_from_info(info)  # compile for its description while it opens
-        else:
-            target = state.target
 
-        def compile_one(kernel: Any) -> tuple | CThreadsGPUError:
+        def compile_one(kernel: Any, target: Any) -> tuple | CThreadsGPUError:
             try:
                 return session._compile_one(kernel, target, force)
             except _KERNEL_ERRORS as exc:
@@ -84,12 +78,12 @@ def prepare(force: bool = False, device: Any = None) -> dict[str, dict]:
 
         # The Python compile steps take turns on the GIL; validation and the driver's
         # pipeline builds run side by side.
-        try:
-            compiled = _map(compile_one, kernels, workers)
-        finally:
-            if opening is not None:  # never left opening the device behind a raise
-                opening.wait()
-        device = opening.result() if opening is not None else state.device
+        if state.device is None or not state.device.alive:
+            compiled, device = _compile_while_opening(state, kernels, compile_one, workers)
+        else:
+            target = state.target
+            compiled = _map(lambda kernel: compile_one(kernel, target), kernels, workers)
+            device = state.device
 
         def build_one(item: tuple) -> Any:
             kernel, c = item
@@ -115,33 +109,40 @@ def prepare(force: bool = False, device: Any = None) -> dict[str, dict]:
         return report
 
 
-def _open_while(state: Any, work: Any) -> tuple[_Call, Any]:
-    """Describe and then open `state`'s device on a thread of its own, running `work()` here
-    meanwhile; returns (the opening call, the description) once the device is described.
+def _compile_while_opening(
+    state: Any, kernels: list, compile_one: Any, workers: int
+) -> tuple[list, Any]:
+    """Describe and open `state`'s device on this thread while the kernels compile (or come
+    from the disk cache) for its description on a thread of their own; returns (what
+    `compile_one(kernel, target)` gave for each kernel, the device).
 
     Creating the Vulkan instance and then the device is most of a warm prepare() (NVIDIA:
-    ~65 ms each, the GIL released): the instance no longer keeps this thread waiting, and
-    the kernels compile (or come from the disk cache) while the device is created."""
+    ~65 ms each, the GIL released), so the compile steps cost nothing beside them. The device
+    opens here, not on the helper thread: on the H200 (driver 580.159.04) a device opened on a
+    Python thread that had ended by the first pipeline build made that build wait 6-14 ms in
+    the driver (every build, when 8 threads started together), against 0.1-0.9 ms when the
+    thread that opened it lived on (bench/prepare_timeline.py, 2026-12-03)."""
     described = threading.Event()
     info: list = []
 
-    def describe_then_open() -> Any:
+    def compile_all() -> list | None:
+        _warm_up(state, kernels)
+        described.wait()
+        if not info:
+            return None  # describing failed: this thread's caller raises that
+        target = target_from_info(info[0])
+        return _map(lambda kernel: compile_one(kernel, target), kernels, workers)
+
+    compiling = _Call(compile_all)
+    try:
         try:
             info.append(state.describe())
         finally:
-            described.set()  # (also when describing raised: result() below re-raises it)
-        return session._current_device(state)
-
-    opening = _Call(describe_then_open)
-    try:
-        work()
-    except BaseException:
-        opening.wait()  # never left opening the device behind a raise
-        raise
-    described.wait()
-    if not info:
-        opening.result()  # raises what describing raised
-    return opening, info[0]
+            described.set()  # (also when describing raised)
+        device = session._current_device(state)
+    finally:
+        compiling.wait()  # never left compiling behind a raise
+    return compiling.result(), device
 
 
 def _warm_up(state: Any, kernels: list) -> None:

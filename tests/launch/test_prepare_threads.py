@@ -43,26 +43,52 @@ def test_call_returns_or_raises():
         preparing._Call(lambda: {}["x"]).result()
 
 
-def test_open_while_describes_first_and_raises_what_describing_raised(monkeypatch):
-    order = []
+def test_the_device_opens_on_the_calling_thread_while_kernels_compile(monkeypatch):
+    # the opener must outlive the first pipeline builds (NVIDIA: a device opened on a thread
+    # that had ended made them wait 6-14 ms in the driver)
+    order, opened_on, compiled_on = [], [], []
 
     class State:
         def describe(self):
             order.append("describe")
             return "info"
 
-    monkeypatch.setattr(
-        preparing.session, "_current_device", lambda st: order.append("open") or "device"
-    )
-    opening, info = preparing._open_while(State(), lambda: order.append("work"))
-    assert info == "info" and opening.result() == "device"
-    assert order.index("describe") < order.index("open") and "work" in order
+    def open_device(st):
+        opened_on.append(threading.get_ident())
+        order.append("open")
+        return "device"
+
+    def compile_one(kernel, target):
+        compiled_on.append(threading.get_ident())
+        return (kernel, target)
+
+    monkeypatch.setattr(preparing.session, "_current_device", open_device)
+    monkeypatch.setattr(preparing, "_warm_up", lambda st, ks: order.append("warm up"))
+    monkeypatch.setattr(preparing, "target_from_info", lambda info: f"target of {info}")
+    compiled, device = preparing._compile_while_opening(State(), ["a", "b", "c"], compile_one, 2)
+    assert device == "device" and compiled == [(k, "target of info") for k in "abc"]
+    assert order.index("describe") < order.index("open") and "warm up" in order
+    assert opened_on == [threading.get_ident()]
+    assert threading.get_ident() not in compiled_on
+
+
+def test_compiling_while_opening_raises_what_describing_or_compiling_raised(monkeypatch):
+    class State:
+        def describe(self):
+            return "info"
 
     class Broken(State):
         def describe(self):
             raise RuntimeError("no device")
 
+    monkeypatch.setattr(preparing.session, "_current_device", lambda st: "device")
+    monkeypatch.setattr(preparing, "_warm_up", lambda st, ks: None)
+    monkeypatch.setattr(preparing, "target_from_info", lambda info: info)
     with pytest.raises(RuntimeError, match="no device"):
-        preparing._open_while(Broken(), lambda: None)
-    with pytest.raises(ZeroDivisionError):  # work() raising waits for the opening first
-        preparing._open_while(State(), lambda: 1 / 0)
+        preparing._compile_while_opening(Broken(), ["a"], lambda k, t: k, 1)
+
+    def failing(kernel, target):
+        raise ZeroDivisionError
+
+    with pytest.raises(ZeroDivisionError):  # reaches the caller once the device is open
+        preparing._compile_while_opening(State(), ["a"], failing, 1)
