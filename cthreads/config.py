@@ -103,15 +103,14 @@ def vulkan_library() -> str:
 
 
 def pipeline_cache_mode() -> str:
-    """`CTHREADS_PIPELINE_CACHE`: where a warm process finds its built pipelines
-    (runtime/pipeline_cache.py): "file" (our VkPipelineCache, saved to a file under
-    `cache_dir()`), "driver" (no VkPipelineCache: the driver's own disk cache, such as NVIDIA's
-    GLCache or Mesa's shader cache) or "auto" (default: "driver" on NVIDIA's driver, whose own
-    cache serves a pipeline ~50 x faster than a hit in an application's cache, else "file")."""
-    value = os.environ.get("CTHREADS_PIPELINE_CACHE", "").strip().lower() or "auto"
-    if value not in ("auto", "file", "driver"):
+    """`CTHREADS_PIPELINE_CACHE`: where a later process finds the pipelines this one built
+    (runtime/pipeline_cache.py): "file" (default: our VkPipelineCache, saved to a file under
+    `cache_dir()`) or "driver" (no VkPipelineCache: only the driver's own disk cache, such as
+    NVIDIA's GLCache or Mesa's shader cache, which an application's cache bypasses)."""
+    value = os.environ.get("CTHREADS_PIPELINE_CACHE", "").strip().lower() or "file"
+    if value not in ("file", "driver"):
         raise _bad_variable(
-            "CTHREADS_PIPELINE_CACHE", "'auto', 'file' or 'driver'", value, "the default ('auto')"
+            "CTHREADS_PIPELINE_CACHE", "'file' or 'driver'", value, "the default ('file')"
         )
     return value
 

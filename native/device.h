@@ -69,8 +69,8 @@ typedef struct {
     uint64_t lane_queues;       /* CTHREADS_LANE_QUEUES (1): queues the lanes may use */
     uint64_t copy_queue;        /* CTHREADS_COPY_QUEUE (1, auto): 0 no copy lane; 1 one on a
                                    transfer-only family if any; 2 on the compute family (tests) */
-    uint64_t pipeline_cache;    /* (1; pipeline_cache.py's choice, no variable): 0 = builds go
-                                   through no VkPipelineCache (the driver's own disk cache) */
+    uint64_t pipeline_cache;    /* (1; CTHREADS_PIPELINE_CACHE, via pipeline_cache.py): 0 = builds
+                                   go through no VkPipelineCache (the driver's own disk cache) */
     uint64_t inflight;          /* CTHREADS_INFLIGHT (1): batches the thread keeps on the queue;
                                    2 overlaps a submit's cost with the batch before it */
     uint64_t spin_yield;        /* CTHREADS_SPIN_YIELD (1 on CPU devices, else 0): spin loops

@@ -39,7 +39,7 @@ static const CtKnobDef knob_defs[] = {
        H200 with validation on, silent (2026-12-02 16:25, after the per-slot layer fences) */
     CT_KNOB(copy_queue, 1, 0, 2),
     /* 0: pipelines are built through no VkPipelineCache, so that the driver's own disk cache
-       serves them (cthreads/runtime/pipeline_cache.py decides, per device) */
+       serves them (CTHREADS_PIPELINE_CACHE=driver; cthreads/runtime/pipeline_cache.py) */
     CT_KNOB(pipeline_cache, 1, 0, 1),
 };
 #define CT_NKNOBS ((int)(sizeof knob_defs / sizeof knob_defs[0]))

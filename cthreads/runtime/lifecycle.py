@@ -159,7 +159,7 @@ def _open(info: DeviceInfo, logical: int = 0) -> Device:
     knobs = config.native_knobs()
     try:
         cache_file = PipelineCacheFile(info)
-        knobs["pipeline_cache"] = int(cache_file.in_use)  # (chosen here, per device: no variable)
+        knobs["pipeline_cache"] = int(cache_file.in_use)  # (CTHREADS_PIPELINE_CACHE)
         dev = native.module().Device(_get_instance(), info.index, cache_file.load(), knobs)
     except CThreadsGPUError as exc:
         if not _inherited_device:

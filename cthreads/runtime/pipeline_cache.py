@@ -3,9 +3,8 @@
 One file per device and driver under `config.cache_dir()/pipelines/`, read when a device is
 created and written back atomically (temporary file + rename) on shutdown, at exit and, at
 most every few seconds, after new pipelines. Failures to read or write are never fatal.
-Where `uses_file` says no (NVIDIA's driver by default, `CTHREADS_PIPELINE_CACHE`), there is no
-file and the device builds its pipelines through no VkPipelineCache at all, so the driver's
-own disk cache serves them.
+With `CTHREADS_PIPELINE_CACHE=driver` there is no file and the device builds its pipelines
+through no VkPipelineCache at all, so the driver's own disk cache serves them.
 A save whose data is what the file already holds writes nothing: a warm process builds its
 pipelines from the file it read, and rewriting the same bytes cost 1-6 ms on the first launch
 on the CI machine (issue 19).
@@ -33,16 +32,13 @@ def cache_path(info: DeviceInfo) -> Path:
 
 def uses_file(info: DeviceInfo) -> bool:
     """Whether pipelines on `info` go through our VkPipelineCache (and its file) rather than
-    straight to the driver's own disk cache (`config.pipeline_cache_mode()`)."""
-    mode = config.pipeline_cache_mode()
-    if mode != "auto":
-        return mode == "file"
-    # NVIDIA's driver leaves its own disk cache (GLCache) out of any build that names an
-    # application's VkPipelineCache: on the H200 (580.159.04, bench/first_pipeline.sh) a
-    # device's first pipeline took 0.1 ms from GLCache and 6-8 ms through an empty
-    # application cache, and the 8 hits of a warm prepare() from our file took ~20 ms together
-    # (bench/prepare_timeline.py, 2026-12-03).
-    return not (info.nvidia and info.driver_name.upper().startswith("NVIDIA"))
+    straight to the driver's own disk cache (`config.pipeline_cache_mode()`). The file is the
+    default on every device: it works wherever the cache directory is writable. On the H200
+    (580.159.04, 2026-12-03) either way served a warm process's pipelines in 0.1-0.9 ms each,
+    but NVIDIA's driver leaves its own cache out of a build that names an application's
+    cache, so a pipeline missing from our file compiles (6-8 ms for the smallest shader,
+    bench/first_pipeline.sh) even where GLCache holds it."""
+    return config.pipeline_cache_mode() == "file"
 
 
 class PipelineCacheFile:

@@ -73,8 +73,7 @@ CHILD = textwrap.dedent(
 
 
 def run_child(script, cache_dir, mode="plain"):
-    # (our pipeline cache file on every device: NVIDIA's default is the driver's own cache)
-    env = dict(os.environ, CTHREADS_CACHE_DIR=str(cache_dir), CTHREADS_PIPELINE_CACHE="file")
+    env = dict(os.environ, CTHREADS_CACHE_DIR=str(cache_dir))
     env.pop("CTHREADS_NO_DISK_CACHE", None)
     return subprocess.run(
         [sys.executable, str(script), mode],

@@ -116,13 +116,10 @@ def test_shutdown_then_new_use_and_old_objects_raise(device, kernels):
     del buf, pipe
 
 
-def test_pipeline_cache_is_written(device, monkeypatch):
+def test_pipeline_cache_is_written(device, kernels):
     from cthreads.runtime.pipeline_cache import cache_path
 
-    # our file on every device (NVIDIA's default is the driver's own disk cache)
-    monkeypatch.setenv("CTHREADS_PIPELINE_CACHE", "file")
-    runtime.shutdown()
-    runtime.get_device().pipeline(runtime.load_shader("copy_u32"), 20)
+    kernels.pipe("copy_u32")
     runtime.shutdown()
     path = cache_path(device.info)
     assert path.exists() and path.stat().st_size > 0
