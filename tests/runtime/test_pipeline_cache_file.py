@@ -138,7 +138,9 @@ def test_a_device_served_by_the_driver_has_no_file(tmp_path, monkeypatch):
 
 def test_a_wrong_pipeline_cache_mode_names_the_variable(monkeypatch):
     monkeypatch.setenv("CTHREADS_PIPELINE_CACHE", "disk")
-    with pytest.raises(GpuInvalidArgument, match="CTHREADS_PIPELINE_CACHE must be 'file' or 'driver'; got 'disk'"):
+    with pytest.raises(
+        GpuInvalidArgument, match="CTHREADS_PIPELINE_CACHE must be 'file' or 'driver'; got 'disk'"
+    ):
         pipeline_cache.uses_file(LAVAPIPE)
 
 
