@@ -135,6 +135,14 @@ def compare_float(
         return "bad"
     if math.isnan(d):
         return "bad"
+    # Each run moves every approximation by its whole bound, one sign pattern per run; the
+    # pattern with every sign flipped is as legal and moves the output about as far the other
+    # way (to first order), so the runs' spread is taken on both sides of the exact run (fuzz
+    # seed 28, H200: pow and degrees moved the same output in opposite senses, so the runs
+    # moving all up or all down cancelled, and only one random run reached the device's side).
+    mirrored = [2 * runs[0] - v for v in runs[1:]]
+    if all(math.isfinite(v) for v in mirrored):
+        lo, hi = min(lo, *mirrored), max(hi, *mirrored)
     width = hi - lo
     slack = (
         0.5 * width + 2 * max(spacing(lo), spacing(hi)) + extra if width != math.inf else math.inf

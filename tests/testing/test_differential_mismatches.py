@@ -1,4 +1,4 @@
-"""Past differential mismatches (docs/reliability.md, #13 to #36 and the seed 777 finding),
+"""Past differential mismatches (docs/reliability.md, #13 to #36, the seed 777 and seed 28 findings),
 each the rule it needed: the emulator's runs must reach what the device computed, given as a
 stand-in device.
 """
@@ -425,3 +425,29 @@ def test_a_remainder_whose_float32_quotient_overflows_is_an_infinity_in_the_reci
     D.check_kernel(kern, args, device_runs=device([True, False, False]))
     with pytest.raises(D.DifferentialMismatch):  # the defined element is still compared
         D.check_kernel(kern, args, device_runs=device([True, False, True]))
+
+
+def test_runs_whose_moves_cancel_reach_the_other_side_through_their_mirror():
+    # H200, fuzz seed 28, kernel 8, out_d[7]: sqrt(|0.1 * fma(f64(x), f64(degrees(x)), d0)|)
+    # with x = -4.5 and d0 = f64(atan2(f1, f1) ** 0.5). NVIDIA's degrees is x * float32(180 / pi),
+    # 1 ULP from the rounded product. Moving atan2 and degrees the same way moves the output in
+    # opposite senses by about as much, so the all-up, all-down and alternating runs cancelled;
+    # one random run moved degrees alone, the other way from the device. The emulator's runs
+    # (exact first) and the device's value as reported:
+    runs = [
+        10.7755542706054,
+        10.775554274200855,
+        10.775554267009946,
+        10.775554270881974,
+        10.775554270328827,
+        10.775554268669387,
+        10.775553631444135,
+    ]
+    device = 10.775554907830614
+    assert device > max(runs)  # no run reaches it, the mirror of the last one does
+    assert D.compare_float(device, runs, f64=True) == "tolerant"
+    assert D.compare_float(2 * runs[0] - runs[-1], runs, f64=True) == "tolerant"
+    # beyond the mirrored spread (and its slack) it is still a mismatch
+    spread = runs[0] - runs[-1]
+    assert D.compare_float(runs[0] + 2.5 * spread, runs, f64=True) == "bad"
+    assert D.compare_float(runs[-1] - 1.5 * spread, runs, f64=True) == "bad"
