@@ -161,8 +161,8 @@ def emulator_runs(
     kernel: Any, args: tuple, *, perturbed: int = 4, seed: int = 0, grid: Any = None
 ) -> list[list[list]]:
     """Final list contents per emulator run: exact first, then perturbed (if the kernel has
-    approximate operations): all up, all down, the two alternating patterns, and
-    `perturbed - 2` random ones; last, if the exact run produced a float32 subnormal, the
+    approximate operations): all up, all down, the two alternating patterns, the two
+    patterns by operation name, and `perturbed - 2` random ones; last, if the exact run produced a float32 subnormal, the
     exact run again with subnormal results flushed to zero, as a device may (#31), and if the
     unfused recipe gives a `%`, `//` or fmod of the exact run another value, the exact run
     again with every one computed so (#32). Any run but the exact one that hits undefined
@@ -170,7 +170,7 @@ def emulator_runs(
     tr = translate(kernel)
     modes: list = [None]
     if tr.uses_approx:
-        modes += [1, -1, "alt+", "alt-"] + ["random"] * max(0, perturbed - 2)
+        modes += [1, -1, "alt+", "alt-", "name0", "name1"] + ["random"] * max(0, perturbed - 2)
     results = []
     exact = None  # the exact run's Perturber: it records the operands of every `%` and fmod
     S.subnormal_seen = False

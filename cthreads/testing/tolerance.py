@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import random
+import zlib
 from fractions import Fraction
 
 from . import semantics as S
@@ -224,6 +225,9 @@ class Perturber:
     """`semantics.approx` hook for one emulator run: moves each approximate result by its whole
     bound, in the direction `mode` says: +1, -1, or 'random' (a fresh sign per operation), or
     'alt+'/'alt-' (successive operations in opposite directions, starting up or down), or
+    'name0'/'name1' (every operation of one name the same way, names apart by a bit of their
+    CRC-32: where two operations move one output in opposite senses, the patterns above can
+    all cancel; fuzz seed 28, atan2 and degrees), or
     'probe': alternating like 'alt+' but PROBE_SCALE times the bound, no value a device may
     give: it only shows which float outputs the approximations reach at all (#27: a move
     within the bound can round away at the output in every run, while a device's value inside
@@ -246,8 +250,11 @@ class Perturber:
         self.remainders: list[tuple] = []
         self.recipe_differs = False
 
-    def _sign(self) -> float:
+    def _sign(self, name: str) -> float:
         self.calls += 1
+        if self.mode in ("name0", "name1"):
+            bit = (zlib.crc32(name.encode()) >> int(self.mode[-1])) & 1
+            return 1.0 if bit else -1.0
         if self.mode == "random":
             # a fresh sign per operation, or none (0: exact): errors that cancel when every
             # operation moves the same way (f0 + f1*f1 with f1 = a % f0) show up there
@@ -271,7 +278,7 @@ class Perturber:
             self.recipe_differs = self.recipe_differs or not (both_nan or S.same_f32_bits(d, r))
         if self.mode in (None, "recipe"):
             return r
-        sign = self._sign()
+        sign = self._sign(name)
         if sign == 0.0 and name not in ("mod", "floordiv", "fmod"):
             return r
         if (

@@ -239,7 +239,11 @@ def test_a_float32_subnormal_result_may_be_flushed_wherever_it_flows():
     )
     args = ([6714645.5, 2.0], [0.0, 0.0], [0.0, 0.0], [False, False])
     runs = D.emulator_runs(kern, args)
-    assert len(runs) == 8 and runs[-1][1:] == [[-0.0, -0.0625], [0.0, runs[0][2][1]], [False, True]]
+    assert len(runs) == 10 and runs[-1][1:] == [
+        [-0.0, -0.0625],
+        [0.0, runs[0][2][1]],
+        [False, True],
+    ]
     assert runs[0][1][0] == -4.3642039372932103e-41
 
     def lavapipe(k, a, grid):  # pow's subnormal result flushed, the rest as written
@@ -247,7 +251,7 @@ def test_a_float32_subnormal_result_may_be_flushed_wherever_it_flows():
 
     D.check_kernel(kern, args, device_runs=lavapipe)
     # a kernel without subnormals gets no extra run; the flush is off again after the runs
-    assert len(D.emulator_runs(kern, ([2.0, 2.0], *args[1:]))) == 7
+    assert len(D.emulator_runs(kern, ([2.0, 2.0], *args[1:]))) == 9
     assert S.f32(2.0**-140) == 2.0**-140
 
 
@@ -286,7 +290,7 @@ def test_a_remainder_the_unfused_recipe_gives_as_zero_gets_a_run():
 
     D.check_kernel(kern, args, device_runs=lavapipe)
     # a kernel whose remainders the recipe gives as Python does gets no extra run
-    assert len(D.emulator_runs(kern, ([-9.5, 1.5, 1.0], [0.25, 0.75], *args[2:]))) == 7
+    assert len(D.emulator_runs(kern, ([-9.5, 1.5, 1.0], [0.25, 0.75], *args[2:]))) == 9
 
 
 def test_a_hypot_whose_bound_reaches_the_larger_operand_gives_it_in_one_run():
@@ -451,3 +455,28 @@ def test_runs_whose_moves_cancel_reach_the_other_side_through_their_mirror():
     spread = runs[0] - runs[-1]
     assert D.compare_float(runs[0] + 2.5 * spread, runs, f64=True) == "bad"
     assert D.compare_float(runs[-1] - 1.5 * spread, runs, f64=True) == "bad"
+
+
+def test_operations_of_different_names_move_apart_in_a_run_of_their_own():
+    from cthreads.testing import semantics as S
+    from cthreads.testing.kernelgen import load_kernel
+
+    # lavapipe, fuzz seed 28, kernel 8, out_d[45]: as above, with both random runs cancelling
+    # too. atan2 (moved up, d0 grows) and degrees (moved up, the product shrinks) move the
+    # output in opposite senses by about as much, whatever else moves; a run moving each name
+    # its own way reaches the device's side.
+    kern = load_kernel(
+        "import math\nfrom cthreads.gpu import Gpu, GlobalIdx, f64\n\n@Gpu\n"
+        "def kern(x: list[float], y: list[float], out: list[f64]) -> None:\n"
+        "    i: int = GlobalIdx.x\n"
+        "    z: f64 = f64(math.atan2(y[i], y[i]) ** 0.5)\n"
+        "    out[i] = math.fma(f64(x[i]), f64(math.degrees(x[i])), z)\n"
+    )
+    y = S.f32(math.atanh(0.5))
+    args = ([-4.5], [y], [0.0])
+    degrees = S.f32(-4.5 * S.f32(180 / math.pi))  # the device's: -257.83102 (-257.83099 rounded)
+    device = [[-4.5], [y], [-4.5 * degrees + S.f32(S.f32(math.pi / 4) ** 0.5)]]
+    runs = [run[2][0] for run in D.emulator_runs(kern, args, perturbed=2)]
+    spread_without_names = max(abs(v - runs[0]) for v in runs[1:5])  # +1, -1, alt+, alt-
+    assert abs(device[2][0] - runs[0]) > 100 * spread_without_names  # they all cancel
+    D.check_kernel(kern, args, perturbed=2, device_runs=lambda k, a, grid: device)  # no random
