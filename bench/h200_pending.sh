@@ -57,6 +57,8 @@ if [[ $STEPS == *bench* ]]; then
   step device_array 90 -- $PY bench/device_array.py --json "$W/device_array.json"
   step bracket 90 -- $PY bench/bracket_launch.py --json "$W/bracket.json"
   step launch 90 -- $PY bench/launch.py --json "$W/launch.json"
+  # issue 14: queued launches' fast and slow modes, per process, with the submission counters
+  step queued_modes 120 -- $PY bench/queued_modes.py --processes 6 --json "$W/queued_modes.json"
   step small_saxpy 120 -- $PY bench/small_saxpy.py --log2 16,18,20,24 --widths 128,256 --reps 300 \
     --json "$W/small_saxpy.json"
   step tiles_gemm 150 CTHREADS_VALIDATION=0 -- $PY bench/matmul_tiles.py --sizes 4096,8192 \
