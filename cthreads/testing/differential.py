@@ -138,8 +138,8 @@ def compare_float(
     # Each run moves every approximation by its whole bound, one sign pattern per run; the
     # pattern with every sign flipped is as legal and moves the output about as far the other
     # way (to first order), so the runs' spread is taken on both sides of the exact run (fuzz
-    # seed 28, H200: pow and degrees moved the same output in opposite senses, so the runs
-    # moving all up or all down cancelled, and only one random run reached the device's side).
+    # seed 28, H200: atan2 and degrees moved the same output in opposite senses, so the runs
+    # moving all up or all down cancelled, and only one random run moved, the other way).
     mirrored = [2 * runs[0] - v for v in runs[1:]]
     if all(math.isfinite(v) for v in mirrored):
         lo, hi = min(lo, *mirrored), max(hi, *mirrored)
@@ -162,8 +162,8 @@ def emulator_runs(
 ) -> list[list[list]]:
     """Final list contents per emulator run: exact first, then perturbed (if the kernel has
     approximate operations): all up, all down, the two alternating patterns, the two
-    patterns by operation name, and `perturbed - 2` random ones; last, if the exact run produced a float32 subnormal, the
-    exact run again with subnormal results flushed to zero, as a device may (#31), and if the
+    patterns by operation name, and `perturbed - 2` random ones; last, if the exact run
+    produced a float32 subnormal, the exact run again with subnormal results flushed to zero, as a device may (#31), and if the
     unfused recipe gives a `%`, `//` or fmod of the exact run another value, the exact run
     again with every one computed so (#32). Any run but the exact one that hits undefined
     behaviour is dropped."""
