@@ -163,9 +163,9 @@ def emulator_runs(
     """Final list contents per emulator run: exact first, then perturbed (if the kernel has
     approximate operations): all up, all down, the two alternating patterns, the two
     patterns by operation name, and `perturbed - 2` random ones; last, if the exact run
-    produced a float32 subnormal, the exact run again with subnormal results flushed to zero, as a device may (#31), and if the
-    unfused recipe gives a `%`, `//` or fmod of the exact run another value, the exact run
-    again with every one computed so (#32). Any run but the exact one that hits undefined
+    produced a float32 subnormal, the exact run again with subnormal results flushed to zero,
+    as a device may (#31), and if the unfused recipe gives a `%`, `//` or fmod of the exact run
+    another value, the exact run again with every one computed so (#32). Any run but the exact one that hits undefined
     behaviour is dropped."""
     tr = translate(kernel)
     modes: list = [None]
