@@ -165,8 +165,8 @@ def emulator_runs(
     patterns by operation name, and `perturbed - 2` random ones; last, if the exact run
     produced a float32 subnormal, the exact run again with subnormal results flushed to zero,
     as a device may (#31), and if the unfused recipe gives a `%`, `//` or fmod of the exact run
-    another value, the exact run again with every one computed so (#32). Any run but the exact one that hits undefined
-    behaviour is dropped."""
+    another value, the exact run again with every one computed so (#32). Any run but the exact
+    one that hits undefined behaviour is dropped."""
     tr = translate(kernel)
     modes: list = [None]
     if tr.uses_approx:
