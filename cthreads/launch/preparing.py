@@ -1,8 +1,8 @@
 """SPEC §3: `compile()` and `prepare()` of every registered kernel, on launch/session.py's state.
 
 `prepare()` opens the device while the kernels compile (or come from the disk cache) for its
-description on a thread of their own, then builds their pipelines side by side. One kernel that does
-not compile is reported (and raised when launched); the others are prepared all the same.
+description on a thread of their own, then builds their pipelines side by side. One kernel that
+does not compile is reported (and raised when launched); the others are prepared all the same.
 """
 
 from __future__ import annotations
