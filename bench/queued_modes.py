@@ -4,8 +4,9 @@ launches gave 2.9-4.1 us per launch in some processes and 12.9-13.8 in others on
 several fresh processes and keeps, per process, every sample's time per launch (not only the
 median) and what the native submission path counted meanwhile (`Device.stats()["counters"]`:
 direct submits, appends to a pending batch, full batches, the submission thread's submits,
-sleeps and wakes, host blocks, lock blocks), so the two modes can be told apart by what the
-submission path did.
+sleeps and wakes, host blocks, lock blocks), the device time of one such launch (median of 20
+timed launches after each sample: is the slow mode the GPU's own pace, at lower clocks?) and,
+where `nvidia-smi` runs, the SM clock before and after, so the two modes can be told apart.
 
     python bench/queued_modes.py [--processes 6] [--samples 5] [--json out.json]
 """
@@ -21,7 +22,7 @@ import sys
 import tempfile
 
 CHILD = r"""
-import json, sys, time
+import json, statistics, subprocess, sys, time
 from cthreads import runtime
 from cthreads.gpu import GlobalIdx, Gpu, GpuArena, gpu, prepare
 
@@ -39,6 +40,23 @@ arena = GpuArena()
 arena.bind(x=x, y=y)
 gpu(saxpy, n, 1.0, x, y).join(download=False)
 dev = runtime.get_device()
+
+def sm_clock():
+    try:
+        q = ["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"]
+        return subprocess.run(q, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+def device_us():
+    ms = []
+    for _ in range(20):
+        job = gpu(saxpy, n, 1.0, x, y, timed=True)
+        job.join(download=False)
+        ms.append(job.elapsed_ms)
+    return 1e3 * statistics.median(ms)
+
+clock_before = sm_clock()
 out = []
 for _ in range(samples):
     before = dict(dev.stats()["counters"])
@@ -48,10 +66,11 @@ for _ in range(samples):
     gpu(saxpy, n, 1.0, x, y).join(download=False)
     us = 1e6 * (time.perf_counter() - t0) / 1000
     after = dev.stats()["counters"]
-    out.append({"us_per_launch": us,
+    out.append({"us_per_launch": us, "device_us_one_launch": device_us(),
                 "counters": {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}})
 arena.release()
-print(json.dumps({"samples": out, "knobs": dev.stats()["knobs"]}))
+print(json.dumps({"samples": out, "knobs": dev.stats()["knobs"],
+                  "sm_clock_mhz": [clock_before, sm_clock()]}))
 """
 
 
@@ -78,9 +97,11 @@ def main() -> int:
         run = json.loads(out.stdout.strip().splitlines()[-1])
         runs.append(run)
         times = [s["us_per_launch"] for s in run["samples"]]
+        device = [s["device_us_one_launch"] for s in run["samples"]]
         print(
             f"process {p}: us per launch {', '.join(f'{t:.2f}' for t in times)} "
-            f"(median {statistics.median(times):.2f})"
+            f"(median {statistics.median(times):.2f}); one launch on the device "
+            f"{statistics.median(device):.2f} us; SM clock {run['sm_clock_mhz']}"
         )
         for s in run["samples"][:2]:
             print(f"    {s['us_per_launch']:.2f} us: {s['counters']}")
